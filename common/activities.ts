@@ -1,0 +1,46 @@
+/**
+ * The activity contract: what the workflow asks of the outside world. The workflow proxies this
+ * interface; `activities/` implements it.
+ */
+import type { ToolFlags, ToolOutcome } from './tools';
+import type { AssistantContent, ModelMessage, StopReason } from './transcript';
+import type { Usage } from './usage';
+
+export interface CallModelInput {
+  thread_id: string;
+  run_id: string;
+  /** Model call index within the run, from 1. */
+  step: number;
+  /** `provider:model`. */
+  model: string;
+  system?: string;
+  messages: ModelMessage[];
+}
+
+export interface CallModelResult {
+  content: AssistantContent[];
+  stop_reason: StopReason;
+  usage: Usage;
+  /** The model that answered, as the provider names it. */
+  model: string;
+  /**
+   * Flags of each tool the answer asks for, by name, from the worker's registry. A name that is
+   * absent is a tool the worker does not know; the workflow answers it with an error result.
+   */
+  tools: Record<string, ToolFlags>;
+}
+
+export interface RunToolInput {
+  thread_id: string;
+  run_id: string;
+  tool_use_id: string;
+  name: string;
+  input: Record<string, unknown>;
+  /** `workflowId:toolUseId`: a side-effecting tool may use it to make a repeat harmless. */
+  idempotency_key: string;
+}
+
+export interface KeelActivities {
+  callModel(input: CallModelInput): Promise<CallModelResult>;
+  runTool(input: RunToolInput): Promise<ToolOutcome>;
+}

@@ -1,0 +1,218 @@
+/**
+ * Configuration: the schema of Keel's environment variables and its parser. `cli/env.ts` reads
+ * `process.env` once per process and hands the frozen result down; workflows never see it.
+ */
+import { z } from 'zod';
+import { parseModelSpec } from './model-spec';
+
+const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
+
+const seconds = (fallback: number) => z.coerce.number().positive().default(fallback);
+const optionalNumber = z.coerce.number().positive().optional();
+const optionalString = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+
+const schema = z
+  .object({
+    TEMPORAL_ADDRESS: optionalString,
+    TEMPORAL_NAMESPACE: z.string().default('default'),
+    TEMPORAL_API_KEY: optionalString,
+    TEMPORAL_TLS_CERT: optionalString,
+    TEMPORAL_TLS_KEY: optionalString,
+    TEMPORAL_TLS_CA: optionalString,
+    TEMPORAL_TLS_SERVER_NAME: optionalString,
+    TEMPORAL_CLI_PATH: optionalString,
+    KEEL_TEMPORAL_PORT: z.coerce.number().int().positive().default(7233),
+    KEEL_TEMPORAL_UI_PORT: z.coerce.number().int().positive().default(8233),
+    KEEL_TASK_QUEUE: z.string().min(1).default('keel'),
+    KEEL_DATA_DIR: z.string().default('.keel'),
+    KEEL_API_HOST: z.string().default('127.0.0.1'),
+    KEEL_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    KEEL_API_TOKENS: optionalString,
+    KEEL_MODEL: optionalString,
+    ANTHROPIC_API_KEY: optionalString,
+    ANTHROPIC_BASE_URL: optionalString,
+    OPENAI_API_KEY: optionalString,
+    OPENAI_BASE_URL: optionalString,
+    OLLAMA_HOST: z.string().default('http://localhost:11434'),
+    OLLAMA_MODEL: optionalString,
+    KEEL_MAX_TOKENS: optionalNumber,
+    KEEL_MAX_COST_USD: optionalNumber,
+    KEEL_APPROVAL: z.enum(['auto', 'require']).default('auto'),
+    KEEL_APPROVAL_TIMEOUT_S: seconds(300),
+    KEEL_MAX_STEPS: z.coerce.number().int().positive().default(50),
+    KEEL_SHUTDOWN_GRACE: seconds(30),
+    KEEL_PRICES_FILE: optionalString,
+    KEEL_EXTENSIONS_FILE: optionalString,
+    KEEL_WORKFLOW_BUNDLE: optionalString,
+    KEEL_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+    KEEL_LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+  })
+  .superRefine((env, context) => {
+    if (!loopbackHosts.has(env.KEEL_API_HOST) && env.KEEL_API_TOKENS === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['KEEL_API_HOST'],
+        message: `binding the API to ${env.KEEL_API_HOST} exposes it beyond this machine; set KEEL_API_TOKENS (owner:token,…) first`,
+      });
+    }
+    if (env.KEEL_MODEL !== undefined) {
+      const spec = parseModelSpec(env.KEEL_MODEL);
+      if (typeof spec === 'string') context.addIssue({ code: 'custom', path: ['KEEL_MODEL'], message: spec });
+    }
+  });
+
+export type KeelEnv = z.infer<typeof schema>;
+
+/** An API caller: the owner its token stands for. */
+export interface ApiToken {
+  owner: string;
+  token: string;
+}
+
+export interface KeelConfig {
+  temporal: {
+    /** Unset: `keel up` starts a dev server on `devServerPort`. */
+    address: string | undefined;
+    namespace: string;
+    apiKey: string | undefined;
+    tls: { cert?: string; key?: string; ca?: string; serverName?: string } | undefined;
+    cliPath: string | undefined;
+    devServerPort: number;
+    devServerUiPort: number;
+  };
+  taskQueue: string;
+  dataDir: string;
+  api: { host: string; port: number; tokens: ApiToken[] };
+  model: { default: string; explicit: boolean };
+  providers: {
+    anthropicApiKey: string | undefined;
+    anthropicBaseUrl: string | undefined;
+    openaiApiKey: string | undefined;
+    openaiBaseUrl: string | undefined;
+    ollamaHost: string;
+    ollamaModel: string | undefined;
+  };
+  defaults: {
+    approval: 'auto' | 'require';
+    approvalTimeoutS: number;
+    maxTokens: number | undefined;
+    maxCostUsd: number | undefined;
+    maxSteps: number;
+  };
+  shutdownGraceS: number;
+  pricesFile: string | undefined;
+  extensionsFile: string | undefined;
+  workflowBundle: string | undefined;
+  /** Where Keel caches what it builds once (the Temporal CLI): `$XDG_CACHE_HOME/keel` or `~/.cache/keel`. */
+  cacheDir: string;
+  /** What commands run by tools inherit: PATH and locale, none of the worker's secrets. */
+  childEnvironment: Record<string, string>;
+  /** What `go install` needs to build the Temporal CLI: PATH, HOME and Go's own settings. */
+  toolchainEnvironment: Record<string, string>;
+  log: { level: 'debug' | 'info' | 'warn' | 'error'; format: 'json' | 'pretty' };
+}
+
+const childEnvironmentNames = ['PATH', 'LANG', 'LC_ALL', 'TZ', 'TERM'];
+const toolchainEnvironmentNames = [
+  ...childEnvironmentNames,
+  'HOME',
+  'GOPATH',
+  'GOROOT',
+  'GOPROXY',
+  'GOMODCACHE',
+  'GOCACHE',
+  'GOFLAGS',
+  'GOPRIVATE',
+  'GONOSUMDB',
+  'GOSUMDB',
+  'GOTOOLCHAIN',
+];
+
+function pick(raw: Record<string, string | undefined>, names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(names.flatMap((name) => (raw[name] === undefined ? [] : [[name, raw[name]]])));
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** The model used when a thread names none: `KEEL_MODEL`, else Anthropic with a key, else scripted. */
+export const defaultAnthropicModel = 'anthropic:claude-sonnet-4-5';
+
+function parseTokens(raw: string | undefined): ApiToken[] {
+  if (raw === undefined) return [];
+  return raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const separator = entry.indexOf(':');
+      return separator === -1
+        ? { owner: 'default', token: entry }
+        : { owner: entry.slice(0, separator), token: entry.slice(separator + 1) };
+    });
+}
+
+export function parseConfig(raw: Record<string, string | undefined>, cwd: string): KeelConfig {
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.') || 'env'}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const env = result.data;
+  const tlsParts = {
+    ...(env.TEMPORAL_TLS_CERT === undefined ? {} : { cert: env.TEMPORAL_TLS_CERT }),
+    ...(env.TEMPORAL_TLS_KEY === undefined ? {} : { key: env.TEMPORAL_TLS_KEY }),
+    ...(env.TEMPORAL_TLS_CA === undefined ? {} : { ca: env.TEMPORAL_TLS_CA }),
+    ...(env.TEMPORAL_TLS_SERVER_NAME === undefined ? {} : { serverName: env.TEMPORAL_TLS_SERVER_NAME }),
+  };
+  const dataDir = env.KEEL_DATA_DIR.startsWith('/') ? env.KEEL_DATA_DIR : `${cwd}/${env.KEEL_DATA_DIR}`;
+  const model =
+    env.KEEL_MODEL ?? (env.ANTHROPIC_API_KEY === undefined ? 'scripted:demo' : defaultAnthropicModel);
+  return {
+    temporal: {
+      address: env.TEMPORAL_ADDRESS,
+      namespace: env.TEMPORAL_NAMESPACE,
+      apiKey: env.TEMPORAL_API_KEY,
+      tls: Object.keys(tlsParts).length === 0 ? undefined : tlsParts,
+      cliPath: env.TEMPORAL_CLI_PATH,
+      devServerPort: env.KEEL_TEMPORAL_PORT,
+      devServerUiPort: env.KEEL_TEMPORAL_UI_PORT,
+    },
+    taskQueue: env.KEEL_TASK_QUEUE,
+    dataDir,
+    api: { host: env.KEEL_API_HOST, port: env.KEEL_API_PORT, tokens: parseTokens(env.KEEL_API_TOKENS) },
+    model: { default: model, explicit: env.KEEL_MODEL !== undefined },
+    providers: {
+      anthropicApiKey: env.ANTHROPIC_API_KEY,
+      anthropicBaseUrl: env.ANTHROPIC_BASE_URL,
+      openaiApiKey: env.OPENAI_API_KEY,
+      openaiBaseUrl: env.OPENAI_BASE_URL,
+      ollamaHost: env.OLLAMA_HOST,
+      ollamaModel: env.OLLAMA_MODEL,
+    },
+    defaults: {
+      approval: env.KEEL_APPROVAL,
+      approvalTimeoutS: env.KEEL_APPROVAL_TIMEOUT_S,
+      maxTokens: env.KEEL_MAX_TOKENS,
+      maxCostUsd: env.KEEL_MAX_COST_USD,
+      maxSteps: env.KEEL_MAX_STEPS,
+    },
+    shutdownGraceS: env.KEEL_SHUTDOWN_GRACE,
+    pricesFile: env.KEEL_PRICES_FILE,
+    extensionsFile: env.KEEL_EXTENSIONS_FILE,
+    workflowBundle: env.KEEL_WORKFLOW_BUNDLE,
+    cacheDir: `${raw.XDG_CACHE_HOME ?? `${raw.HOME ?? cwd}/.cache`}/keel`,
+    childEnvironment: pick(raw, childEnvironmentNames),
+    toolchainEnvironment: pick(raw, toolchainEnvironmentNames),
+    log: { level: env.KEEL_LOG_LEVEL, format: env.KEEL_LOG_FORMAT },
+  };
+}
+
+/** Where the processes reach Temporal: the configured cluster, or the dev server `keel up` runs. */
+export function temporalAddress(config: KeelConfig): string {
+  return config.temporal.address ?? `127.0.0.1:${config.temporal.devServerPort}`;
+}

@@ -1,0 +1,48 @@
+/**
+ * Every `ApplicationFailure.type` Keel raises, in one place. Workflows and the API branch on
+ * these strings, never on error classes, because failures cross process and language boundaries.
+ */
+export const FailureType = {
+  // Model calls: retryable.
+  modelRateLimited: 'ModelRateLimited',
+  modelOverloaded: 'ModelOverloaded',
+  modelUnavailable: 'ModelUnavailable',
+  modelConnection: 'ModelConnectionError',
+  modelStalled: 'ModelStreamStalled',
+  // Model calls: not retryable.
+  modelRequestInvalid: 'ModelRequestInvalid',
+  modelAuth: 'ModelAuthenticationFailed',
+  modelSpendLimit: 'ModelSpendLimitReached',
+  modelNotConfigured: 'ModelNotConfigured',
+  // Tools.
+  toolNotFound: 'ToolNotFound',
+  toolInputInvalid: 'ToolInputInvalid',
+  toolInterrupted: 'ToolInterrupted',
+  toolFailed: 'ToolFailed',
+  workspaceViolation: 'WorkspaceViolation',
+  // Message validation (update validators).
+  invalidInput: 'InvalidInput',
+  threadBusy: 'ThreadBusy',
+  threadClosed: 'ThreadClosed',
+  runExists: 'RunExists',
+  runNotFound: 'RunNotFound',
+  approvalNotPending: 'ApprovalNotPending',
+  // Runs.
+  budgetExceeded: 'BudgetExceeded',
+  maxSteps: 'MaxStepsReached',
+  cancelled: 'Cancelled',
+  internal: 'InternalError',
+} as const;
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];
+
+/** Model failures that no retry can fix: the activity fails at once with these. */
+export const nonRetryableModelFailures: readonly FailureType[] = [
+  FailureType.modelRequestInvalid,
+  FailureType.modelAuth,
+  FailureType.modelSpendLimit,
+  FailureType.modelNotConfigured,
+];
+
+export function isFailureType(value: unknown): value is FailureType {
+  return typeof value === 'string' && (Object.values(FailureType) as string[]).includes(value);
+}

@@ -1,0 +1,57 @@
+/**
+ * Every signal, update and query of the conversation workflow, defined once. The definition's
+ * variable name is the wire name plus its kind.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { MultitaskStrategy, Run } from './run';
+import type { Thread } from './thread';
+import type { Message, UserContent } from './transcript';
+
+export interface SubmitInput {
+  run_id: string;
+  assistant_id: string;
+  content: UserContent[];
+  multitask_strategy: MultitaskStrategy;
+  metadata: Record<string, unknown>;
+  /** Overrides the thread's model for this run. */
+  model?: string;
+  webhook?: string;
+  continuation_of?: string;
+}
+
+export interface RunRef {
+  run_id: string;
+}
+
+export interface CancelRunInput extends RunRef {
+  /** Shown in the run's error and to the model as the reason tools stopped. */
+  reason?: string;
+}
+
+export interface TranscriptQuery {
+  /** Only messages after this many (for paging). @default 0 */
+  after?: number;
+  limit?: number;
+}
+
+export interface ListRunsQuery {
+  limit?: number;
+}
+
+/** Appends user input as a new run; rejected (by its validator) when empty, oversized, duplicate, closed or busy under `reject`. */
+export const submitInputUpdate = defineUpdate<Run, [SubmitInput]>('submitInput');
+/** Marks a run `deferred`: its caller stopped waiting; the run keeps going. */
+export const deferRunUpdate = defineUpdate<Run, [RunRef]>('deferRun');
+/** Cancels a queued or running run and returns it; cancelling a finished run returns it unchanged. */
+export const requestCancelUpdate = defineUpdate<Run, [CancelRunInput]>('requestCancel');
+
+/** Fire-and-forget input, for other workflows and tools. */
+export const userMessageSignal = defineSignal<[SubmitInput]>('userMessage');
+export const cancelRunSignal = defineSignal<[CancelRunInput]>('cancelRun');
+/** Ends the conversation: queued runs are cancelled, the active run is interrupted, the workflow completes. */
+export const closeSignal = defineSignal<[{ reason?: string }]>('close');
+
+export const getThreadQuery = defineQuery<Thread>('getThread');
+export const getRunQuery = defineQuery<Run | null, [RunRef]>('getRun');
+export const listRunsQuery = defineQuery<Run[], [ListRunsQuery]>('listRuns');
+export const getTranscriptQuery = defineQuery<Message[], [TranscriptQuery]>('getTranscript');

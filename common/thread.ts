@@ -1,0 +1,53 @@
+import type { Usage } from './usage';
+
+/** Thread status, as LangGraph Platform names it, plus `closed`. Also the `KeelStatus` search attribute. */
+export const ThreadStatus = {
+  idle: 'idle',
+  busy: 'busy',
+  interrupted: 'interrupted',
+  error: 'error',
+  closed: 'closed',
+} as const;
+export type ThreadStatus = (typeof ThreadStatus)[keyof typeof ThreadStatus];
+
+export const ApprovalMode = { auto: 'auto', require: 'require' } as const;
+export type ApprovalMode = (typeof ApprovalMode)[keyof typeof ApprovalMode];
+
+/** Per-thread settings, fixed at creation unless an update changes them. */
+export interface ThreadConfig {
+  /** `provider:model`, e.g. `anthropic:claude-sonnet-4-5` or `scripted:demo`. */
+  model: string;
+  system?: string;
+  approval: ApprovalMode;
+  /** Seconds a sensitive tool waits for a decision. @default 300 */
+  approval_timeout_s: number;
+  max_tokens?: number;
+  max_cost_usd?: number;
+  /** Model calls one run may make before it stops. @default 50 */
+  max_steps: number;
+}
+
+/** What a thread's session amounted to. */
+export interface SessionSummary {
+  runs: number;
+  steps: number;
+  tokens: number;
+  cost_usd: number;
+  /** Milliseconds spent inside runs. */
+  duration_ms: number;
+}
+
+export interface Thread {
+  thread_id: string;
+  owner?: string;
+  status: ThreadStatus;
+  metadata: Record<string, unknown>;
+  config: ThreadConfig;
+  created_at: string;
+  updated_at: string;
+  usage: Usage;
+  summary: SessionSummary;
+  active_run_id?: string;
+  queued_run_ids: string[];
+  messages_count: number;
+}
