@@ -1,0 +1,77 @@
+/**
+ * Timeouts and retry policies. Temporal owns every retry: providers run with their own retries off.
+ */
+import type { ActivityOptions } from '@temporalio/workflow';
+import { nonRetryableModelFailures } from '../common/failures';
+import type { ToolFlags } from '../common/tools';
+
+/** How long a silent worker is trusted: a crashed worker's activity is retried after this. */
+export const heartbeatTimeout = '10 seconds';
+
+/**
+ * Model calls: up to 6 attempts, 1 s doubling to at most 30 s between them (a `retry-after` from
+ * the provider overrides the interval). The 10-minute start-to-close is the one hard timeout: a
+ * model call that streams for longer than that is cut and retried.
+ */
+export const modelCallOptions: ActivityOptions = {
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout,
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 6,
+    nonRetryableErrorTypes: [...nonRetryableModelFailures],
+  },
+};
+
+/**
+ * Read-only tools retry (3 attempts); side-effecting tools get exactly one, so a crash mid-tool
+ * becomes an "interrupted" result instead of a second run. A tool's own time limit (bash has
+ * one) ends it well inside the 15-minute start-to-close.
+ */
+export function toolCallOptions(flags: ToolFlags): ActivityOptions {
+  return {
+    startToCloseTimeout: '15 minutes',
+    heartbeatTimeout,
+    retry: flags.sideEffects
+      ? { maximumAttempts: 1 }
+      : {
+          initialInterval: '1 second',
+          backoffCoefficient: 2,
+          maximumAttempts: 3,
+          nonRetryableErrorTypes: ['ToolInputInvalid', 'WorkspaceViolation'],
+        },
+  };
+}
+
+export interface FailureFacts {
+  /** `ApplicationFailure.type` of the root cause, when it has one. */
+  type?: string;
+  message: string;
+  /** The activity was given up on by timeout: the worker died or hung. */
+  timedOut: boolean;
+  cancelled: boolean;
+}
+
+interface FailureLike {
+  message?: unknown;
+  type?: unknown;
+  timeoutType?: unknown;
+  cause?: unknown;
+  name?: unknown;
+}
+
+/** Reads an activity failure's cause chain by its fields, so no error class is checked. */
+export function describeFailure(error: unknown): FailureFacts {
+  let node = error as FailureLike | undefined;
+  let facts: FailureFacts = { message: 'unknown failure', timedOut: false, cancelled: false };
+  while (node !== undefined && node !== null && typeof node === 'object') {
+    if (typeof node.message === 'string' && node.message !== '') facts = { ...facts, message: node.message };
+    if (typeof node.type === 'string' && node.type !== '') facts = { ...facts, type: node.type };
+    if (node.timeoutType !== undefined) facts = { ...facts, timedOut: true };
+    if (node.name === 'CancelledFailure') facts = { ...facts, cancelled: true };
+    node = node.cause as FailureLike | undefined;
+  }
+  return facts;
+}

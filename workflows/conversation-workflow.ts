@@ -1,0 +1,54 @@
+/**
+ * `conversationWorkflow`: one per thread, id `conversation-<thread_id>`. It lives as long as the
+ * thread, handing its state to a fresh run when Temporal suggests continue-as-new.
+ */
+import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+import type { SessionSummary, ThreadConfig } from '../common/thread';
+import { Conversation } from './conversation';
+import { type ConversationState, initialState } from './state';
+import { boundedStreamState } from './stream';
+import { toThread } from './views';
+
+/** What the API starts a conversation with. */
+export interface NewConversation {
+  thread_id: string;
+  owner?: string;
+  metadata: Record<string, unknown>;
+  config: ThreadConfig;
+  created_at: string;
+}
+
+export interface ConversationInput extends NewConversation {
+  /** Present when this run continues an earlier one. */
+  carried?: { state: ConversationState; stream: WorkflowStreamState };
+}
+
+export interface ConversationOutcome {
+  thread_id: string;
+  summary: SessionSummary;
+}
+
+export async function conversationWorkflow(input: ConversationInput): Promise<ConversationOutcome> {
+  const { carried, ...thread } = input;
+  const stream = new WorkflowStream(carried?.stream);
+  const conversation = new Conversation(carried?.state ?? initialState(thread), stream);
+  conversation.registerHandlers();
+  conversation.resume();
+
+  // Hand off only between steps: with no activity in flight the state alone says what comes next.
+  await condition(
+    () => conversation.state.closed || (workflowInfo().continueAsNewSuggested && conversation.quiescent),
+  );
+  if (conversation.state.closed) {
+    await condition(allHandlersFinished);
+    return { thread_id: thread.thread_id, summary: toThread(conversation.state).summary };
+  }
+  conversation.beginDraining();
+  stream.detachPollers();
+  await condition(allHandlersFinished);
+  return continueAsNew<typeof conversationWorkflow>({
+    ...thread,
+    carried: { state: conversation.state, stream: boundedStreamState(stream) },
+  });
+}

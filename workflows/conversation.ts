@@ -1,0 +1,239 @@
+/**
+ * The interpreter: feeds events into the reducer and turns its commands into activities, stream
+ * events and cancellations. It holds no decisions of its own.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  log,
+} from '@temporalio/workflow';
+import type { WorkflowStream } from '@temporalio/workflow-streams/workflow';
+import type { KeelActivities } from '../common/activities';
+import { eventsTopic, type KeelEvent } from '../common/events';
+import { isFailureType } from '../common/failures';
+import * as messages from '../common/messages';
+import { searchAttributes } from '../common/search-attributes';
+import type { ToolOutcome } from '../common/tools';
+import { describeFailure, modelCallOptions, toolCallOptions } from './activity-options';
+import { reduce } from './reducer';
+import type { ConversationState } from './state';
+import { findRun, threadStatus } from './state';
+import { summarizeModelCall, summarizeToolCall } from './summaries';
+import { modelMessages } from './transcript';
+import type { Command, ConversationEvent } from './transitions';
+import { validateSubmit, type Rejection } from './validate';
+import { currentDetails, resumeCommands, toThread } from './views';
+
+const activities = proxyActivities<KeelActivities>(modelCallOptions);
+
+type EventInput = ConversationEvent extends infer E
+  ? E extends ConversationEvent
+    ? Omit<E, 'now'>
+    : never
+  : never;
+
+export class Conversation {
+  #state: ConversationState;
+  readonly #stream: WorkflowStream;
+  readonly #scopes = new Map<string, CancellationScope>();
+  #inFlight = 0;
+  /** Set while handing off to continue-as-new: activity commands wait for the next run. */
+  #draining = false;
+  #attributes = '';
+
+  constructor(state: ConversationState, stream: WorkflowStream) {
+    this.#state = state;
+    this.#stream = stream;
+  }
+
+  get state(): ConversationState {
+    return this.#state;
+  }
+
+  /** True when no activity is in flight, so the state alone says what to do next. */
+  get quiescent(): boolean {
+    return this.#inFlight === 0;
+  }
+
+  beginDraining(): void {
+    this.#draining = true;
+  }
+
+  /** Re-issues what the state implies (after continue-as-new) and publishes the operator view. */
+  resume(): void {
+    for (const command of resumeCommands(this.#state)) this.#execute(command);
+    this.#publishOperatorView();
+  }
+
+  dispatch(event: EventInput): void {
+    const transition = reduce(this.#state, { ...event, now: Date.now() });
+    this.#state = transition.state;
+    for (const command of transition.commands) this.#execute(command);
+    this.#publishOperatorView();
+  }
+
+  registerHandlers(): void {
+    const reject = (rejection: Rejection | undefined): void => {
+      if (rejection !== undefined) throw ApplicationFailure.create({ ...rejection, nonRetryable: true });
+    };
+    const requireRun = ({ run_id }: messages.RunRef): void => {
+      if (findRun(this.#state, run_id) === undefined)
+        reject({ type: 'RunNotFound', message: `no run ${run_id} on this thread` });
+    };
+    setHandler(
+      messages.submitInputUpdate,
+      (input) => {
+        this.dispatch({ type: 'inputSubmitted', input });
+        return findRun(this.#state, input.run_id)!;
+      },
+      { validator: (input: messages.SubmitInput) => reject(validateSubmit(this.#state, input)) },
+    );
+    setHandler(
+      messages.deferRunUpdate,
+      ({ run_id }) => {
+        this.dispatch({ type: 'runDeferred', run_id });
+        return findRun(this.#state, run_id)!;
+      },
+      { validator: requireRun },
+    );
+    setHandler(
+      messages.requestCancelUpdate,
+      ({ run_id, reason }) => {
+        this.dispatch({ type: 'cancelRequested', run_id, ...(reason === undefined ? {} : { reason }) });
+        return findRun(this.#state, run_id)!;
+      },
+      { validator: requireRun },
+    );
+    setHandler(messages.userMessageSignal, (input) => {
+      const rejection = validateSubmit(this.#state, input);
+      if (rejection !== undefined) log.warn('userMessage signal ignored', { ...rejection });
+      else this.dispatch({ type: 'inputSubmitted', input });
+    });
+    setHandler(messages.cancelRunSignal, ({ run_id, reason }) =>
+      this.dispatch({ type: 'cancelRequested', run_id, ...(reason === undefined ? {} : { reason }) }),
+    );
+    setHandler(messages.closeSignal, ({ reason }) =>
+      this.dispatch({ type: 'closeRequested', ...(reason === undefined ? {} : { reason }) }),
+    );
+    setHandler(messages.getThreadQuery, () => toThread(this.#state));
+    setHandler(messages.getRunQuery, ({ run_id }) => findRun(this.#state, run_id) ?? null);
+    setHandler(messages.listRunsQuery, ({ limit }) => [...this.#state.runs].reverse().slice(0, limit ?? 100));
+    setHandler(messages.getTranscriptQuery, ({ after, limit }) => {
+      const start = Math.max(0, (after ?? 0) - this.#state.compacted_messages);
+      return this.#state.transcript.slice(start, limit === undefined ? undefined : start + limit);
+    });
+  }
+
+  #execute(command: Command): void {
+    switch (command.type) {
+      case 'emit':
+        this.#stream.topic<KeelEvent>(eventsTopic).publish(command.event);
+        return;
+      case 'cancelActivities':
+        this.#scopes.get(command.run_id)?.cancel();
+        this.#scopes.delete(command.run_id);
+        return;
+      case 'callModel':
+        if (!this.#draining) this.#track(command.run_id, () => this.#callModel(command.run_id, command.step));
+        return;
+      case 'runTool':
+        if (!this.#draining) this.#track(command.run_id, () => this.#runTool(command));
+        return;
+    }
+  }
+
+  /** Runs an activity inside its run's cancellation scope, counting it as in flight. */
+  #track(runId: string, work: () => Promise<void>): void {
+    let scope = this.#scopes.get(runId);
+    if (scope === undefined) {
+      scope = new CancellationScope();
+      this.#scopes.set(runId, scope);
+    }
+    this.#inFlight++;
+    scope
+      .run(work)
+      .catch((error: unknown) => {
+        // A cancelled run's activities end here; the reducer already finished the run.
+        if (!isCancellation(error)) throw error;
+      })
+      .finally(() => {
+        this.#inFlight--;
+      });
+  }
+
+  async #callModel(runId: string, step: number): Promise<void> {
+    const active = this.#state.active!;
+    const system = this.#state.thread.config.system;
+    const input = {
+      thread_id: this.#state.thread.thread_id,
+      run_id: runId,
+      step,
+      model: active.model,
+      messages: modelMessages(this.#state),
+      ...(system === undefined ? {} : { system }),
+    };
+    const summary = summarizeModelCall(active.model, this.#state.totals.runs + 1, step);
+    try {
+      const result = await activities.callModel.executeWithOptions({ ...modelCallOptions, summary }, [input]);
+      this.dispatch({ type: 'modelResponded', run_id: runId, step, result });
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      const facts = describeFailure(error);
+      const type = isFailureType(facts.type) ? facts.type : 'InternalError';
+      this.dispatch({ type: 'modelFailed', run_id: runId, step, error: { type, message: facts.message } });
+    }
+  }
+
+  async #runTool(command: Extract<Command, { type: 'runTool' }>): Promise<void> {
+    const { use, flags, run_id } = command;
+    const input = {
+      thread_id: this.#state.thread.thread_id,
+      run_id,
+      tool_use_id: use.id,
+      name: use.name,
+      input: use.input,
+      idempotency_key: `${this.#state.thread.thread_id}:${use.id}`,
+    };
+    let outcome: ToolOutcome;
+    try {
+      const options = { ...toolCallOptions(flags), summary: summarizeToolCall(use) };
+      outcome = await activities.runTool.executeWithOptions(options, [input]);
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      const facts = describeFailure(error);
+      outcome = {
+        is_error: true,
+        content:
+          facts.timedOut && flags.sideEffects
+            ? `Tool "${use.name}" was interrupted (its worker stopped) and may have partly run; it was not run again.`
+            : `Tool "${use.name}" failed: ${facts.message}`,
+      };
+    }
+    this.dispatch({ type: 'toolFinished', run_id, tool_use_id: use.id, outcome });
+  }
+
+  #publishOperatorView(): void {
+    setCurrentDetails(currentDetails(this.#state));
+    const status = threadStatus(this.#state);
+    const values = {
+      status,
+      cost: this.#state.usage.cost_usd,
+      turns: this.#state.totals.runs,
+      model: this.#state.thread.config.model,
+    };
+    const key = JSON.stringify(values);
+    if (key === this.#attributes) return;
+    this.#attributes = key;
+    upsertSearchAttributes([
+      { key: searchAttributes.status, value: values.status },
+      { key: searchAttributes.costUsd, value: values.cost },
+      { key: searchAttributes.turns, value: values.turns },
+      { key: searchAttributes.model, value: values.model },
+    ]);
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * What goes into the reducer (events) and what comes out (commands). Events carry the time they
+ * happened, taken from the workflow clock by the interpreter.
+ */
+import type { CallModelResult } from '../common/activities';
+import type { KeelEvent } from '../common/events';
+import type { RunError } from '../common/run';
+import type { SubmitInput } from '../common/messages';
+import type { ToolFlags, ToolOutcome } from '../common/tools';
+import type { ToolUseBlock } from '../common/transcript';
+import type { ConversationState } from './state';
+
+export type ConversationEvent =
+  | { type: 'inputSubmitted'; now: number; input: SubmitInput }
+  | { type: 'modelResponded'; now: number; run_id: string; step: number; result: CallModelResult }
+  | { type: 'modelFailed'; now: number; run_id: string; step: number; error: RunError }
+  | { type: 'toolFinished'; now: number; run_id: string; tool_use_id: string; outcome: ToolOutcome }
+  | { type: 'cancelRequested'; now: number; run_id: string; reason?: string }
+  | { type: 'runDeferred'; now: number; run_id: string }
+  | { type: 'closeRequested'; now: number; reason?: string };
+
+export type Command =
+  /** Call the model for the active run's current step; the request is built from the state. */
+  | { type: 'callModel'; run_id: string; step: number }
+  | { type: 'runTool'; run_id: string; use: ToolUseBlock; flags: ToolFlags }
+  /** Stop whatever activities the run still has in flight. */
+  | { type: 'cancelActivities'; run_id: string }
+  /** Append a durable event to the conversation's stream. */
+  | { type: 'emit'; event: KeelEvent };
+
+export interface Transition {
+  state: ConversationState;
+  commands: Command[];
+}

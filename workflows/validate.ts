@@ -1,0 +1,51 @@
+/**
+ * Update validators as pure functions: a rejection is returned, and the workflow turns it into a
+ * failure of the given type, so nothing invalid ever enters history.
+ */
+import type { FailureType } from '../common/failures';
+import { idPattern, limits } from '../common/limits';
+import type { SubmitInput } from '../common/messages';
+import { parseModelSpec } from '../common/model-spec';
+import { textOf } from '../common/transcript';
+import type { ConversationState } from './state';
+import { findRun } from './state';
+
+export interface Rejection {
+  type: FailureType;
+  message: string;
+}
+
+export function validateSubmit(state: ConversationState, input: SubmitInput): Rejection | undefined {
+  if (state.closed) return { type: 'ThreadClosed', message: `thread ${state.thread.thread_id} is closed` };
+  if (!idPattern.test(input.run_id) || input.run_id.length > limits.maxIdChars) {
+    return { type: 'InvalidInput', message: `run_id "${input.run_id}" must match ${idPattern.source}` };
+  }
+  if (findRun(state, input.run_id) !== undefined) {
+    return { type: 'RunExists', message: `run ${input.run_id} already exists on this thread` };
+  }
+  const text = textOf(input.content);
+  if (input.content.some((block) => block.type !== 'text') || text.trim() === '') {
+    return { type: 'InvalidInput', message: 'input must contain non-empty text' };
+  }
+  if (text.length > limits.maxInputChars) {
+    return {
+      type: 'InvalidInput',
+      message: `input is ${text.length} characters; the limit is ${limits.maxInputChars}`,
+    };
+  }
+  if (input.model !== undefined) {
+    const spec = parseModelSpec(input.model);
+    if (typeof spec === 'string') return { type: 'InvalidInput', message: spec };
+  }
+  const busy = state.active !== null || state.queue.length > 0;
+  if (busy && input.multitask_strategy === 'reject') {
+    return {
+      type: 'ThreadBusy',
+      message: `thread ${state.thread.thread_id} is busy with run ${state.active?.run_id ?? state.queue[0]?.run_id}`,
+    };
+  }
+  if (state.queue.length >= limits.maxQueuedRuns) {
+    return { type: 'ThreadBusy', message: `thread has ${state.queue.length} queued runs, the most it holds` };
+  }
+  return undefined;
+}

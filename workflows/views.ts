@@ -1,0 +1,66 @@
+/** Read-only views of the state, for queries, the Web UI's current details and search attributes. */
+import type { Thread } from '../common/thread';
+import { totalTokens } from '../common/usage';
+import type { ConversationState } from './state';
+import { threadStatus } from './state';
+import type { Command } from './transitions';
+
+export function toThread(state: ConversationState): Thread {
+  const { thread } = state;
+  return {
+    thread_id: thread.thread_id,
+    ...(thread.owner === undefined ? {} : { owner: thread.owner }),
+    status: threadStatus(state),
+    metadata: thread.metadata,
+    config: thread.config,
+    created_at: thread.created_at,
+    updated_at: state.updated_at,
+    usage: state.usage,
+    summary: {
+      runs: state.totals.runs,
+      steps: state.totals.steps,
+      tokens: totalTokens(state.usage),
+      cost_usd: state.usage.cost_usd,
+      duration_ms: state.totals.duration_ms,
+    },
+    ...(state.active === null ? {} : { active_run_id: state.active.run_id }),
+    queued_run_ids: state.queue.map((queued) => queued.run_id),
+    messages_count: state.compacted_messages + state.transcript.length,
+  };
+}
+
+/**
+ * The commands that put a fresh workflow run back where the state says it is: used after
+ * continue-as-new, which only happens when no activity is in flight.
+ */
+export function resumeCommands(state: ConversationState): Command[] {
+  const active = state.active;
+  if (active === null) return [];
+  if (active.step.kind === 'model') return [{ type: 'callModel', run_id: active.run_id, step: active.steps }];
+  return active.step.calls
+    .filter((call) => call.result === undefined && call.flags !== null)
+    .map((call) => ({ type: 'runTool', run_id: active.run_id, use: call.use, flags: call.flags! }));
+}
+
+/** Markdown for the Temporal Web UI's "current details". */
+export function currentDetails(state: ConversationState): string {
+  const status = threadStatus(state);
+  const lines = [`**Status:** ${status}`];
+  const active = state.active;
+  if (active !== null) {
+    const doing =
+      active.step.kind === 'model'
+        ? `calling ${active.model}`
+        : `running ${active.step.calls
+            .filter((call) => call.result === undefined)
+            .map((call) => call.use.name)
+            .join(', ')}`;
+    lines.push(`**Run:** ${active.run_id}, step ${active.steps}: ${doing}`);
+  }
+  if (state.queue.length > 0) lines.push(`**Queued runs:** ${state.queue.length}`);
+  lines.push(
+    `**Spend:** ${totalTokens(state.usage).toLocaleString('en-US')} tokens, $${state.usage.cost_usd.toFixed(4)}`,
+  );
+  lines.push(`**Runs:** ${state.totals.runs} finished, ${state.totals.steps} model calls`);
+  return lines.join('\n');
+}
