@@ -1,0 +1,51 @@
+/**
+ * `callModel`: one model call for one step. It tells the model about the worker's tools and
+ * reports back, with the answer, the flags of each tool the answer asks for.
+ */
+import type { CallModelInput, CallModelResult } from '../common/activities';
+import { parseModelSpec } from '../common/model-spec';
+import { toolUsesOf } from '../common/transcript';
+import { failure } from './errors';
+import { withHeartbeats } from './heartbeat';
+import type { ModelClients } from './model/clients';
+import type { PriceTable } from './model/prices';
+import type { ToolRegistry } from './tools/registry';
+
+/** Output tokens a single model call may produce. */
+const maxOutputTokens = 8_192;
+
+export const defaultSystemPrompt =
+  'You are Keel, a careful assistant that works inside a private workspace directory. ' +
+  'Your tools read and change files there and run commands in it. Use a tool when it helps answer; ' +
+  'say plainly what you did and what you found.';
+
+export interface CallModelDependencies {
+  clients: ModelClients;
+  registry: ToolRegistry;
+  prices: PriceTable;
+}
+
+export function createCallModel({ clients, registry, prices }: CallModelDependencies) {
+  return async function callModel(input: CallModelInput): Promise<CallModelResult> {
+    const spec = parseModelSpec(input.model);
+    if (typeof spec === 'string') throw failure('ModelNotConfigured', spec, { nonRetryable: true });
+    const client = clients(spec);
+    return withHeartbeats(async (signal) => {
+      const reply = await client.complete({
+        model: spec.model,
+        system: input.system ?? defaultSystemPrompt,
+        messages: input.messages,
+        tools: registry.schemas(),
+        maxTokens: maxOutputTokens,
+        signal,
+      });
+      return {
+        content: reply.content,
+        stop_reason: reply.stop_reason,
+        model: reply.model,
+        usage: { ...reply.usage, cost_usd: prices.cost(input.model, reply.usage) },
+        tools: registry.flagsFor(toolUsesOf(reply.content).map((use) => use.name)),
+      };
+    });
+  };
+}

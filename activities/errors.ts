@@ -1,0 +1,36 @@
+/** Errors raised inside activities before they become Temporal failures. */
+import { ApplicationFailure } from '@temporalio/common';
+import type { FailureType } from '../common/failures';
+
+/** A path or symlink that would leave the conversation's workspace. */
+export class WorkspaceViolation extends Error {
+  override readonly name = 'WorkspaceViolation';
+  constructor(
+    readonly requested: string,
+    reason: string,
+  ) {
+    super(`path "${requested}" ${reason}; tools only reach files inside the conversation's workspace`);
+  }
+}
+
+export interface FailureOptions {
+  nonRetryable?: boolean;
+  /** Overrides the retry policy's interval for the next attempt (from `retry-after`). */
+  nextRetryDelayMs?: number;
+  cause?: unknown;
+}
+
+/** The one way activities fail across the Temporal boundary: typed, with retry intent. */
+export function failure(
+  type: FailureType,
+  message: string,
+  options: FailureOptions = {},
+): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: options.nonRetryable ?? false,
+    ...(options.nextRetryDelayMs === undefined ? {} : { nextRetryDelay: options.nextRetryDelayMs }),
+    ...(options.cause instanceof Error ? { cause: options.cause } : {}),
+  });
+}

@@ -1,0 +1,19 @@
+/**
+ * Heartbeats on a timer, from the activity's first line: a model that thinks for a minute
+ * before its first token, or a quiet shell command, is alive, and its worker is too.
+ */
+import { Context } from '@temporalio/activity';
+
+/** Well inside every heartbeat timeout Keel sets (10 s); the SDK throttles what it sends. */
+const heartbeatIntervalMs = 1_000;
+
+export async function withHeartbeats<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const context = Context.current();
+  context.heartbeat();
+  const timer = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
+  try {
+    return await work(context.cancellationSignal);
+  } finally {
+    clearInterval(timer);
+  }
+}

@@ -1,0 +1,47 @@
+/** Builds the activity implementations a worker registers, from its configuration. */
+import type { KeelActivities } from '../common/activities';
+import type { KeelConfig } from '../common/config';
+import { createCallModel } from './call-model';
+import { createModelClients, type ModelClients } from './model/clients';
+import { PriceTable } from './model/prices';
+import { createRunTool } from './run-tool';
+import {
+  bashTool,
+  deleteFileTool,
+  editFileTool,
+  listFilesTool,
+  readFileTool,
+  ToolRegistry,
+  writeFileTool,
+} from './tools';
+
+export const builtinTools = [
+  bashTool,
+  readFileTool,
+  writeFileTool,
+  editFileTool,
+  listFilesTool,
+  deleteFileTool,
+];
+
+export interface ActivityDependencies {
+  config: Pick<KeelConfig, 'dataDir' | 'providers' | 'pricesFile' | 'childEnvironment'>;
+  registry?: ToolRegistry;
+  clients?: ModelClients;
+}
+
+export function createActivities({ config, registry, clients }: ActivityDependencies): KeelActivities {
+  const tools = registry ?? new ToolRegistry(builtinTools);
+  return {
+    callModel: createCallModel({
+      clients: clients ?? createModelClients(config.providers),
+      registry: tools,
+      prices: PriceTable.load(config.pricesFile),
+    }),
+    runTool: createRunTool({
+      registry: tools,
+      dataDir: config.dataDir,
+      environment: config.childEnvironment,
+    }),
+  };
+}

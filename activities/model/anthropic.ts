@@ -1,0 +1,127 @@
+/**
+ * The Anthropic provider: the real SDK, streaming, with its own retries off (Temporal owns
+ * them). A stream that goes silent for `stallTimeoutMs` is aborted and retried.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import type { AssistantContent, ModelMessage, StopReason } from '../../common/transcript';
+import { failure } from '../errors';
+import { mapAnthropicError } from './anthropic-errors';
+import type { ModelClient, ModelReply, ModelRequest } from './client';
+
+export interface AnthropicOptions {
+  apiKey: string;
+  baseURL?: string;
+  /** Silence (no stream event, not even `ping`) after which the call is abandoned. @default 90000 */
+  stallTimeoutMs?: number;
+}
+
+/** Merges consecutive same-role messages, which the API would otherwise merge for us or reject. */
+export function toAnthropicMessages(messages: readonly ModelMessage[]): Anthropic.MessageParam[] {
+  const merged: Anthropic.MessageParam[] = [];
+  for (const message of messages) {
+    const previous = merged.at(-1);
+    const content = message.content as Anthropic.MessageParam['content'] & unknown[];
+    if (previous !== undefined && previous.role === message.role && Array.isArray(previous.content)) {
+      previous.content = [...previous.content, ...content] as typeof previous.content;
+    } else {
+      merged.push({ role: message.role, content: [...content] } as Anthropic.MessageParam);
+    }
+  }
+  return merged;
+}
+
+const stopReasons: ReadonlySet<string> = new Set([
+  'end_turn',
+  'tool_use',
+  'max_tokens',
+  'stop_sequence',
+  'pause_turn',
+  'refusal',
+]);
+
+export class AnthropicModel implements ModelClient {
+  readonly #client: Anthropic;
+  readonly #stallTimeoutMs: number;
+
+  constructor(options: AnthropicOptions) {
+    this.#client = new Anthropic({
+      apiKey: options.apiKey,
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+      maxRetries: 0,
+    });
+    this.#stallTimeoutMs = options.stallTimeoutMs ?? 90_000;
+  }
+
+  async complete(request: ModelRequest): Promise<ModelReply> {
+    const abort = new AbortController();
+    const onAbort = (): void => abort.abort(request.signal.reason);
+    request.signal.addEventListener('abort', onAbort, { once: true });
+    let stalled = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    const armWatchdog = (): void => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        stalled = true;
+        abort.abort(new Error('stream stalled'));
+      }, this.#stallTimeoutMs);
+    };
+    armWatchdog();
+    try {
+      const tools = request.tools.map((tool, index) =>
+        index === request.tools.length - 1
+          ? { ...tool, cache_control: { type: 'ephemeral' as const } }
+          : tool,
+      );
+      const stream = this.#client.messages.stream(
+        {
+          model: request.model,
+          max_tokens: request.maxTokens,
+          system: [{ type: 'text', text: request.system, cache_control: { type: 'ephemeral' } }],
+          messages: toAnthropicMessages(request.messages),
+          ...(tools.length === 0 ? {} : { tools }),
+        },
+        { signal: abort.signal },
+      );
+      stream.on('streamEvent', armWatchdog);
+      stream.on('text', (delta) => request.onTextDelta?.(delta));
+      const message = await stream.finalMessage();
+      return {
+        content: message.content.flatMap((block): AssistantContent[] => {
+          if (block.type === 'text') return [{ type: 'text' as const, text: block.text }];
+          if (block.type === 'tool_use') {
+            return [
+              {
+                type: 'tool_use' as const,
+                id: block.id,
+                name: block.name,
+                input: block.input as Record<string, unknown>,
+              },
+            ];
+          }
+          return [];
+        }),
+        stop_reason: (stopReasons.has(message.stop_reason ?? '')
+          ? message.stop_reason
+          : 'end_turn') as StopReason,
+        usage: {
+          input_tokens: message.usage.input_tokens,
+          output_tokens: message.usage.output_tokens,
+          cache_creation_input_tokens: message.usage.cache_creation_input_tokens ?? 0,
+          cache_read_input_tokens: message.usage.cache_read_input_tokens ?? 0,
+        },
+        model: message.model,
+      };
+    } catch (error) {
+      if (request.signal.aborted) throw request.signal.reason;
+      if (stalled)
+        throw failure(
+          'ModelStreamStalled',
+          `no data from Anthropic for ${this.#stallTimeoutMs / 1000} s; retrying`,
+        );
+      throw mapAnthropicError(error) ?? error;
+    } finally {
+      clearTimeout(watchdog);
+      request.signal.removeEventListener('abort', onAbort);
+    }
+  }
+}

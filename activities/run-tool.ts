@@ -1,0 +1,44 @@
+/**
+ * `runTool`: runs one tool call in the thread's workspace. What the model should see (bad input,
+ * a refused path, a failing command) returns as an `is_error` result; anything else fails the
+ * activity so Temporal's retry policy for the tool decides.
+ */
+import { Context } from '@temporalio/activity';
+import type { RunToolInput } from '../common/activities';
+import type { ToolOutcome } from '../common/tools';
+import { failure, WorkspaceViolation } from './errors';
+import { withHeartbeats } from './heartbeat';
+import type { ToolRegistry } from './tools/registry';
+import { workspaceFor } from './tools/workspace';
+
+export interface RunToolDependencies {
+  registry: ToolRegistry;
+  dataDir: string;
+  environment: Record<string, string>;
+}
+
+export function createRunTool({ registry, dataDir, environment }: RunToolDependencies) {
+  return async function runTool(input: RunToolInput): Promise<ToolOutcome> {
+    const tool = registry.get(input.name);
+    if (tool === undefined)
+      return { is_error: true, content: `Tool "${input.name}" is not available on this worker.` };
+    const workspace = await workspaceFor(dataDir, input.thread_id);
+    return withHeartbeats(async (signal) => {
+      try {
+        return await tool.run(input.input, {
+          threadId: input.thread_id,
+          workspace,
+          signal,
+          idempotencyKey: input.idempotency_key,
+          environment,
+        });
+      } catch (error) {
+        if (error instanceof WorkspaceViolation) return { is_error: true, content: error.message };
+        if (signal.aborted) throw error;
+        const message = error instanceof Error ? error.message : String(error);
+        Context.current().log.warn('tool failed', { tool: input.name, error: message });
+        throw failure('ToolFailed', `${input.name}: ${message}`, { cause: error });
+      }
+    });
+  };
+}
