@@ -1,0 +1,39 @@
+/** The Keel worker's options, in one place for the worker process, tests and benchmarks. */
+import path from 'node:path';
+import { type NativeConnection, Worker } from '@temporalio/worker';
+import type { KeelActivities } from '../common/activities';
+
+/** The workflow entry point the bundler starts from. */
+export const workflowsPath = path.resolve(__dirname, '../workflows/index.ts');
+
+export interface KeelWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  activities: KeelActivities;
+  /** A prebuilt bundle (from `worker/bundle.ts`); without one the worker bundles at start. */
+  workflowBundlePath?: string;
+  /** 0 replays every workflow task from history (used to prove replay safety). */
+  maxCachedWorkflows?: number;
+  /** Seconds in-flight activities get to finish after shutdown begins. */
+  shutdownGraceS: number;
+  identity?: string;
+}
+
+export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    activities: options.activities,
+    ...(options.workflowBundlePath === undefined
+      ? { workflowsPath }
+      : { workflowBundle: { codePath: options.workflowBundlePath } }),
+    ...(options.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: options.maxCachedWorkflows }),
+    ...(options.identity === undefined ? {} : { identity: options.identity }),
+    shutdownGraceTime: `${options.shutdownGraceS} seconds`,
+    // When a worker dies, its sticky queue is abandoned after this, and the conversation
+    // continues on another worker (the default, 5 s, adds to every recovery).
+    stickyQueueScheduleToStartTimeout: '2 seconds',
+  });
+}
