@@ -1,0 +1,41 @@
+/** The Express app: JSON in and out, thin routes over `Conversations`, one error middleware. */
+import express, { type Express } from 'express';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { KeelConfig } from '../common/config';
+import { authenticate } from './auth';
+import { Conversations } from './conversations';
+import { ApiError, errorMiddleware } from './errors';
+import { openApiDocument } from './openapi';
+import { healthRoutes } from './routes/health';
+import { runRoutes } from './routes/runs';
+import { threadRoutes } from './routes/threads';
+
+/** Request bodies above this are refused with 413 (run input itself is limited to 100,000 characters). */
+export const maxBodyBytes = 1024 * 1024;
+
+export interface AppOptions {
+  client: Client;
+  config: Pick<KeelConfig, 'taskQueue' | 'model' | 'defaults' | 'api' | 'temporal'>;
+  logger: Logger;
+}
+
+export function createApp({ client, config, logger }: AppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(express.json({ limit: maxBodyBytes }));
+  app.use(authenticate(config.api.tokens));
+  const conversations = new Conversations(client, config);
+  app.get('/openapi.json', (_request, response) => {
+    response.json(openApiDocument());
+  });
+  app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
+  app.use(threadRoutes(conversations));
+  app.use(runRoutes(conversations));
+  app.use((request, _response, next) => {
+    next(new ApiError(404, 'route_not_found', `no route for ${request.method} ${request.path}`));
+  });
+  app.use(errorMiddleware(logger));
+  return app;
+}

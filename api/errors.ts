@@ -1,0 +1,127 @@
+/**
+ * The API's one error shape, `{"error": {type, code, message, param?}, "detail": message}`, and
+ * the single mapping from Temporal's errors to it. Never a stack trace; never a 500 for bad input.
+ */
+import {
+  ServiceError,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+  isGrpcServiceError,
+} from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import type { ErrorRequestHandler } from 'express';
+import type { Logger } from 'pino';
+import type { ZodError } from 'zod';
+
+const typesByStatus: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  404: 'not_found_error',
+  405: 'invalid_request_error',
+  409: 'conflict_error',
+  410: 'gone_error',
+  413: 'invalid_request_error',
+  415: 'invalid_request_error',
+  422: 'invalid_request_error',
+  503: 'service_unavailable_error',
+};
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly param?: string,
+  ) {
+    super(message);
+  }
+
+  body(): { error: { type: string; code: string; message: string; param?: string }; detail: string } {
+    return {
+      error: {
+        type: typesByStatus[this.status] ?? 'api_error',
+        code: this.code,
+        message: this.message,
+        ...(this.param === undefined ? {} : { param: this.param }),
+      },
+      detail: this.message,
+    };
+  }
+}
+
+export function validationError(error: ZodError, where: 'body' | 'query'): ApiError {
+  const issue = error.issues[0];
+  const param = issue?.path.join('.') ?? '';
+  const message = error.issues.map((i) => `${[where, ...i.path].join('.')}: ${i.message}`).join('; ');
+  return new ApiError(422, 'validation_error', message, param === '' ? undefined : param);
+}
+
+/** What an update validator's failure type means over HTTP. */
+const rejections: Record<string, [number, string]> = {
+  ThreadBusy: [409, 'thread_busy'],
+  ThreadClosed: [409, 'thread_closed'],
+  RunExists: [409, 'run_exists'],
+  InvalidInput: [422, 'invalid_input'],
+  RunNotFound: [404, 'run_not_found'],
+  ApprovalNotPending: [409, 'approval_not_pending'],
+};
+
+const unavailableCodes = new Set([4, 14]); // DEADLINE_EXCEEDED, UNAVAILABLE
+
+/** Maps anything thrown while talking to Temporal to an ApiError, or returns undefined. */
+export function fromTemporal(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (error instanceof WorkflowNotFoundError)
+    return new ApiError(404, 'thread_not_found', 'thread not found');
+  if (error instanceof WorkflowExecutionAlreadyStartedError)
+    return new ApiError(409, 'thread_exists', 'a thread with this id already exists');
+  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+    const mapped = rejections[error.cause.type ?? ''];
+    if (mapped !== undefined) return new ApiError(mapped[0], mapped[1], error.cause.message);
+  }
+  if (error instanceof ServiceError && isGrpcServiceError(error.cause)) {
+    if (Number(error.cause.code) === 9 && /completed|closed/i.test(error.cause.details)) {
+      return new ApiError(409, 'thread_closed', 'the thread is closed');
+    }
+    if (unavailableCodes.has(error.cause.code))
+      return new ApiError(503, 'temporal_unavailable', 'Temporal is unavailable; retry shortly');
+  }
+  if (isGrpcServiceError(error) && unavailableCodes.has(error.code)) {
+    return new ApiError(503, 'temporal_unavailable', 'Temporal is unavailable; retry shortly');
+  }
+  return undefined;
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, request, response, next) => {
+    if (response.headersSent) {
+      next(error);
+      return;
+    }
+    const parser = error as BodyParserError;
+    let apiError: ApiError | undefined;
+    if (parser.type === 'entity.parse.failed')
+      apiError = new ApiError(400, 'invalid_json', 'the request body is not valid JSON');
+    else if (parser.type === 'entity.too.large') {
+      apiError = new ApiError(
+        413,
+        'payload_too_large',
+        `the request body exceeds ${parser.limit ?? 'the limit of'} bytes`,
+      );
+    } else if (parser.type === 'encoding.unsupported' || parser.type === 'charset.unsupported') {
+      apiError = new ApiError(415, 'unsupported_encoding', 'the request body encoding is not supported');
+    } else apiError = fromTemporal(error);
+    if (apiError === undefined) {
+      logger.error({ err: error, method: request.method, path: request.path }, 'request failed');
+      apiError = new ApiError(500, 'internal_error', 'internal error');
+    }
+    response.status(apiError.status).json(apiError.body());
+  };
+}

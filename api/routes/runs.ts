@@ -1,0 +1,135 @@
+import { Router, type Response } from 'express';
+import type { SubmitInput } from '../../common/messages';
+import { isTerminal, type Run } from '../../common/run';
+import type { Conversations } from '../conversations';
+import { currentOffset, waitForRun } from '../run-waiter';
+import {
+  cancelBody,
+  createRunBody,
+  inputContent,
+  listQuery,
+  waitQuery,
+  type CreateRunBody,
+} from '../schemas';
+import { clientGone, ownerOf, parseBody, parseQuery, pathId } from '../validate';
+import { randomUUID } from 'node:crypto';
+
+export function runRoutes(conversations: Conversations): Router {
+  const router = Router();
+
+  const submit = async (threadId: string, body: CreateRunBody, response: Response): Promise<Run> => {
+    const owner = ownerOf(response);
+    const create =
+      body.if_not_exists === 'create' ? conversations.newConversation(threadId, owner, {}, {}) : undefined;
+    if (create === undefined) await conversations.authorize(threadId, owner);
+    const input: SubmitInput = {
+      run_id: body.run_id ?? randomUUID(),
+      assistant_id: body.assistant_id,
+      content: inputContent(body),
+      multitask_strategy: body.multitask_strategy,
+      metadata: body.metadata,
+      ...(body.config.model === undefined ? {} : { model: body.config.model }),
+      ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
+    };
+    return conversations.submitRun(threadId, input, create);
+  };
+
+  /** The thread's values once a run is over, as LangGraph's wait and join return them. */
+  const finalValues = async (threadId: string, run: Run) => {
+    const messages = await conversations.transcript(threadId);
+    return {
+      messages,
+      ...(run.status === 'completed'
+        ? {}
+        : {
+            __error__: {
+              error: run.error?.type ?? run.status,
+              message: run.error?.message ?? `run ${run.status}`,
+            },
+          }),
+    };
+  };
+
+  /** Waits for `run`; answers 200 with the values, or 202 with the run marked `deferred`. */
+  const answerWhenDone = async (
+    threadId: string,
+    run: Run,
+    fromOffset: number,
+    timeoutS: number,
+    response: Response,
+    signal: AbortSignal,
+  ) => {
+    const location = `/threads/${threadId}/runs/${run.run_id}`;
+    const finished = isTerminal(run.status)
+      ? run
+      : await waitForRun(conversations.client, threadId, run.run_id, fromOffset, timeoutS * 1000, signal);
+    response.setHeader('Content-Location', location);
+    if (finished !== undefined) {
+      response.json(await finalValues(threadId, finished));
+      return;
+    }
+    // The caller stopped waiting (timeout or disconnect); the run itself goes on.
+    const deferred = await conversations.deferRun(threadId, run.run_id);
+    if (signal.aborted) return;
+    response.setHeader('Location', location);
+    response
+      .status(isTerminal(deferred.status) ? 200 : 202)
+      .json(isTerminal(deferred.status) ? await finalValues(threadId, deferred) : deferred);
+  };
+
+  router.post('/threads/:thread_id/runs', async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    const run = await submit(threadId, parseBody(createRunBody, request), response);
+    response.setHeader('Content-Location', `/threads/${threadId}/runs/${run.run_id}`);
+    response.json(run);
+  });
+
+  router.post('/threads/:thread_id/runs/wait', async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    const { timeout_s } = parseQuery(waitQuery, request);
+    const body = parseBody(createRunBody, request);
+    const signal = clientGone(request, response);
+    // Read the offset before submitting, so the run's terminal event cannot be missed.
+    const offset = await currentOffset(conversations.client, threadId).catch((error: unknown) => {
+      if (body.if_not_exists === 'create') return 0;
+      throw error;
+    });
+    const run = await submit(threadId, body, response);
+    await answerWhenDone(threadId, run, offset, timeout_s, response, signal);
+  });
+
+  router.get('/threads/:thread_id/runs', async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    const { limit } = parseQuery(listQuery, request);
+    await conversations.authorize(threadId, ownerOf(response));
+    response.json(await conversations.listRuns(threadId, limit));
+  });
+
+  router.get('/threads/:thread_id/runs/:run_id', async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    await conversations.authorize(threadId, ownerOf(response));
+    response.json(await conversations.getRun(threadId, pathId(request, 'run_id')));
+  });
+
+  router.get('/threads/:thread_id/runs/:run_id/join', async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    const runId = pathId(request, 'run_id');
+    const { timeout_s } = parseQuery(waitQuery, request);
+    const signal = clientGone(request, response);
+    await conversations.authorize(threadId, ownerOf(response));
+    const offset = await currentOffset(conversations.client, threadId);
+    const run = await conversations.getRun(threadId, runId);
+    await answerWhenDone(threadId, run, offset, timeout_s, response, signal);
+  });
+
+  router.post('/threads/:thread_id/runs/:run_id/cancel', async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    const runId = pathId(request, 'run_id');
+    const { reason } = parseBody(cancelBody, request);
+    await conversations.authorize(threadId, ownerOf(response));
+    await conversations.getRun(threadId, runId);
+    response.json(await conversations.cancelRun(threadId, runId, reason));
+  });
+
+  return router;
+}

@@ -1,0 +1,39 @@
+/**
+ * The API process: listens on KEEL_API_HOST:KEEL_API_PORT. Stopping closes the listener first,
+ * lets in-flight requests finish, then closes what remains; runs are never affected.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AppOptions } from './app';
+import { createApp } from './app';
+
+export interface RunningApi {
+  server: Server;
+  url: string;
+  /** Stops accepting, waits up to `graceMs` for in-flight requests, then closes every connection. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export async function startApi(options: AppOptions & { host: string; port: number }): Promise<RunningApi> {
+  const app = createApp(options);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const listening = app.listen(options.port, options.host, () => resolve(listening));
+    listening.once('error', reject);
+  });
+  // Long waits (runs/wait, join) must not be cut by Node's default request timeout.
+  server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    server,
+    url: `http://${host}:${port}`,
+    async stop(graceMs = 10_000) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+      await closed;
+      clearTimeout(timer);
+    },
+  };
+}
