@@ -1,0 +1,135 @@
+/**
+ * Runs `temporal server start-dev` with its SQLite file in the data dir, Keel's search attributes
+ * registered and the Web UI on its port, and waits until it answers.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import { allSearchAttributes } from '../common/search-attributes';
+
+export interface DevServerOptions {
+  cliPath: string;
+  dataDir: string;
+  port: number;
+  uiPort: number;
+  namespace: string;
+  /** Lines the server writes (errors only). */
+  onOutput?: (line: string) => void;
+  /** Extra `start-dev` flags, e.g. dynamic config for tests. */
+  extraArgs?: string[];
+}
+
+export interface DevServer {
+  process: ChildProcess;
+  address: string;
+  databaseFile: string;
+  uiUrl: string;
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const searchAttributeType: Record<string, string> = { KEYWORD: 'Keyword', DOUBLE: 'Double', INT: 'Int' };
+
+export function devServerArgs(options: DevServerOptions, databaseFile: string): string[] {
+  return [
+    'server',
+    'start-dev',
+    '--db-filename',
+    databaseFile,
+    // WAL lets readers and the writer work at once; synchronous stays FULL for durability.
+    '--sqlite-pragma',
+    'journal_mode=wal',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--ui-port',
+    String(options.uiPort),
+    '--namespace',
+    options.namespace,
+    '--log-level',
+    'error',
+    ...allSearchAttributes.flatMap((key) => [
+      '--search-attribute',
+      `${key.name}=${searchAttributeType[key.type] ?? 'Keyword'}`,
+    ]),
+    ...(options.extraArgs ?? []),
+  ];
+}
+
+/** Resolves once a Temporal frontend answers at `address`, or rejects after `timeoutMs`. */
+export async function waitForTemporal(
+  address: string,
+  timeoutMs: number,
+  alive: () => boolean = () => true,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline && alive()) {
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      try {
+        await connection.workflowService.getSystemInfo({});
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (error) {
+      lastError = error;
+      await sleep(250);
+    }
+  }
+  const reason = lastError instanceof Error ? lastError.message : 'no answer';
+  throw new Error(
+    `Temporal at ${address} did not answer within ${Math.round(timeoutMs / 1000)} s (${reason})`,
+  );
+}
+
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  await mkdir(options.dataDir, { recursive: true });
+  const databaseFile = path.join(options.dataDir, 'temporal.db');
+  const child = spawn(options.cliPath, devServerArgs(options, databaseFile), {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const output: string[] = [];
+  const onData = (chunk: Buffer): void => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      output.push(line);
+      if (output.length > 50) output.shift();
+      options.onOutput?.(line);
+    }
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  let exited = false;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  const address = `127.0.0.1:${options.port}`;
+  try {
+    await waitForTemporal(address, 60_000, () => !exited);
+  } catch (error) {
+    child.kill('SIGKILL');
+    if (!exited) throw error;
+    const inUse = output.some((line) => /address already in use/i.test(line));
+    const hint = inUse
+      ? `port ${options.port} or ${options.uiPort} is in use (another Temporal server?): set TEMPORAL_ADDRESS to use it, or KEEL_TEMPORAL_PORT / KEEL_TEMPORAL_UI_PORT`
+      : output.slice(-10).join('\n');
+    throw new Error(`the Temporal dev server exited at start: ${hint}`, { cause: error });
+  }
+  return {
+    process: child,
+    address,
+    databaseFile,
+    uiUrl: `http://127.0.0.1:${options.uiPort}`,
+    async stop(graceMs = 10_000) {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}

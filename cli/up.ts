@@ -1,0 +1,159 @@
+/**
+ * `keel up` (`npm start`): the whole system on this machine. Starts the Temporal dev server
+ * (unless TEMPORAL_ADDRESS points elsewhere), the worker and the API; prints where they are;
+ * on Ctrl-C or SIGTERM stops them in order: API, worker (draining), server.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { temporalAddress, type KeelConfig } from '../common/config';
+import { buildWorkflowBundle } from '../worker/bundle';
+import { type DevServer, startDevServer, waitForTemporal } from './dev-server';
+import { childProcessEnvironment } from './env';
+import { Supervised } from './supervisor';
+import { ensureTemporalCli } from './temporal-cli';
+
+const projectRoot = path.resolve(__dirname, '..');
+const keelEntry = path.join(__dirname, 'keel.ts');
+/** Signals closer together than this are one signal delivered twice (npm forwards what the terminal sent). */
+const sameSignalMs = 1_000;
+
+function say(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+async function waitForReady(url: string, timeoutMs: number, failed: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline && !failed()) {
+    try {
+      const response = await fetch(`${url}/readyz`);
+      if (response.ok) return;
+      last = ((await response.json()) as { detail?: string }).detail ?? `HTTP ${response.status}`;
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error);
+    }
+    await sleep(300);
+  }
+  throw new Error(`Keel did not become ready within ${timeoutMs / 1000} s: ${last}`);
+}
+
+function modelNote(config: KeelConfig): string {
+  if (config.model.default.startsWith('scripted:')) {
+    return `${config.model.default} — the offline scripted model (not a real model). For Claude: export ANTHROPIC_API_KEY=sk-ant-… and restart.`;
+  }
+  return config.model.default;
+}
+
+export async function up(config: KeelConfig): Promise<number> {
+  await mkdir(config.dataDir, { recursive: true });
+  let server: DevServer | undefined;
+  const children: Supervised[] = [];
+  /** Set once shutdown begins; resolves with the exit code. */
+  const shutdown: { done?: Promise<number>; at: number } = { at: 0 };
+  /** Read through a function: shutdown can begin during any await. */
+  const shuttingDown = (): Promise<number> | undefined => shutdown.done;
+
+  const stopAll = async (): Promise<number> => {
+    say('Stopping Keel: API, then worker (draining in-flight work), then Temporal…');
+    const [worker, api] = children;
+    await api?.stop(15_000);
+    await worker?.stop((config.shutdownGraceS + 10) * 1000);
+    await server?.stop(15_000);
+    say('Keel stopped. Conversations are kept in ' + path.relative(process.cwd(), config.dataDir || '.'));
+    return 0;
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    const now = Date.now();
+    if (shutdown.done === undefined) {
+      shutdown.at = now;
+      shutdown.done = stopAll();
+      return;
+    }
+    if (now - shutdown.at < sameSignalMs) return;
+    say(`${signal} again: stopping at once.`);
+    for (const child of children) child.kill();
+    server?.process.kill('SIGKILL');
+    process.exit(1);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    if (config.temporal.address === undefined) {
+      const cliPath = await ensureTemporalCli(config, say);
+      say(`Starting the Temporal dev server (${cliPath})…`);
+      server = await startDevServer({
+        cliPath,
+        dataDir: config.dataDir,
+        port: config.temporal.devServerPort,
+        uiPort: config.temporal.devServerUiPort,
+        namespace: config.temporal.namespace,
+        onOutput: (line) => say(`[temporal] ${line}`),
+      });
+    } else {
+      say(`Using the Temporal server at ${config.temporal.address}…`);
+      await waitForTemporal(config.temporal.address, 15_000);
+    }
+    const early = shuttingDown();
+    if (early !== undefined) return await early;
+
+    say('Bundling workflow code…');
+    const bundlePath = path.join(config.dataDir, 'workflow-bundle.js');
+    await writeFile(bundlePath, await buildWorkflowBundle());
+
+    const env = childProcessEnvironment({
+      KEEL_WORKFLOW_BUNDLE: bundlePath,
+      KEEL_LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json',
+      KEEL_DATA_DIR: config.dataDir,
+    });
+    const spawnKeel = (name: string, command: string) =>
+      new Supervised({
+        name,
+        command: process.execPath,
+        args: ['--import', 'tsx', keelEntry, command],
+        cwd: projectRoot,
+        env,
+        report: say,
+      });
+    const worker = spawnKeel('worker', 'worker');
+    const api = spawnKeel('API', 'api');
+    children.push(worker, api);
+    worker.start();
+    api.start();
+
+    const apiUrl = `http://${config.api.host}:${config.api.port}`;
+    await waitForReady(apiUrl, 120_000, () => shuttingDown() !== undefined);
+    const stoppedWhileStarting = shuttingDown();
+    if (stoppedWhileStarting !== undefined) return await stoppedWhileStarting;
+    say('');
+    say('Keel is running.');
+    say(`  API       ${apiUrl}   (OpenAPI: ${apiUrl}/openapi.json)`);
+    say(
+      `  Temporal  ${temporalAddress(config)}${server === undefined ? '' : `   (dev server, data in ${path.relative(process.cwd(), server.databaseFile)})`}`,
+    );
+    if (server !== undefined) say(`  Web UI    ${server.uiUrl}`);
+    say(`  Model     ${modelNote(config)}`);
+    say('');
+    say(
+      `  Try:  curl -s -X POST ${apiUrl}/threads -H 'content-type: application/json' -d '{"thread_id":"demo"}'`,
+    );
+    say(`        curl -s -X POST ${apiUrl}/threads/demo/runs/wait -H 'content-type: application/json' \\`);
+    say(`          -d '{"input":{"messages":[{"role":"user","content":"run: uname -a"}]}}'`);
+    say('');
+    say('Ctrl-C stops everything; conversations are kept.');
+  } catch (error) {
+    say(`keel up failed: ${error instanceof Error ? error.message : String(error)}`);
+    shutdown.done ??= stopAll();
+    await shutdown.done;
+    return 1;
+  }
+  return new Promise<number>((resolve) => {
+    const check = setInterval(() => {
+      const done = shuttingDown();
+      if (done === undefined) return;
+      clearInterval(check);
+      void done.then(resolve);
+    }, 200);
+  });
+}
