@@ -40,12 +40,14 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   await condition(
     () => conversation.state.closed || (workflowInfo().continueAsNewSuggested && conversation.quiescent),
   );
+  // Either way, release waiting stream subscribers first: their polls would otherwise hold
+  // allHandlersFinished open until the next event, which may never come.
+  stream.detachPollers();
   if (conversation.state.closed) {
     await condition(allHandlersFinished);
     return { thread_id: thread.thread_id, summary: toThread(conversation.state).summary };
   }
   conversation.beginDraining();
-  stream.detachPollers();
   await condition(allHandlersFinished);
   return continueAsNew<typeof conversationWorkflow>({
     ...thread,

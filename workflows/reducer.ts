@@ -18,31 +18,37 @@ const unchanged = (state: ConversationState): Transition => ({ state, commands: 
 
 export function reduce(state: ConversationState, event: ConversationEvent): Transition {
   const touched = { ...state, updated_at: new Date(event.now).toISOString() };
+  const transition = apply(touched, event);
+  // An event that changes nothing (a late retry, a duplicate) leaves the state exactly as it was.
+  return transition.state === touched && transition.commands.length === 0 ? unchanged(state) : transition;
+}
+
+function apply(state: ConversationState, event: ConversationEvent): Transition {
   switch (event.type) {
     case 'inputSubmitted':
-      return submit(touched, event.input, event.now);
+      return submit(state, event.input, event.now);
     case 'modelResponded':
-      return modelResponded(touched, event);
+      return modelResponded(state, event);
     case 'modelFailed': {
       if (!isCurrentModelStep(state, event.run_id, event.step)) return unchanged(state);
-      return finishRun(touched, event.now, 'failed', { reason: 'model_error', error: event.error });
+      return finishRun(state, event.now, 'failed', { reason: 'model_error', error: event.error });
     }
     case 'toolFinished': {
       const active = state.active;
       if (active === null || active.run_id !== event.run_id || active.step.kind !== 'tools')
         return unchanged(state);
-      const done = recordToolResult(touched, active, event.tool_use_id, event.outcome, event.now);
+      const done = recordToolResult(state, active, event.tool_use_id, event.outcome, event.now);
       return done.step === 'model' ? beginModelStep(done.state, event.now, done.commands) : done;
     }
     case 'cancelRequested':
-      return cancel(touched, event.run_id, event.now, { reason: 'cancelled_by_user', message: event.reason });
+      return cancel(state, event.run_id, event.now, { reason: 'cancelled_by_user', message: event.reason });
     case 'runDeferred': {
       const run = findRun(state, event.run_id);
       if (run === undefined || isTerminal(run.status) || run.status === 'deferred') return unchanged(state);
-      return updateRun(touched, event.run_id, event.now, { status: 'deferred' }, 'run.deferred');
+      return updateRun(state, event.run_id, event.now, { status: 'deferred' }, 'run.deferred');
     }
     case 'closeRequested':
-      return close(touched, event.now, event.reason);
+      return close(state, event.now, event.reason);
   }
 }
 
