@@ -35,5 +35,9 @@ export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
     // When a worker dies, its sticky queue is abandoned after this, and the conversation
     // continues on another worker (the default, 5 s, adds to every recovery).
     stickyQueueScheduleToStartTimeout: '2 seconds',
+    // Cancellation reaches an activity only through a heartbeat response: sending heartbeats
+    // each second (instead of every 80 % of the timeout) makes a cancel land within a second.
+    maxHeartbeatThrottleInterval: '1 second',
+    defaultHeartbeatThrottleInterval: '1 second',
   });
 }
