@@ -39,17 +39,46 @@ const stopReasons: ReadonlySet<string> = new Set([
   'refusal',
 ]);
 
+/**
+ * A fetch that reports every chunk of the response body. Silence is measured on bytes, not SDK
+ * events: the SDK swallows the `ping` events that keep a thinking model's stream alive.
+ */
+function watchedFetch(onBytes: () => void): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (response.body === null) return response;
+    const watched = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          onBytes();
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(watched, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}
+
 export class AnthropicModel implements ModelClient {
-  readonly #client: Anthropic;
+  readonly #options: AnthropicOptions;
   readonly #stallTimeoutMs: number;
 
   constructor(options: AnthropicOptions) {
-    this.#client = new Anthropic({
-      apiKey: options.apiKey,
-      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-      maxRetries: 0,
-    });
+    this.#options = options;
     this.#stallTimeoutMs = options.stallTimeoutMs ?? 90_000;
+  }
+
+  #client(onBytes: () => void): Anthropic {
+    return new Anthropic({
+      apiKey: this.#options.apiKey,
+      ...(this.#options.baseURL === undefined ? {} : { baseURL: this.#options.baseURL }),
+      maxRetries: 0,
+      fetch: watchedFetch(onBytes),
+    });
   }
 
   async complete(request: ModelRequest): Promise<ModelReply> {
@@ -72,7 +101,7 @@ export class AnthropicModel implements ModelClient {
           ? { ...tool, cache_control: { type: 'ephemeral' as const } }
           : tool,
       );
-      const stream = this.#client.messages.stream(
+      const stream = this.#client(armWatchdog).messages.stream(
         {
           model: request.model,
           max_tokens: request.maxTokens,
@@ -82,7 +111,6 @@ export class AnthropicModel implements ModelClient {
         },
         { signal: abort.signal },
       );
-      stream.on('streamEvent', armWatchdog);
       stream.on('text', (delta) => request.onTextDelta?.(delta));
       const message = await stream.finalMessage();
       return {
