@@ -68,17 +68,17 @@ export async function waitForTemporal(
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline && alive()) {
+    // One bounded attempt: no retries of its own, a 1 s deadline, so a port held by something
+    // that is not Temporal cannot stall the loop.
+    const connection = Connection.lazy({ address, interceptors: [] });
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      try {
-        await connection.workflowService.getSystemInfo({});
-        return;
-      } finally {
-        await connection.close();
-      }
+      await connection.withDeadline(Date.now() + 1_000, () => connection.workflowService.getSystemInfo({}));
+      return;
     } catch (error) {
       lastError = error;
       await sleep(250);
+    } finally {
+      await connection.close();
     }
   }
   const reason = lastError instanceof Error ? lastError.message : 'no answer';

@@ -4,9 +4,9 @@
  *   keel worker   a worker process
  *   keel api      the HTTP API process
  */
-import { Client, Connection } from '@temporalio/client';
 import { Command } from 'commander';
 import { startApi } from '../api/server';
+import { connectApiClient } from '../api/temporal-client';
 import { runWorker } from '../worker/run-worker';
 import { ConfigError, createLogger, loadConfig, temporalConnectionOptions } from './env';
 import { up } from './up';
@@ -14,8 +14,7 @@ import { up } from './up';
 async function apiProcess(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config, 'api');
-  const connection = await Connection.connect(temporalConnectionOptions(config));
-  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const client = await connectApiClient(temporalConnectionOptions(config), config.temporal.namespace);
   const api = await startApi({ client, config, logger, host: config.api.host, port: config.api.port });
   logger.info({ url: api.url }, 'api ready');
   let stopping = false;
@@ -24,7 +23,7 @@ async function apiProcess(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'api stopping: no new connections; in-flight requests finish');
     await api.stop();
-    await connection.close();
+    await client.connection.close();
     logger.info('api stopped');
     process.exit(0);
   };

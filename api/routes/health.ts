@@ -34,13 +34,11 @@ export function healthRoutes(client: Client, namespace: string, taskQueue: strin
       .filter(([, value]) => value !== 'ok')
       .map(([name, value]) => `${name}: ${value}`)
       .join('; ');
-    response
-      .status(503)
-      .json({
-        error: { type: 'service_unavailable_error', code: 'not_ready', message },
-        detail: message,
-        checks,
-      });
+    response.status(503).json({
+      error: { type: 'service_unavailable_error', code: 'not_ready', message },
+      detail: message,
+      checks,
+    });
   });
   return router;
 }
