@@ -33,7 +33,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.mjs'] } },
+      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.mjs', 'jest.config.js'] } },
     },
     plugins: { 'import-x': importX },
     rules: {
@@ -81,5 +81,6 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
     },
   },
-  { files: ['eslint.config.mjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['eslint.config.mjs', 'jest.config.js'], ...tseslint.configs.disableTypeChecked },
+  { files: ['jest.config.js'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } } },
 );

@@ -1,0 +1,121 @@
+/**
+ * `npm start` as a user meets it: the supervisor, a dev server with its SQLite file, a worker and
+ * the API as real processes; a worker killed and restarted; Ctrl-C; a restart that keeps everything.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Message } from '../../common/transcript';
+import { call, userInput } from '../helpers/api';
+
+jest.setTimeout(240_000);
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+interface Up {
+  process: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function keelUp(env: Record<string, string>): Up {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'up'], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { process: child, output: () => output, exited };
+}
+
+async function waitForOutput(up: Up, text: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!up.output().includes(text)) {
+    if (Date.now() > deadline)
+      throw new Error(`no "${text}" within ${timeoutMs} ms; output so far:\n${up.output()}`);
+    await sleep(200);
+  }
+}
+
+function childPids(parent: number, matching: string): number[] {
+  const lines = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(parent)], { encoding: 'utf8' })
+    .trim()
+    .split('\n');
+  return lines.filter((line) => line.includes(matching)).map((line) => Number.parseInt(line.trim(), 10));
+}
+
+describe('keel up (npm start)', () => {
+  it('starts everything, answers, survives a worker crash, stops on Ctrl-C and keeps the conversation', async () => {
+    const [temporalPort, uiPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'keel-up-'));
+    const env = {
+      TEMPORAL_CLI_PATH: process.env.KEEL_TEST_CLI_PATH!,
+      KEEL_TEMPORAL_PORT: String(temporalPort),
+      KEEL_TEMPORAL_UI_PORT: String(uiPort),
+      KEEL_API_PORT: String(apiPort),
+      KEEL_DATA_DIR: dataDir,
+    };
+    const api = `http://127.0.0.1:${apiPort}`;
+
+    const first = keelUp(env);
+    await waitForOutput(first, 'Keel is running.', 120_000);
+    expect(first.output()).toContain(`API       ${api}`);
+    expect(first.output()).toContain(`Web UI    http://127.0.0.1:${uiPort}`);
+    expect(first.output()).toMatch(/scripted:demo — the offline scripted model.*ANTHROPIC_API_KEY/);
+    expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
+
+    expect((await call(api, 'POST', '/threads', { thread_id: 'e2e' })).status).toBe(200);
+    const answer = await call<{ messages: Message[] }>(
+      api,
+      'POST',
+      '/threads/e2e/runs/wait',
+      userInput('run: echo "from the workspace: $(pwd)"'),
+    );
+    expect(JSON.stringify(answer.body.messages.at(-1))).toContain(
+      `from the workspace: ${dataDir}/workspaces/e2e`,
+    );
+
+    // A worker that dies is restarted by the supervisor.
+    const [worker] = childPids(first.process.pid!, 'keel.ts worker');
+    process.kill(worker!, 'SIGKILL');
+    await waitForOutput(first, 'worker stopped unexpectedly', 10_000);
+    const afterCrash = await call<{ messages: Message[] }>(
+      api,
+      'POST',
+      '/threads/e2e/runs/wait',
+      userInput('run: echo second'),
+    );
+    expect(JSON.stringify(afterCrash.body.messages.at(-1))).toContain('second');
+
+    first.process.kill('SIGINT');
+    expect(await first.exited).toBe(0);
+    expect(first.output()).toContain('Keel stopped.');
+    expect(childPids(1, dataDir)).toEqual([]);
+
+    const second = keelUp(env);
+    await waitForOutput(second, 'Keel is running.', 120_000);
+    const thread = await call(api, 'GET', '/threads/e2e');
+    expect(thread.body).toMatchObject({ thread_id: 'e2e', messages_count: 8, summary: { runs: 2 } });
+    const continued = await call<{ messages: Message[] }>(
+      api,
+      'POST',
+      '/threads/e2e/runs/wait',
+      userInput('and now?'),
+    );
+    expect(continued.body.messages).toHaveLength(10);
+    second.process.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+});

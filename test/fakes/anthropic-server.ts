@@ -1,0 +1,457 @@
+/**
+ * A local, protocol-faithful Anthropic Messages API: `POST /v1/messages` answering JSON or SSE
+ * exactly as the real API frames it, with scripted replies and injected faults. Like the real
+ * API it answers a history that breaks the tool_use/tool_result rule with its own 400; every
+ * such request is recorded in `violations` so tests can assert it never happened.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface FakeTextBlock {
+  type: 'text';
+  text: string;
+}
+export interface FakeToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+export type FakeBlock = FakeTextBlock | FakeToolUseBlock;
+
+export interface FakeRequest {
+  model: string;
+  max_tokens: number;
+  system?: unknown;
+  stream?: boolean;
+  tools?: Array<{ name: string; input_schema: unknown; cache_control?: unknown }>;
+  messages: Array<{ role: 'user' | 'assistant'; content: string | Array<Record<string, unknown>> }>;
+}
+
+/** What the fake does with one request. */
+export type Reply =
+  | {
+      kind: 'message';
+      content: FakeBlock[];
+      stop_reason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal';
+      usage?: Partial<{
+        input_tokens: number;
+        output_tokens: number;
+        cache_creation_input_tokens: number;
+        cache_read_input_tokens: number;
+      }>;
+      /** Milliseconds between streamed text deltas. */
+      tokenDelayMs?: number;
+      /** Milliseconds before the first byte (a model that thinks). `ping` events keep the stream alive meanwhile. */
+      firstTokenDelayMs?: number;
+    }
+  | { kind: 'error'; status: number; type: string; message: string; headers?: Record<string, string> }
+  /** Streams `afterDeltas` text deltas of `content`, then an `event: error`. */
+  | { kind: 'stream-error'; type: string; message: string; afterDeltas: number; content?: FakeBlock[] }
+  /** Accepts the request and never answers. */
+  | { kind: 'hang' }
+  /** Streams `afterDeltas` deltas, then goes silent forever (no pings). */
+  | { kind: 'stall'; afterDeltas: number }
+  /** Destroys the connection without an answer. */
+  | { kind: 'reset' };
+
+export type Responder = (request: FakeRequest, index: number) => Reply;
+
+export interface RecordedRequest {
+  body: FakeRequest;
+  headers: IncomingMessage['headers'];
+  at: number;
+  /** What was answered (after validation). */
+  reply: Reply['kind'] | 'invalid';
+}
+
+export interface FakeAnthropic {
+  url: string;
+  requests: RecordedRequest[];
+  /** Requests the real API would have rejected for breaking the tool_use/tool_result rule. */
+  violations: string[];
+  /** Replies used before the responder, first in first out. */
+  enqueue(...replies: Reply[]): void;
+  setResponder(responder: Responder): void;
+  /** Resolves when `count` requests have arrived. */
+  waitForRequests(count: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Anthropic's wording, as its API answers it. */
+export function toolRuleViolation(messages: FakeRequest['messages']): string | undefined {
+  const blocks = (index: number): Array<Record<string, unknown>> => {
+    const content = messages[index]?.content;
+    return Array.isArray(content) ? content : [];
+  };
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index]!;
+    if (message.role === 'assistant') {
+      const uses = blocks(index)
+        .filter((b) => b.type === 'tool_use')
+        .map((b) => String(b.id));
+      if (uses.length === 0) continue;
+      const next = messages[index + 1];
+      const answered = new Set(
+        next?.role === 'user'
+          ? blocks(index + 1)
+              .filter((b) => b.type === 'tool_result')
+              .map((b) => String(b.tool_use_id))
+          : [],
+      );
+      const missing = uses.filter((id) => !answered.has(id));
+      if (missing.length > 0) {
+        return `messages.${index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+      }
+    } else {
+      const previous = messages[index - 1];
+      const asked = new Set(
+        previous?.role === 'assistant'
+          ? blocks(index - 1)
+              .filter((b) => b.type === 'tool_use')
+              .map((b) => String(b.id))
+          : [],
+      );
+      for (const [position, block] of blocks(index).entries()) {
+        if (block.type === 'tool_result' && !asked.has(String(block.tool_use_id))) {
+          return `messages.${index}.content.${position}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+function validate(body: FakeRequest): string | undefined {
+  if (typeof body.model !== 'string' || body.model === '') return 'model: Field required';
+  if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    return 'messages: at least one message is required';
+  if (body.messages[0]?.role !== 'user') return 'messages: first message must use the "user" role';
+  for (const [index, message] of body.messages.entries()) {
+    const content = message.content;
+    if (Array.isArray(content) && content.length === 0 && index !== body.messages.length - 1) {
+      return `messages.${index}: all messages must have non-empty content except for the optional final assistant message`;
+    }
+  }
+  return undefined;
+}
+
+const encoder = (response: ServerResponse) => (event: string, data: unknown) =>
+  response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Splits text the way a model streams it: a word at a time. */
+function deltasOf(text: string): string[] {
+  return text.match(/\S+\s*|\s+/g) ?? [];
+}
+
+async function streamMessage(
+  response: ServerResponse,
+  body: FakeRequest,
+  reply: Extract<Reply, { kind: 'message' | 'stream-error' | 'stall' }>,
+  isOpen: () => boolean,
+) {
+  response.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'request-id': `req_${randomUUID()}`,
+  });
+  const send = encoder(response);
+  const content =
+    reply.kind === 'message'
+      ? reply.content
+      : reply.kind === 'stream-error'
+        ? (reply.content ?? [{ type: 'text' as const, text: 'partial answer that will fail' }])
+        : [{ type: 'text' as const, text: 'this stream goes silent' }];
+  const usage = reply.kind === 'message' ? (reply.usage ?? {}) : {};
+  const inputTokens = usage.input_tokens ?? Math.ceil(JSON.stringify(body.messages).length / 4);
+  send('message_start', {
+    type: 'message_start',
+    message: {
+      id: `msg_${randomUUID().replaceAll('-', '')}`,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: {
+        input_tokens: inputTokens,
+        output_tokens: 1,
+        cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
+        cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
+      },
+    },
+  });
+  if (reply.kind === 'message' && reply.firstTokenDelayMs !== undefined) {
+    const until = Date.now() + reply.firstTokenDelayMs;
+    while (Date.now() < until && isOpen()) {
+      send('ping', { type: 'ping' });
+      await sleep(Math.min(1_000, until - Date.now()));
+    }
+  }
+  let deltas = 0;
+  const limit = reply.kind === 'message' ? Infinity : reply.afterDeltas;
+  let outputTokens = 0;
+  for (const [index, block] of content.entries()) {
+    if (!isOpen()) return;
+    if (block.type === 'text') {
+      send('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'text', text: '' },
+      });
+      for (const piece of deltasOf(block.text)) {
+        if (deltas >= limit) break;
+        if (reply.kind === 'message' && reply.tokenDelayMs !== undefined) await sleep(reply.tokenDelayMs);
+        if (!isOpen()) return;
+        send('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'text_delta', text: piece },
+        });
+        deltas++;
+        outputTokens++;
+      }
+    } else {
+      send('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      });
+      // Real streams split tool input JSON across several deltas.
+      const json = JSON.stringify(block.input);
+      const third = Math.ceil(json.length / 3);
+      for (let start = 0; start < json.length; start += third) {
+        send('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: json.slice(start, start + third) },
+        });
+      }
+      outputTokens += Math.ceil(json.length / 4);
+    }
+    if (deltas >= limit) break;
+    send('content_block_stop', { type: 'content_block_stop', index });
+  }
+  if (reply.kind === 'stream-error') {
+    send('error', { type: 'error', error: { type: reply.type, message: reply.message } });
+    response.end();
+    return;
+  }
+  if (reply.kind === 'stall') return;
+  send('message_delta', {
+    type: 'message_delta',
+    delta: {
+      stop_reason:
+        reply.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'),
+      stop_sequence: null,
+    },
+    usage: { output_tokens: usage.output_tokens ?? Math.max(outputTokens, 1) },
+  });
+  send('message_stop', { type: 'message_stop' });
+  response.end();
+}
+
+function jsonMessage(
+  response: ServerResponse,
+  body: FakeRequest,
+  reply: Extract<Reply, { kind: 'message' }>,
+) {
+  const usage = reply.usage ?? {};
+  response.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${randomUUID()}` });
+  response.end(
+    JSON.stringify({
+      id: `msg_${randomUUID().replaceAll('-', '')}`,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: reply.content,
+      stop_reason:
+        reply.stop_reason ?? (reply.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'),
+      stop_sequence: null,
+      usage: {
+        input_tokens: usage.input_tokens ?? 10,
+        output_tokens: usage.output_tokens ?? 10,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
+    }),
+  );
+}
+
+function errorResponse(
+  response: ServerResponse,
+  status: number,
+  type: string,
+  message: string,
+  headers: Record<string, string> = {},
+) {
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'request-id': `req_${randomUUID()}`,
+    ...headers,
+  });
+  response.end(
+    JSON.stringify({ type: 'error', error: { type, message }, request_id: `req_${randomUUID()}` }),
+  );
+}
+
+const defaultResponder: Responder = () => ({
+  kind: 'message',
+  content: [{ type: 'text', text: 'Hello from the fake Anthropic API.' }],
+});
+
+export async function startFakeAnthropic(
+  options: { apiKey?: string; responder?: Responder } = {},
+): Promise<FakeAnthropic> {
+  const apiKey = options.apiKey ?? 'test-key';
+  const queue: Reply[] = [];
+  let responder = options.responder ?? defaultResponder;
+  const requests: RecordedRequest[] = [];
+  const violations: string[] = [];
+  const sockets = new Set<Socket>();
+  const waiters: Array<{ count: number; resolve: () => void }> = [];
+
+  const server: Server = createServer((request, response) => {
+    if (request.method !== 'POST' || request.url?.split('?')[0] !== '/v1/messages') {
+      errorResponse(response, 404, 'not_found_error', `Not found: ${request.method} ${request.url}`);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      void (async () => {
+        let body: FakeRequest;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as FakeRequest;
+        } catch {
+          errorResponse(
+            response,
+            400,
+            'invalid_request_error',
+            'There was an issue with the format of the request body',
+          );
+          return;
+        }
+        const record: RecordedRequest = { body, headers: request.headers, at: Date.now(), reply: 'invalid' };
+        requests.push(record);
+        for (const waiter of [...waiters]) {
+          if (requests.length >= waiter.count) {
+            waiters.splice(waiters.indexOf(waiter), 1);
+            waiter.resolve();
+          }
+        }
+        // The real API takes the key as `x-api-key` or, as SDK 1.x sends it, a bearer token.
+        const presented =
+          request.headers['x-api-key'] ?? request.headers.authorization?.replace(/^Bearer /, '');
+        if (presented !== apiKey) {
+          errorResponse(response, 401, 'authentication_error', 'invalid x-api-key');
+          return;
+        }
+        const invalid = validate(body);
+        if (invalid !== undefined) {
+          errorResponse(response, 400, 'invalid_request_error', invalid);
+          return;
+        }
+        const violation = toolRuleViolation(body.messages);
+        if (violation !== undefined) {
+          violations.push(violation);
+          errorResponse(response, 400, 'invalid_request_error', violation);
+          return;
+        }
+        const reply = queue.shift() ?? responder(body, requests.length - 1);
+        record.reply = reply.kind;
+        let open = true;
+        response.on('close', () => (open = false));
+        switch (reply.kind) {
+          case 'error':
+            errorResponse(response, reply.status, reply.type, reply.message, reply.headers);
+            return;
+          case 'hang':
+            return;
+          case 'reset':
+            request.socket.destroy();
+            return;
+          case 'message':
+            if (body.stream === true) await streamMessage(response, body, reply, () => open);
+            else jsonMessage(response, body, reply);
+            return;
+          case 'stream-error':
+          case 'stall':
+            await streamMessage(response, body, reply, () => open);
+            return;
+        }
+      })();
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    violations,
+    enqueue: (...replies) => queue.push(...replies),
+    setResponder: (next) => {
+      responder = next;
+    },
+    waitForRequests: (count, timeoutMs = 30_000) =>
+      requests.length >= count
+        ? Promise.resolve()
+        : new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(
+              () => reject(new Error(`fake Anthropic got ${requests.length} of ${count} requests`)),
+              timeoutMs,
+            );
+            waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
+          }),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * A model that uses tools like a real one would: a user line `run: <command>` becomes a bash
+ * tool_use (several lines, parallel calls); after tool results it answers quoting them.
+ */
+export const toolUsingResponder: Responder = (request) => {
+  const last = request.messages.at(-1)!;
+  const blocks = Array.isArray(last.content) ? last.content : [{ type: 'text', text: last.content }];
+  const results = blocks.filter((block) => block.type === 'tool_result');
+  if (results.length > 0) {
+    const text = results
+      .map(
+        (block) =>
+          `Result: ${typeof block.content === 'string' ? block.content : JSON.stringify(block.content)}`,
+      )
+      .join('\n');
+    return { kind: 'message', content: [{ type: 'text', text }] };
+  }
+  const text = blocks.map((block) => (block.type === 'text' ? String(block.text) : '')).join('\n');
+  const commands = [...text.matchAll(/^run: (.+)$/gm)].map((match) => match[1]!);
+  if (commands.length === 0)
+    return { kind: 'message', content: [{ type: 'text', text: `You said: ${text}` }] };
+  return {
+    kind: 'message',
+    content: [
+      { type: 'text', text: 'Running that now.' },
+      ...commands.map((command) => ({
+        type: 'tool_use' as const,
+        id: `toolu_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
+        name: 'bash',
+        input: { command },
+      })),
+    ],
+  };
+};

@@ -1,0 +1,50 @@
+/**
+ * Starts one Temporal dev server for the whole test run, from the Temporal CLI Keel provisions
+ * (built once with go install when missing). Its low continue-as-new threshold makes every
+ * workflow test cross continue-as-new boundaries for real.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { parseConfig } from '../../common/config';
+import { allSearchAttributes } from '../../common/search-attributes';
+import { ensureTemporalCli } from '../../cli/temporal-cli';
+import { buildWorkflowBundle } from '../../worker/bundle';
+
+/** History events after which the server suggests continue-as-new (production default: 4096). */
+export const testContinueAsNewEvents = 150;
+
+declare global {
+  var keelTestEnvironment: TestWorkflowEnvironment | undefined;
+}
+
+export default async function globalSetup(): Promise<void> {
+  const config = parseConfig(process.env, process.cwd());
+  const cliPath = await ensureTemporalCli(config, (line) => process.stderr.write(`[test setup] ${line}\n`));
+  const directory = await mkdtemp(path.join(os.tmpdir(), 'keel-test-'));
+  const [environment, bundle] = await Promise.all([
+    TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'existing-path', path: cliPath },
+        ip: '127.0.0.1',
+        searchAttributes: allSearchAttributes,
+        extraArgs: [
+          '--dynamic-config-value',
+          `limit.historyCount.suggestContinueAsNew=${testContinueAsNewEvents}`,
+          '--log-level',
+          'error',
+        ],
+      },
+    }),
+    buildWorkflowBundle(),
+  ]);
+  const bundlePath = path.join(directory, 'workflow-bundle.js');
+  await writeFile(bundlePath, bundle);
+  globalThis.keelTestEnvironment = environment;
+  // Test files run in worker processes forked after this, which inherit the environment.
+  process.env.KEEL_TEST_TEMPORAL_ADDRESS = environment.address;
+  process.env.KEEL_TEST_BUNDLE = bundlePath;
+  process.env.KEEL_TEST_DIR = directory;
+  process.env.KEEL_TEST_CLI_PATH = cliPath;
+}

@@ -1,0 +1,7 @@
+import { rm } from 'node:fs/promises';
+
+export default async function globalTeardown(): Promise<void> {
+  await globalThis.keelTestEnvironment?.teardown();
+  if (process.env.KEEL_TEST_DIR !== undefined)
+    await rm(process.env.KEEL_TEST_DIR, { recursive: true, force: true });
+}

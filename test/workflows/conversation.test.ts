@@ -1,0 +1,3 @@
+import { describeConversationScenarios } from './scenarios';
+
+describeConversationScenarios('a conversation on a real Temporal server');
