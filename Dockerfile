@@ -1,0 +1,18 @@
+# Keel's worker and API. Build: docker build -t keel .   (docker-compose.yml builds it for you)
+FROM node:20-bookworm-slim
+WORKDIR /app
+# bash runs the agent's shell commands; ca-certificates for HTTPS to model providers.
+RUN apt-get update && apt-get install -y --no-install-recommends bash ca-certificates && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts
+COPY common ./common
+COPY workflows ./workflows
+COPY activities ./activities
+COPY worker ./worker
+COPY api ./api
+COPY cli ./cli
+COPY tsconfig.json ./
+ENV KEEL_DATA_DIR=/data KEEL_LOG_FORMAT=json
+VOLUME /data
+ENTRYPOINT ["node", "--import", "tsx", "cli/keel.ts"]
+CMD ["worker"]
