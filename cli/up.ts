@@ -18,6 +18,12 @@ const keelEntry = path.join(__dirname, 'keel.ts');
 /** Signals closer together than this are one signal delivered twice (npm forwards what the terminal sent). */
 const sameSignalMs = 1_000;
 
+/** A path as the user is likely to recognise it: relative below the current directory, else absolute. */
+function shown(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative === '' || relative.startsWith('..') ? file : relative;
+}
+
 function say(line: string): void {
   process.stdout.write(`${line}\n`);
 }
@@ -60,7 +66,7 @@ export async function up(config: KeelConfig): Promise<number> {
     await api?.stop(15_000);
     await worker?.stop((config.shutdownGraceS + 10) * 1000);
     await server?.stop(15_000);
-    say('Keel stopped. Conversations are kept in ' + path.relative(process.cwd(), config.dataDir || '.'));
+    say(`Keel stopped. Conversations are kept in ${shown(config.dataDir)}`);
     return 0;
   };
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -130,7 +136,7 @@ export async function up(config: KeelConfig): Promise<number> {
     say('Keel is running.');
     say(`  API       ${apiUrl}   (OpenAPI: ${apiUrl}/openapi.json)`);
     say(
-      `  Temporal  ${temporalAddress(config)}${server === undefined ? '' : `   (dev server, data in ${path.relative(process.cwd(), server.databaseFile)})`}`,
+      `  Temporal  ${temporalAddress(config)}${server === undefined ? '' : `   (dev server, data in ${shown(server.databaseFile)})`}`,
     );
     if (server !== undefined) say(`  Web UI    ${server.uiUrl}`);
     say(`  Model     ${modelNote(config)}`);
