@@ -39,9 +39,9 @@ export function mapOpenAIError(
   const apiError = error as InstanceType<typeof OpenAI.APIError>;
   const body = apiError.error as { message?: unknown } | undefined;
   const message = typeof body?.message === 'string' ? body.message : apiError.message;
-  const status = apiError.status as number | undefined;
+  const status = apiError.status;
   // A mid-stream `error` chunk has no status: the server failed after it started answering.
-  return mapHttpFailure(label, status ?? 500, message, apiError.headers as Headers | undefined);
+  return mapHttpFailure(label, status ?? 500, message, apiError.headers);
 }
 
 export class OpenAIModel implements ModelClient {
