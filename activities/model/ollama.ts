@@ -55,7 +55,8 @@ function mapOllamaError(error: unknown, host: string): ApplicationFailure {
   const message = error instanceof Error ? error.message : String(error);
   if ((error as { name?: unknown }).name === 'ResponseError' && typeof status === 'number')
     return mapHttpFailure(label, status, message, undefined);
-  if (error instanceof TypeError) return connectionFailure(label, host, error);
+  // fetch's network failure: a TypeError, checked by name because it may come from another realm.
+  if ((error as { name?: unknown }).name === 'TypeError') return connectionFailure(label, host, error);
   // An `{"error": …}` line in the middle of the stream, or a stream cut before `done`.
   return mapHttpFailure(label, 500, message, undefined);
 }

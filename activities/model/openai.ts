@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import type { ApplicationFailure } from '@temporalio/common';
+import { failure } from '../errors';
 import type { ModelClient, ModelReply, ModelRequest, TokenUsage } from './client';
 import { connectionFailure, mapHttpFailure, stallFailure, type ProviderLabel } from './http-errors';
 import {
@@ -100,6 +101,10 @@ export class OpenAIModel implements ModelClient {
         }
         if (choice.finish_reason) finishReason = choice.finish_reason;
       }
+      // The SDK ends an aborted stream quietly; a stream cut before its finish_reason is no answer.
+      if (watch.signal.aborted) throw watch.signal.reason;
+      if (finishReason === undefined)
+        throw failure('ModelUnavailable', `${this.#label.name} ended the stream before a finish_reason`);
       const complete = calls
         .filter((call) => call !== undefined)
         .map((call) => (call.id === '' ? { ...call, id: `call_${randomUUID()}` } : call));
