@@ -170,12 +170,100 @@ describe('conversations on every provider (fake servers, real clients, real Temp
       message: 'The server had an error while processing your request.',
       headers: { 'retry-after-ms': '100' },
     };
-    openai.enqueue(unavailable, unavailable, unavailable, unavailable, unavailable, unavailable, unavailable);
-    const run = await conversation.ask('hello');
-    expect(run).toMatchObject({ status: 'failed', error: { type: 'ModelUnavailable' } });
-    expect(run.error!.message).toContain('The server had an error while processing your request.');
-    expect(openai.requests.length - before).toBe(6);
-    // The seventh scripted failure was never asked for; the next run gets an answer.
-    openai.setResponder(toolUsingOpenAIResponder);
+    // The server fails every request: only the cap ends the run.
+    openai.setResponder(() => unavailable);
+    try {
+      const run = await conversation.ask('hello');
+      expect(run).toMatchObject({ status: 'failed', error: { type: 'ModelUnavailable' } });
+      expect(run.error!.message).toContain('The server had an error while processing your request.');
+      expect(openai.requests.length - before).toBe(6);
+    } finally {
+      openai.setResponder(toolUsingOpenAIResponder);
+    }
   }, 60_000);
+
+  it('ends a run cut off by max_tokens as completed with the reason, running none of its tool calls', async () => {
+    const conversation = await TestConversation.start(client, config, {
+      model: 'anthropic:claude-sonnet-4-5',
+    });
+    anthropic.enqueue({
+      kind: 'message',
+      content: [
+        { type: 'text', text: 'I was about to' },
+        { type: 'tool_use', id: 'toolu_cut', name: 'bash', input: { command: 'echo never' } },
+      ],
+      stop_reason: 'max_tokens',
+    });
+    const run = await conversation.ask('write a long essay');
+    expect(run).toMatchObject({ status: 'completed', status_reason: 'max_tokens', steps: 1 });
+    const transcript = await conversation.transcript();
+    expect(toolResults(transcript)).toEqual([]);
+    expect(lastAnswer(transcript)).toBe('I was about to');
+  });
+
+  it('ends a refused turn without running tools, and continues a paused turn in a new call', async () => {
+    const conversation = await TestConversation.start(client, config, {
+      model: 'anthropic:claude-sonnet-4-5',
+    });
+    anthropic.enqueue({
+      kind: 'message',
+      content: [
+        { type: 'text', text: 'I cannot help with that.' },
+        { type: 'tool_use', id: 'toolu_no', name: 'bash', input: { command: 'echo no' } },
+      ],
+      stop_reason: 'refusal',
+    });
+    const refused = await conversation.ask('do something bad');
+    expect(refused).toMatchObject({ status: 'completed', status_reason: 'refusal' });
+    expect(toolResults(await conversation.transcript())).toEqual([]);
+    anthropic.enqueue(
+      { kind: 'message', content: [{ type: 'text', text: 'Searching... ' }], stop_reason: 'pause_turn' },
+      { kind: 'message', content: [{ type: 'text', text: 'found it.' }], stop_reason: 'end_turn' },
+    );
+    const paused = await conversation.ask('look it up');
+    expect(paused).toMatchObject({ status: 'completed', steps: 2 });
+    expect(lastAnswer(await conversation.transcript())).toBe('found it.');
+  });
+
+  it('retries an Anthropic stream that fails midway with overloaded_error, then completes', async () => {
+    const conversation = await TestConversation.start(client, config, {
+      model: 'anthropic:claude-sonnet-4-5',
+    });
+    const before = anthropic.requests.length;
+    anthropic.enqueue({
+      kind: 'stream-error',
+      type: 'overloaded_error',
+      message: 'Overloaded',
+      afterDeltas: 1,
+    });
+    const run = await conversation.ask('hello');
+    expect(run.status).toBe('completed');
+    expect(lastAnswer(await conversation.transcript())).toBe('You said: hello');
+    expect(anthropic.requests.length - before).toBeGreaterThanOrEqual(2);
+  });
+
+  it('waits as long as an OpenAI-compatible retry-after says, then completes', async () => {
+    const conversation = await TestConversation.start(client, config, { model: 'openai:gpt-4.1' });
+    const before = openai.requests.length;
+    openai.enqueue({
+      kind: 'error',
+      status: 429,
+      message: 'Rate limit reached',
+      headers: { 'retry-after': '2' },
+    });
+    const run = await conversation.ask('hello');
+    expect(run.status).toBe('completed');
+    const [limited, retried] = openai.requests.slice(before);
+    expect(retried!.at - limited!.at).toBeGreaterThanOrEqual(1_900);
+  });
+
+  it('fails at once, naming the key, on an OpenAI 401', async () => {
+    const conversation = await TestConversation.start(client, config, { model: 'openai:gpt-4.1' });
+    const before = openai.requests.length;
+    openai.enqueue({ kind: 'error', status: 401, message: 'Incorrect API key provided' });
+    const run = await conversation.ask('hello');
+    expect(run).toMatchObject({ status: 'failed', error: { type: 'ModelAuthenticationFailed' } });
+    expect(run.error!.message).toContain('check OPENAI_API_KEY');
+    expect(openai.requests.length - before).toBe(1);
+  });
 });
