@@ -88,6 +88,32 @@ export function thirdsOf(text: string): string[] {
   return parts;
 }
 
+/**
+ * Streams a reply's text a piece at a time through `send`, as far as the fault allows (`stall`
+ * and `stream-error` stop after `afterDeltas` pieces); returns false when the client went away.
+ */
+export async function streamText(
+  reply: Extract<ChatReply, { kind: 'message' | 'stream-error' | 'stall' }>,
+  isOpen: () => boolean,
+  send: (piece: string) => void,
+): Promise<boolean> {
+  const text =
+    reply.kind === 'message'
+      ? (reply.text ?? '')
+      : reply.kind === 'stall'
+        ? 'this stream goes silent'
+        : 'partial answer that will fail';
+  const limit = reply.kind === 'message' ? Infinity : reply.afterDeltas;
+  let sent = 0;
+  for (const piece of piecesOf(text)) {
+    if (sent >= limit || !isOpen()) break;
+    if (reply.kind === 'message' && reply.tokenDelayMs !== undefined) await sleep(reply.tokenDelayMs);
+    send(piece);
+    sent++;
+  }
+  return isOpen();
+}
+
 export async function startChatFake<Body>(options: {
   path: string;
   responder: ChatResponder<Body>;

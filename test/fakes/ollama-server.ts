@@ -12,8 +12,8 @@ import {
   type ChatReply,
   type ChatResponder,
   piecesOf,
-  sleep,
   startChatFake,
+  streamText,
   toolUsingChatReply,
 } from './chat-fake';
 
@@ -97,20 +97,7 @@ async function stream(
 ) {
   response.writeHead(200, { 'content-type': 'application/x-ndjson' });
   const send = (data: unknown) => response.write(`${JSON.stringify(data)}\n`);
-  const text =
-    reply.kind === 'message'
-      ? (reply.text ?? '')
-      : reply.kind === 'stall'
-        ? 'this stream goes silent'
-        : 'partial answer that will fail';
-  const limit = reply.kind === 'message' ? Infinity : reply.afterDeltas;
-  let sent = 0;
-  for (const piece of piecesOf(text)) {
-    if (sent >= limit || !isOpen()) break;
-    if (reply.kind === 'message' && reply.tokenDelayMs !== undefined) await sleep(reply.tokenDelayMs);
-    send(frame(body, { content: piece }, false));
-    sent++;
-  }
+  await streamText(reply, isOpen, (piece) => send(frame(body, { content: piece }, false)));
   if (reply.kind === 'stall') return;
   if (reply.kind === 'stream-error') {
     send({ error: reply.message });

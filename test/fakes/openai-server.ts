@@ -11,8 +11,8 @@ import {
   type ChatReply,
   type ChatResponder,
   piecesOf,
-  sleep,
   startChatFake,
+  streamText,
   thirdsOf,
   toolUsingChatReply,
 } from './chat-fake';
@@ -118,20 +118,7 @@ async function stream(
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
     });
   chunk({ role: 'assistant', content: '' });
-  const text =
-    reply.kind === 'message'
-      ? (reply.text ?? '')
-      : reply.kind === 'stall'
-        ? 'this stream goes silent'
-        : 'partial answer that will fail';
-  const limit = reply.kind === 'message' ? Infinity : reply.afterDeltas;
-  let sent = 0;
-  for (const piece of piecesOf(text)) {
-    if (sent >= limit || !isOpen()) break;
-    if (reply.kind === 'message' && reply.tokenDelayMs !== undefined) await sleep(reply.tokenDelayMs);
-    chunk({ content: piece });
-    sent++;
-  }
+  await streamText(reply, isOpen, (piece) => chunk({ content: piece }));
   if (reply.kind === 'stall') return;
   if (reply.kind === 'stream-error') {
     send({ error: { message: reply.message, type: reply.type ?? 'server_error', param: null, code: null } });
