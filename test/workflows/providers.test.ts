@@ -261,18 +261,6 @@ describe('conversations on every provider (fake servers, real clients, real Temp
     const run = await conversation.ask('hello');
     expect(run).toMatchObject({ status: 'failed', error: { type: 'ModelAuthenticationFailed' } });
     expect(run.error!.message).toContain('check OPENAI_API_KEY');
-    console.log(
-      JSON.stringify(
-        openai.requests
-          .slice(before - 2)
-          .map((r) => [
-            r.reply,
-            r.at,
-            r.headers['x-stainless-retry-count'],
-            JSON.stringify(r.body.messages).slice(0, 200),
-          ]),
-      ),
-    );
     expect(openai.requests.length - before).toBe(1);
   });
 });
