@@ -38,6 +38,8 @@ const schema = z
     OPENAI_BASE_URL: optionalString,
     OLLAMA_HOST: z.string().default('http://localhost:11434'),
     OLLAMA_MODEL: optionalString,
+    KEEL_MODEL_STALL_TIMEOUT_S: seconds(90),
+    KEEL_TOOLLESS_MODELS: optionalString,
     KEEL_MAX_TOKENS: optionalNumber,
     KEEL_MAX_COST_USD: optionalNumber,
     KEEL_APPROVAL: z.enum(['auto', 'require']).default('auto'),
@@ -58,7 +60,13 @@ const schema = z
         message: `binding the API to ${env.KEEL_API_HOST} exposes it beyond this machine; set KEEL_API_TOKENS (owner:token,…) first`,
       });
     }
-    if (env.KEEL_MODEL !== undefined) {
+    if (env.KEEL_MODEL === 'ollama' && env.OLLAMA_MODEL === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['KEEL_MODEL'],
+        message: 'KEEL_MODEL=ollama needs OLLAMA_MODEL',
+      });
+    } else if (env.KEEL_MODEL !== undefined && env.KEEL_MODEL !== 'ollama') {
       const spec = parseModelSpec(env.KEEL_MODEL);
       if (typeof spec === 'string') context.addIssue({ code: 'custom', path: ['KEEL_MODEL'], message: spec });
     }
@@ -94,6 +102,10 @@ export interface KeelConfig {
     openaiBaseUrl: string | undefined;
     ollamaHost: string;
     ollamaModel: string | undefined;
+    /** Silence on a model stream after which the call is abandoned and retried (`KEEL_MODEL_STALL_TIMEOUT_S`). @default 90 */
+    stallTimeoutS: number;
+    /** `provider:model` specs whose tools go through the prompt (`KEEL_TOOLLESS_MODELS`, comma-separated). */
+    toollessModels: string[];
   };
   defaults: {
     approval: 'auto' | 'require';
@@ -170,8 +182,9 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     ...(env.TEMPORAL_TLS_SERVER_NAME === undefined ? {} : { serverName: env.TEMPORAL_TLS_SERVER_NAME }),
   };
   const dataDir = env.KEEL_DATA_DIR.startsWith('/') ? env.KEEL_DATA_DIR : `${cwd}/${env.KEEL_DATA_DIR}`;
-  const model =
-    env.KEEL_MODEL ?? (env.ANTHROPIC_API_KEY === undefined ? 'scripted:demo' : defaultAnthropicModel);
+  // `KEEL_MODEL=ollama` alone means the model `OLLAMA_MODEL` names.
+  const configured = env.KEEL_MODEL === 'ollama' ? `ollama:${env.OLLAMA_MODEL}` : env.KEEL_MODEL;
+  const model = configured ?? (env.ANTHROPIC_API_KEY === undefined ? 'scripted:demo' : defaultAnthropicModel);
   return {
     temporal: {
       address: env.TEMPORAL_ADDRESS,
@@ -193,6 +206,11 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       openaiBaseUrl: env.OPENAI_BASE_URL,
       ollamaHost: env.OLLAMA_HOST,
       ollamaModel: env.OLLAMA_MODEL,
+      stallTimeoutS: env.KEEL_MODEL_STALL_TIMEOUT_S,
+      toollessModels: (env.KEEL_TOOLLESS_MODELS ?? '')
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ''),
     },
     defaults: {
       approval: env.KEEL_APPROVAL,

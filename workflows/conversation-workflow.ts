@@ -33,8 +33,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const { carried, ...thread } = input;
   const stream = new WorkflowStream(carried?.stream);
   const conversation = new Conversation(carried?.state ?? initialState(thread), stream);
-  conversation.registerHandlers();
+  // Resume before registering handlers: an update already buffered in the first activation is
+  // dispatched by setHandler, and resuming after it would issue its model call a second time.
   conversation.resume();
+  conversation.registerHandlers();
 
   // Hand off only between steps: with no activity in flight the state alone says what comes next.
   await condition(

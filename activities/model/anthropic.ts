@@ -7,6 +7,7 @@ import type { AssistantContent, ModelMessage, StopReason } from '../../common/tr
 import { failure } from '../errors';
 import { mapAnthropicError } from './anthropic-errors';
 import type { ModelClient, ModelReply, ModelRequest } from './client';
+import { watchForStalls } from './stall-watch';
 
 export interface AnthropicOptions {
   apiKey: string;
@@ -40,27 +41,22 @@ const stopReasons: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * A fetch that reports every chunk of the response body. Silence is measured on bytes, not SDK
- * events: the SDK swallows the `ping` events that keep a thinking model's stream alive.
+ * Marks the last block of the previous turn as a cache breakpoint, so the stable prefix (system,
+ * tools and every earlier turn) is written once and read by the next call. With the system and
+ * tools breakpoints that makes three of the four the API allows.
  */
-function watchedFetch(onBytes: () => void): typeof fetch {
-  return async (input, init) => {
-    const response = await fetch(input, init);
-    if (response.body === null) return response;
-    const watched = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          onBytes();
-          controller.enqueue(chunk);
-        },
-      }),
-    );
-    return new Response(watched, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
-  };
+export function withHistoryBreakpoint(messages: Anthropic.MessageParam[]): Anthropic.MessageParam[] {
+  const previous = messages.at(-2);
+  if (previous === undefined || !Array.isArray(previous.content) || previous.content.length === 0)
+    return messages;
+  const blocks = [...previous.content];
+  blocks[blocks.length - 1] = {
+    ...blocks.at(-1)!,
+    cache_control: { type: 'ephemeral' },
+  } as (typeof blocks)[number];
+  return messages.map((message) =>
+    message === previous ? ({ ...previous, content: blocks } as Anthropic.MessageParam) : message,
+  );
 }
 
 export class AnthropicModel implements ModelClient {
@@ -72,44 +68,32 @@ export class AnthropicModel implements ModelClient {
     this.#stallTimeoutMs = options.stallTimeoutMs ?? 90_000;
   }
 
-  #client(onBytes: () => void): Anthropic {
+  #client(watchedFetch: typeof fetch): Anthropic {
     return new Anthropic({
       apiKey: this.#options.apiKey,
       ...(this.#options.baseURL === undefined ? {} : { baseURL: this.#options.baseURL }),
       maxRetries: 0,
-      fetch: watchedFetch(onBytes),
+      fetch: watchedFetch,
     });
   }
 
   async complete(request: ModelRequest): Promise<ModelReply> {
-    const abort = new AbortController();
-    const onAbort = (): void => abort.abort(request.signal.reason);
-    request.signal.addEventListener('abort', onAbort, { once: true });
-    let stalled = false;
-    let watchdog: NodeJS.Timeout | undefined;
-    const armWatchdog = (): void => {
-      clearTimeout(watchdog);
-      watchdog = setTimeout(() => {
-        stalled = true;
-        abort.abort(new Error('stream stalled'));
-      }, this.#stallTimeoutMs);
-    };
-    armWatchdog();
+    const watch = watchForStalls(request.signal, this.#stallTimeoutMs);
     try {
       const tools = request.tools.map((tool, index) =>
         index === request.tools.length - 1
           ? { ...tool, cache_control: { type: 'ephemeral' as const } }
           : tool,
       );
-      const stream = this.#client(armWatchdog).messages.stream(
+      const stream = this.#client(watch.fetch).messages.stream(
         {
           model: request.model,
           max_tokens: request.maxTokens,
           system: [{ type: 'text', text: request.system, cache_control: { type: 'ephemeral' } }],
-          messages: toAnthropicMessages(request.messages),
+          messages: withHistoryBreakpoint(toAnthropicMessages(request.messages)),
           ...(tools.length === 0 ? {} : { tools }),
         },
-        { signal: abort.signal },
+        { signal: watch.signal },
       );
       stream.on('text', (delta) => request.onTextDelta?.(delta));
       const message = await stream.finalMessage();
@@ -141,15 +125,14 @@ export class AnthropicModel implements ModelClient {
       };
     } catch (error) {
       if (request.signal.aborted) throw request.signal.reason;
-      if (stalled)
+      if (watch.stalled())
         throw failure(
           'ModelStreamStalled',
           `no data from Anthropic for ${this.#stallTimeoutMs / 1000} s; retrying`,
         );
       throw mapAnthropicError(error) ?? error;
     } finally {
-      clearTimeout(watchdog);
-      request.signal.removeEventListener('abort', onAbort);
+      watch.dispose();
     }
   }
 }

@@ -44,6 +44,15 @@ export class TestConversation {
     return new TestConversation(client, threadId, handle);
   }
 
+  /** A conversation someone else started (the API, an update-with-start). */
+  static attach(client: Client, threadId: string): TestConversation {
+    return new TestConversation(
+      client,
+      threadId,
+      client.workflow.getHandle<typeof conversationWorkflow>(`conversation-${threadId}`),
+    );
+  }
+
   submit(text: string, options: Partial<messages.SubmitInput> = {}): Promise<Run> {
     return this.handle.executeUpdate(messages.submitInputUpdate, {
       args: [

@@ -1,0 +1,222 @@
+/**
+ * What the fake OpenAI-compatible and Ollama servers share: scripted replies and injected faults
+ * in one vocabulary, request recording, and the HTTP plumbing. Each fake frames the replies in
+ * its own server's wire format.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface FakeToolCall {
+  name: string;
+  /** An object, or raw text (to play a model that writes broken JSON). */
+  arguments: Record<string, unknown> | string;
+}
+
+export type ChatReply =
+  | {
+      kind: 'message';
+      text?: string;
+      tool_calls?: FakeToolCall[];
+      /** What the server reports; derived from the content when absent. */
+      finish_reason?: string;
+      usage?: { prompt_tokens?: number; completion_tokens?: number; cached_tokens?: number };
+      /** Milliseconds between streamed text pieces. */
+      tokenDelayMs?: number;
+    }
+  | {
+      kind: 'error';
+      status: number;
+      message: string;
+      type?: string;
+      code?: string;
+      headers?: Record<string, string>;
+    }
+  /** Streams `afterDeltas` text pieces, then the server's in-stream error. */
+  | { kind: 'stream-error'; message: string; type?: string; afterDeltas: number }
+  /** Accepts the request and never answers. */
+  | { kind: 'hang' }
+  /** Streams `afterDeltas` pieces, then goes silent forever. */
+  | { kind: 'stall'; afterDeltas: number }
+  /** Destroys the connection without an answer. */
+  | { kind: 'reset' };
+
+export interface ChatRecord<Body> {
+  body: Body;
+  headers: IncomingMessage['headers'];
+  at: number;
+  reply: ChatReply['kind'] | 'invalid';
+}
+
+export type ChatResponder<Body> = (request: Body, index: number) => ChatReply;
+
+export interface ChatFake<Body> {
+  url: string;
+  requests: Array<ChatRecord<Body>>;
+  /** Requests that broke the tool-call rule (rejected where the real server rejects them). */
+  violations: string[];
+  enqueue(...replies: ChatReply[]): void;
+  setResponder(responder: ChatResponder<Body>): void;
+  waitForRequests(count: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ChatExchange<Body> {
+  body: Body;
+  request: IncomingMessage;
+  response: ServerResponse;
+  record: ChatRecord<Body>;
+  /** The next reply: the queue first, then the responder. */
+  next(): ChatReply;
+  isOpen(): boolean;
+  violation(description: string): void;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Splits text the way a model streams it: a word at a time. */
+export function piecesOf(text: string): string[] {
+  return text.match(/\S+\s*|\s+/g) ?? [];
+}
+
+/** Splits a string in three, the way servers stream tool-call arguments. */
+export function thirdsOf(text: string): string[] {
+  const third = Math.max(1, Math.ceil(text.length / 3));
+  const parts: string[] = [];
+  for (let start = 0; start < text.length; start += third) parts.push(text.slice(start, start + third));
+  return parts;
+}
+
+/**
+ * Streams a reply's text a piece at a time through `send`, as far as the fault allows (`stall`
+ * and `stream-error` stop after `afterDeltas` pieces); returns false when the client went away.
+ */
+export async function streamText(
+  reply: Extract<ChatReply, { kind: 'message' | 'stream-error' | 'stall' }>,
+  isOpen: () => boolean,
+  send: (piece: string) => void,
+): Promise<boolean> {
+  const text =
+    reply.kind === 'message'
+      ? (reply.text ?? '')
+      : reply.kind === 'stall'
+        ? 'this stream goes silent'
+        : 'partial answer that will fail';
+  const limit = reply.kind === 'message' ? Infinity : reply.afterDeltas;
+  let sent = 0;
+  for (const piece of piecesOf(text)) {
+    if (sent >= limit || !isOpen()) break;
+    if (reply.kind === 'message' && reply.tokenDelayMs !== undefined) await sleep(reply.tokenDelayMs);
+    send(piece);
+    sent++;
+  }
+  return isOpen();
+}
+
+export async function startChatFake<Body>(options: {
+  path: string;
+  responder: ChatResponder<Body>;
+  /** Answers a request outside `path`, or a body that is not JSON. */
+  reject(response: ServerResponse, status: number, message: string): void;
+  handle(exchange: ChatExchange<Body>): Promise<void>;
+}): Promise<ChatFake<Body>> {
+  const queue: ChatReply[] = [];
+  let responder = options.responder;
+  const requests: Array<ChatRecord<Body>> = [];
+  const violations: string[] = [];
+  const sockets = new Set<Socket>();
+  const waiters: Array<{ count: number; resolve: () => void }> = [];
+  const server: Server = createServer((request, response) => {
+    if (request.method !== 'POST' || request.url?.split('?')[0] !== options.path) {
+      options.reject(response, 404, `404 page not found: ${request.method} ${request.url}`);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      let body: Body;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Body;
+      } catch {
+        options.reject(response, 400, 'invalid JSON body');
+        return;
+      }
+      const record: ChatRecord<Body> = { body, headers: request.headers, at: Date.now(), reply: 'invalid' };
+      requests.push(record);
+      for (const waiter of [...waiters]) {
+        if (requests.length >= waiter.count) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve();
+        }
+      }
+      let open = true;
+      response.on('close', () => (open = false));
+      void options.handle({
+        body,
+        request,
+        response,
+        record,
+        next: () => {
+          const reply = queue.shift() ?? responder(body, requests.length - 1);
+          record.reply = reply.kind;
+          return reply;
+        },
+        isOpen: () => open,
+        violation: (description) => violations.push(description),
+      });
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    violations,
+    enqueue: (...replies) => queue.push(...replies),
+    setResponder: (next) => {
+      responder = next;
+    },
+    waitForRequests: (count, timeoutMs = 30_000) =>
+      requests.length >= count
+        ? Promise.resolve()
+        : new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(
+              () => reject(new Error(`fake server got ${requests.length} of ${count} requests`)),
+              timeoutMs,
+            );
+            waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
+          }),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * A model that uses tools like a real one: a user line `run: <command>` becomes a bash call
+ * (several lines, parallel calls); after tool results it answers quoting them. Works on any
+ * chat-shaped history (`role: "tool"` messages carry the results).
+ */
+export function toolUsingChatReply(messages: Array<{ role: string; content?: unknown }>): ChatReply {
+  const trailingResults: string[] = [];
+  for (let index = messages.length - 1; index >= 0 && messages[index]!.role === 'tool'; index--) {
+    trailingResults.unshift(String(messages[index]!.content));
+  }
+  if (trailingResults.length > 0)
+    return { kind: 'message', text: trailingResults.map((result) => `Result: ${result}`).join('\n') };
+  const last = messages.at(-1);
+  const text = typeof last?.content === 'string' ? last.content : '';
+  const commands = [...text.matchAll(/^run: (.+)$/gm)].map((match) => match[1]!);
+  if (commands.length === 0) return { kind: 'message', text: `You said: ${text}` };
+  return {
+    kind: 'message',
+    text: 'Running that now.',
+    tool_calls: commands.map((command) => ({ name: 'bash', arguments: { command } })),
+  };
+}

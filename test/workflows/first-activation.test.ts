@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
+import type { KeelConfig } from '../../common/config';
+import * as messages from '../../common/messages';
+import type { conversationWorkflow } from '../../workflows/conversation-workflow';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server';
+import {
+  closeTestClient,
+  startTestWorker,
+  testClient,
+  testConfig,
+  type RunningWorker,
+} from '../helpers/temporal';
+import { TestConversation } from '../helpers/conversation';
+
+describe('a run submitted together with the workflow start (update-with-start)', () => {
+  let client: Client;
+  let config: KeelConfig;
+  let worker: RunningWorker;
+  let fake: FakeOpenAI;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    client = await testClient();
+    config = await testConfig({ OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: `${fake.url}/v1` });
+    worker = await startTestWorker({ config });
+  });
+
+  afterAll(async () => {
+    await worker.stop();
+    await fake.close();
+    await closeTestClient();
+  });
+
+  it('calls the model once: the update in the first activation is not resumed a second time', async () => {
+    const threadId = `t-${randomUUID()}`;
+    const before = fake.requests.length;
+    const startWorkflowOperation = new WithStartWorkflowOperation<typeof conversationWorkflow>(
+      'conversationWorkflow',
+      {
+        workflowId: `conversation-${threadId}`,
+        taskQueue: config.taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [
+          {
+            thread_id: threadId,
+            metadata: {},
+            config: { model: 'openai:gpt-4.1', approval: 'auto', approval_timeout_s: 300, max_steps: 50 },
+            created_at: new Date().toISOString(),
+          },
+        ],
+      },
+    );
+    const run = await client.workflow.executeUpdateWithStart(messages.submitInputUpdate, {
+      args: [
+        {
+          run_id: randomUUID(),
+          assistant_id: 'agent',
+          content: [{ type: 'text', text: 'hello' }],
+          multitask_strategy: 'enqueue',
+          metadata: {},
+        },
+      ],
+      startWorkflowOperation,
+    });
+    const conversation = TestConversation.attach(client, threadId);
+    const finished = await conversation.finished(run.run_id);
+    expect(finished).toMatchObject({ status: 'completed', steps: 1 });
+    expect(fake.requests.length - before).toBe(1);
+  });
+});
