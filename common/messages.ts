@@ -54,4 +54,6 @@ export const closeSignal = defineSignal<[{ reason?: string }]>('close');
 export const getThreadQuery = defineQuery<Thread>('getThread');
 export const getRunQuery = defineQuery<Run | null, [RunRef]>('getRun');
 export const listRunsQuery = defineQuery<Run[], [ListRunsQuery]>('listRuns');
+/** The oldest offset the thread's event log still holds: a cursor before it has expired. */
+export const getStreamBaseQuery = defineQuery<number>('getStreamBase');
 export const getTranscriptQuery = defineQuery<Message[], [TranscriptQuery]>('getTranscript');

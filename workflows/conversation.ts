@@ -23,6 +23,7 @@ import { describeFailure, modelCallOptions, toolCallOptions } from './activity-o
 import { reduce } from './reducer';
 import type { ConversationState } from './state';
 import { findRun, threadStatus } from './state';
+import { nextStreamOffset, streamBaseOffset } from './stream';
 import { summarizeModelCall, summarizeToolCall } from './summaries';
 import { modelMessages } from './transcript';
 import type { Command, ConversationEvent } from './transitions';
@@ -88,7 +89,7 @@ export class Conversation {
     setHandler(
       messages.submitInputUpdate,
       (input) => {
-        this.dispatch({ type: 'inputSubmitted', input });
+        this.dispatch({ type: 'inputSubmitted', input, next_offset: nextStreamOffset(this.#stream) });
         return findRun(this.#state, input.run_id)!;
       },
       { validator: (input: messages.SubmitInput) => reject(validateSubmit(this.#state, input)) },
@@ -112,7 +113,7 @@ export class Conversation {
     setHandler(messages.userMessageSignal, (input) => {
       const rejection = validateSubmit(this.#state, input);
       if (rejection !== undefined) log.warn('userMessage signal ignored', { ...rejection });
-      else this.dispatch({ type: 'inputSubmitted', input });
+      else this.dispatch({ type: 'inputSubmitted', input, next_offset: nextStreamOffset(this.#stream) });
     });
     setHandler(messages.cancelRunSignal, ({ run_id, reason }) =>
       this.dispatch({ type: 'cancelRequested', run_id, ...(reason === undefined ? {} : { reason }) }),
@@ -123,6 +124,7 @@ export class Conversation {
     setHandler(messages.getThreadQuery, () => toThread(this.#state));
     setHandler(messages.getRunQuery, ({ run_id }) => findRun(this.#state, run_id) ?? null);
     setHandler(messages.listRunsQuery, ({ limit }) => [...this.#state.runs].reverse().slice(0, limit ?? 100));
+    setHandler(messages.getStreamBaseQuery, () => streamBaseOffset(this.#stream));
     setHandler(messages.getTranscriptQuery, ({ after, limit }) => {
       const start = Math.max(0, (after ?? 0) - this.#state.compacted_messages);
       return this.#state.transcript.slice(start, limit === undefined ? undefined : start + limit);

@@ -11,7 +11,8 @@ import type { ToolUseBlock } from '../common/transcript';
 import type { ConversationState } from './state';
 
 export type ConversationEvent =
-  | { type: 'inputSubmitted'; now: number; input: SubmitInput }
+  /** `next_offset`: the stream offset the run's first event (`run.created`) will have. */
+  | { type: 'inputSubmitted'; now: number; input: SubmitInput; next_offset?: number }
   | { type: 'modelResponded'; now: number; run_id: string; step: number; result: CallModelResult }
   | { type: 'modelFailed'; now: number; run_id: string; step: number; error: RunError }
   | { type: 'toolFinished'; now: number; run_id: string; tool_use_id: string; outcome: ToolOutcome }
