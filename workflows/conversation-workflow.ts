@@ -33,8 +33,11 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const { carried, ...thread } = input;
   const stream = new WorkflowStream(carried?.stream);
   const conversation = new Conversation(carried?.state ?? initialState(thread), stream);
-  conversation.registerHandlers();
+  // Re-issue what the carried state implies before handlers run: an update delivered with the
+  // start (update-with-start) or buffered across continue-as-new issues its own commands, and
+  // resuming after it would start the same model call twice.
   conversation.resume();
+  conversation.registerHandlers();
 
   // Hand off only between steps: with no activity in flight the state alone says what comes next.
   await condition(

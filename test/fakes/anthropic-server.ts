@@ -43,6 +43,8 @@ export type Reply =
       }>;
       /** Milliseconds between streamed text deltas. */
       tokenDelayMs?: number;
+      /** Called as each text delta is written to the wire (for latency measurements). */
+      onSent?: (piece: string) => void;
       /** Milliseconds before the first byte (a model that thinks). `ping` events keep the stream alive meanwhile. */
       firstTokenDelayMs?: number;
     }
@@ -215,6 +217,7 @@ async function streamMessage(
           index,
           delta: { type: 'text_delta', text: piece },
         });
+        if (reply.kind === 'message') reply.onSent?.(piece);
         deltas++;
         outputTokens++;
       }
