@@ -5,6 +5,7 @@ import { createCallModel } from './call-model';
 import { createModelClients, type ModelClients } from './model/clients';
 import { PriceTable } from './model/prices';
 import { createRunTool } from './run-tool';
+import { createSendWebhook } from './send-webhook';
 import {
   bashTool,
   deleteFileTool,
@@ -25,7 +26,7 @@ export const builtinTools = [
 ];
 
 export interface ActivityDependencies {
-  config: Pick<KeelConfig, 'dataDir' | 'providers' | 'pricesFile' | 'childEnvironment'>;
+  config: Pick<KeelConfig, 'dataDir' | 'providers' | 'pricesFile' | 'childEnvironment' | 'webhookSecret'>;
   registry?: ToolRegistry;
   clients?: ModelClients;
 }
@@ -43,5 +44,6 @@ export function createActivities({ config, registry, clients }: ActivityDependen
       dataDir: config.dataDir,
       environment: config.childEnvironment,
     }),
+    sendWebhook: createSendWebhook({ secret: config.webhookSecret }),
   };
 }

@@ -13,7 +13,7 @@ import {
   log,
 } from '@temporalio/workflow';
 import type { WorkflowStream } from '@temporalio/workflow-streams/workflow';
-import type { KeelActivities } from '../common/activities';
+import type { KeelActivities, SendWebhookInput } from '../common/activities';
 import { eventsTopic, type KeelEvent } from '../common/events';
 import { isFailureType } from '../common/failures';
 import * as messages from '../common/messages';
@@ -28,6 +28,7 @@ import { summarizeModelCall, summarizeToolCall } from './summaries';
 import { modelMessages } from './transcript';
 import type { Command, ConversationEvent } from './transitions';
 import { validateSubmit, type Rejection } from './validate';
+import { webhookDeliveries, webhookOptions } from './webhooks';
 import { currentDetails, resumeCommands, toThread } from './views';
 
 const activities = proxyActivities<KeelActivities>(modelCallOptions);
@@ -75,7 +76,28 @@ export class Conversation {
     const transition = reduce(this.#state, { ...event, now: Date.now() });
     this.#state = transition.state;
     for (const command of transition.commands) this.#execute(command);
+    for (const delivery of webhookDeliveries(transition.commands)) this.#sendWebhook(delivery);
     this.#publishOperatorView();
+  }
+
+  /**
+   * Outside every run's cancellation scope (a cancelled run still gets its webhook), but counted
+   * as in flight so continue-as-new waits for the delivery.
+   */
+  #sendWebhook(delivery: SendWebhookInput): void {
+    this.#inFlight++;
+    CancellationScope.nonCancellable(() =>
+      activities.sendWebhook.executeWithOptions(
+        { ...webhookOptions, summary: `webhook ${delivery.payload.type}` },
+        [delivery],
+      ),
+    )
+      .catch((error: unknown) =>
+        log.warn('webhook not delivered', { webhook_id: delivery.webhook_id, error }),
+      )
+      .finally(() => {
+        this.#inFlight--;
+      });
   }
 
   registerHandlers(): void {

@@ -66,6 +66,8 @@ export interface RecordedRequest {
   at: number;
   /** What was answered (after validation). */
   reply: Reply['kind'] | 'invalid';
+  /** When the connection closed (the client gave up, or the answer ended). */
+  closedAt?: number;
 }
 
 export interface FakeAnthropic {
@@ -371,7 +373,10 @@ export async function startFakeAnthropic(
         const reply = queue.shift() ?? responder(body, requests.length - 1);
         record.reply = reply.kind;
         let open = true;
-        response.on('close', () => (open = false));
+        response.on('close', () => {
+          open = false;
+          record.closedAt = Date.now();
+        });
         switch (reply.kind) {
           case 'error':
             errorResponse(response, reply.status, reply.type, reply.message, reply.headers);
