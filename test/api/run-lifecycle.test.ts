@@ -120,9 +120,9 @@ describe('run lifecycle with the Anthropic provider', () => {
       expect(finished.output).toBe('a slow but complete answer');
       // Each webhook: two 500s, then accepted on the third attempt, with one webhook-id throughout.
       const accepted = await eventually(
-        async () => {
+        () => {
           const ok = receiver.deliveries.filter((delivery) => delivery.status === 204);
-          return ok.length >= 2 ? ok : undefined;
+          return Promise.resolve(ok.length >= 2 ? ok : undefined);
         },
         60_000,
         'both webhooks',
@@ -177,11 +177,11 @@ describe('run lifecycle with the Anthropic provider', () => {
         return run.status === 'running' ? run : undefined;
       });
       await call(base, 'POST', `/threads/${threadId}/runs/${hanging.body.run_id}/cancel`, {});
-      const types = await eventually(async () => {
+      const types = await eventually(() => {
         const seen = receiver.deliveries.map(
           (delivery) => (JSON.parse(delivery.body) as { type: string }).type,
         );
-        return seen.length >= 2 ? seen : undefined;
+        return Promise.resolve(seen.length >= 2 ? seen : undefined);
       }, 30_000);
       expect(types.sort()).toEqual(['run.cancelled', 'run.failed']);
       expect(failed.body.run_id).not.toBe(hanging.body.run_id);
@@ -207,7 +207,7 @@ describe('run lifecycle with the Anthropic provider', () => {
     expect(cancelled.body.status).toBe('cancelled');
     // The activity learns of the cancel by heartbeat (about a second) and aborts its fetch.
     await eventually(
-      async () => (request.closedAt !== undefined ? true : undefined),
+      () => Promise.resolve(request.closedAt !== undefined ? true : undefined),
       20_000,
       'the model request to close',
     );

@@ -102,7 +102,7 @@ describe('an SSE client that reconnects with Last-Event-ID', () => {
     const lastEventIds: (string | null)[] = [];
     const cuttingFetch: FetchLike = async (url, init) => {
       lastEventIds.push((init.headers as Record<string, string>)['Last-Event-ID'] ?? null);
-      const response = await fetch(url, init as RequestInit);
+      const response = await fetch(url, init);
       let cut: (error: Error) => void = () => undefined;
       const body = response.body?.pipeThrough(
         new TransformStream<Uint8Array, Uint8Array>({
@@ -139,9 +139,13 @@ describe('an SSE client that reconnects with Last-Event-ID', () => {
       }
     });
 
-    await eventually(async () => (deltas >= 2 ? true : undefined), 30_000, 'the first deltas');
+    await eventually(() => Promise.resolve(deltas >= 2 ? true : undefined), 30_000, 'the first deltas');
     cuts.at(-1)!(new TypeError('connection reset'));
-    await eventually(async () => (cuts.length >= 2 && deltas >= 5 ? true : undefined), 30_000, 'a reconnect');
+    await eventually(
+      () => Promise.resolve(cuts.length >= 2 && deltas >= 5 ? true : undefined),
+      30_000,
+      'a reconnect',
+    );
     await kill(api);
     await sleep(1_500);
     api = await startApiProcess(config, port);
