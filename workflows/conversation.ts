@@ -21,6 +21,7 @@ import { searchAttributes } from '../common/search-attributes';
 import type { ToolOutcome } from '../common/tools';
 import { describeFailure, modelCallOptions, toolCallOptions } from './activity-options';
 import { reduce } from './reducer';
+import { activeRunStatuses } from './run-index';
 import type { ConversationState } from './state';
 import { findRun, threadStatus } from './state';
 import { nextStreamOffset, streamBaseOffset } from './stream';
@@ -249,6 +250,7 @@ export class Conversation {
       cost: this.#state.usage.cost_usd,
       turns: this.#state.totals.runs,
       model: this.#state.thread.config.model,
+      runStatuses: activeRunStatuses(this.#state),
     };
     const key = JSON.stringify(values);
     if (key === this.#attributes) return;
@@ -258,6 +260,7 @@ export class Conversation {
       { key: searchAttributes.costUsd, value: values.cost },
       { key: searchAttributes.turns, value: values.turns },
       { key: searchAttributes.model, value: values.model },
+      { key: searchAttributes.runStatuses, value: values.runStatuses },
     ]);
   }
 }

@@ -171,6 +171,46 @@ describe('SSE streams', () => {
     expect(finished.status).toBe('completed');
   });
 
+  it('lists active runs across threads from Temporal visibility, filtered by status', async () => {
+    const first = await newThread();
+    const second = await newThread();
+    const running = (await call<Run>(base, 'POST', `/threads/${first}/runs`, userInput('think: 6'))).body;
+    const queued = (await call<Run>(base, 'POST', `/threads/${first}/runs`, userInput('next'))).body;
+    const deferred = await call<Run>(
+      base,
+      'POST',
+      `/threads/${second}/runs/wait?timeout_s=1`,
+      userInput('think: 6'),
+    );
+    expect(deferred.status).toBe(202);
+    const ids = (runs: Run[]) => runs.map((run) => run.run_id).sort();
+    const active = await eventually(
+      async () => {
+        const listed = (await call<Run[]>(base, 'GET', '/runs')).body;
+        return listed.length >= 3 ? listed : undefined;
+      },
+      30_000,
+      'three active runs',
+    );
+    expect(ids(active)).toEqual(ids([running, queued, deferred.body]));
+    const onlyQueued = (await call<Run[]>(base, 'GET', '/runs?status=queued')).body;
+    expect(ids(onlyQueued)).toEqual([queued.run_id]);
+    const bad = await call(base, 'GET', '/runs?status=completed');
+    expect(bad.status).toBe(422);
+    await call(base, 'POST', `/threads/${first}/runs/${running.run_id}/cancel`, {});
+    await call(base, 'POST', `/threads/${first}/runs/${queued.run_id}/cancel`, {});
+    await call(base, 'POST', `/threads/${second}/runs/${deferred.body.run_id}/cancel`, {});
+    const none = await eventually(
+      async () => {
+        const listed = (await call<Run[]>(base, 'GET', '/runs')).body;
+        return listed.length === 0 ? listed : undefined;
+      },
+      30_000,
+      'no active runs',
+    );
+    expect(none).toEqual([]);
+  });
+
   it('follows the whole thread from a cursor across runs', async () => {
     const threadId = await newThread();
     await call(base, 'POST', `/threads/${threadId}/runs/wait`, userInput('one'));
