@@ -6,6 +6,7 @@ import { createModelClients, type ModelClients } from './model/clients';
 import { PriceTable } from './model/prices';
 import { createRunTool } from './run-tool';
 import { createSendWebhook } from './send-webhook';
+import { spawnAgentTool } from './tools/spawn-agent';
 import {
   bashTool,
   deleteFileTool,
@@ -23,6 +24,7 @@ export const builtinTools = [
   editFileTool,
   listFilesTool,
   deleteFileTool,
+  spawnAgentTool,
 ];
 
 export interface ActivityDependencies {

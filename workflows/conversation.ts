@@ -14,12 +14,14 @@ import {
 } from '@temporalio/workflow';
 import type { WorkflowStream } from '@temporalio/workflow-streams/workflow';
 import type { KeelActivities, SendWebhookInput } from '../common/activities';
+import { spawnAgentToolName } from '../common/children';
 import { eventsTopic, type KeelEvent } from '../common/events';
 import { isFailureType } from '../common/failures';
 import * as messages from '../common/messages';
 import { searchAttributes } from '../common/search-attributes';
 import type { ToolOutcome } from '../common/tools';
 import { describeFailure, modelCallOptions, toolCallOptions } from './activity-options';
+import { ChildAgents, reportToParent } from './children';
 import { reduce } from './reducer';
 import { activeRunStatuses } from './run-index';
 import type { ConversationState } from './state';
@@ -48,6 +50,11 @@ export class Conversation {
   /** Set while handing off to continue-as-new: activity commands wait for the next run. */
   #draining = false;
   #attributes = '';
+  readonly #children = new ChildAgents({
+    state: () => this.#state,
+    dispatch: (event) => this.dispatch(event),
+    publish: (event) => this.#stream.topic<KeelEvent>(eventsTopic).publish(event),
+  });
 
   constructor(state: ConversationState, stream: WorkflowStream) {
     this.#state = state;
@@ -78,6 +85,7 @@ export class Conversation {
     this.#state = transition.state;
     for (const command of transition.commands) this.#execute(command);
     for (const delivery of webhookDeliveries(transition.commands)) this.#sendWebhook(delivery);
+    reportToParent(this.#state, transition.commands, () => this.dispatch({ type: 'closeRequested' }));
     this.#publishOperatorView();
   }
 
@@ -141,6 +149,7 @@ export class Conversation {
     setHandler(messages.cancelRunSignal, ({ run_id, reason }) =>
       this.dispatch({ type: 'cancelRequested', run_id, ...(reason === undefined ? {} : { reason }) }),
     );
+    setHandler(messages.childCompletedSignal, (report) => this.#children.onCompleted(report));
     setHandler(messages.closeSignal, ({ reason }) =>
       this.dispatch({ type: 'closeRequested', ...(reason === undefined ? {} : { reason }) }),
     );
@@ -167,7 +176,10 @@ export class Conversation {
         if (!this.#draining) this.#track(command.run_id, () => this.#callModel(command.run_id, command.step));
         return;
       case 'runTool':
-        if (!this.#draining) this.#track(command.run_id, () => this.#runTool(command));
+        if (this.#draining) return;
+        if (command.use.name === spawnAgentToolName)
+          this.#track(command.run_id, () => this.#children.spawn(command));
+        else this.#track(command.run_id, () => this.#runTool(command));
         return;
     }
   }

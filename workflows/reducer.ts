@@ -11,6 +11,7 @@ import { addUsage, zeroUsage } from '../common/usage';
 import type { ConversationState } from './state';
 import { findRun } from './state';
 import { interruptToolStep, startToolStep, recordToolResult } from './tool-step';
+import { rollUpChildUsage } from './child-usage';
 import { appendMessages } from './transcript';
 import type { Command, ConversationEvent, Transition } from './transitions';
 
@@ -49,6 +50,8 @@ function apply(state: ConversationState, event: ConversationEvent): Transition {
     }
     case 'closeRequested':
       return close(state, event.now, event.reason);
+    case 'childUsageReported':
+      return rollUpChildUsage(state, event);
   }
 }
 

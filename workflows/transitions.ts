@@ -8,6 +8,7 @@ import type { RunError } from '../common/run';
 import type { SubmitInput } from '../common/messages';
 import type { ToolFlags, ToolOutcome } from '../common/tools';
 import type { ToolUseBlock } from '../common/transcript';
+import type { Usage } from '../common/usage';
 import type { ConversationState } from './state';
 
 export type ConversationEvent =
@@ -18,7 +19,9 @@ export type ConversationEvent =
   | { type: 'toolFinished'; now: number; run_id: string; tool_use_id: string; outcome: ToolOutcome }
   | { type: 'cancelRequested'; now: number; run_id: string; reason?: string }
   | { type: 'runDeferred'; now: number; run_id: string }
-  | { type: 'closeRequested'; now: number; reason?: string };
+  | { type: 'closeRequested'; now: number; reason?: string }
+  /** A child agent's usage, rolled up into the thread and the run that spawned it. */
+  | { type: 'childUsageReported'; now: number; run_id: string; usage: Usage };
 
 export type Command =
   /** Call the model for the active run's current step; the request is built from the state. */
