@@ -27,13 +27,7 @@ import { searchAttributes } from '../common/search-attributes';
 import type { ToolOutcome } from '../common/tools';
 import type { ConversationInput } from './conversation-workflow';
 import type { ConversationState } from './state';
-import type { Command, ConversationEvent } from './transitions';
-
-type EventInput = ConversationEvent extends infer E
-  ? E extends ConversationEvent
-    ? Omit<E, 'now'>
-    : never
-  : never;
+import type { Command, EventInput } from './transitions';
 
 export interface ChildHost {
   state(): ConversationState;

@@ -29,18 +29,12 @@ import { findRun, threadStatus } from './state';
 import { nextStreamOffset, streamBaseOffset } from './stream';
 import { summarizeModelCall, summarizeToolCall } from './summaries';
 import { modelMessages } from './transcript';
-import type { Command, ConversationEvent } from './transitions';
+import type { Command, EventInput } from './transitions';
 import { validateSubmit, type Rejection } from './validate';
 import { webhookDeliveries, webhookOptions } from './webhooks';
 import { currentDetails, resumeCommands, toThread } from './views';
 
 const activities = proxyActivities<KeelActivities>(modelCallOptions);
-
-type EventInput = ConversationEvent extends infer E
-  ? E extends ConversationEvent
-    ? Omit<E, 'now'>
-    : never
-  : never;
 
 export class Conversation {
   #state: ConversationState;

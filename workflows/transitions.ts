@@ -23,6 +23,13 @@ export type ConversationEvent =
   /** A child agent's usage, rolled up into the thread and the run that spawned it. */
   | { type: 'childUsageReported'; now: number; run_id: string; usage: Usage };
 
+/** An event as the interpreter dispatches it: the time is added when it is reduced. */
+export type EventInput = ConversationEvent extends infer E
+  ? E extends ConversationEvent
+    ? Omit<E, 'now'>
+    : never
+  : never;
+
 export type Command =
   /** Call the model for the active run's current step; the request is built from the state. */
   | { type: 'callModel'; run_id: string; step: number }
