@@ -5,21 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Client } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
-import type { RunningApi } from '../../api/server';
-import type { KeelConfig } from '../../common/config';
 import type { Run } from '../../common/run';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
-import { call, startTestApi, userInput } from '../helpers/api';
-import {
-  closeTestClient,
-  eventually,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { apiHarness, call, userInput } from '../helpers/api';
+import { eventually } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
 
@@ -59,12 +49,21 @@ async function startReceiver(
 }
 
 describe('run lifecycle with the Anthropic provider', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
-  let api: RunningApi;
   let fake: FakeAnthropic;
+  beforeAll(async () => {
+    fake = await startFakeAnthropic();
+  });
+  afterAll(() => fake.close());
+  const harness = apiHarness(() => ({
+    ANTHROPIC_API_KEY: 'test-key',
+    ANTHROPIC_BASE_URL: fake.url,
+    KEEL_MODEL: 'anthropic:claude-sonnet-4-5',
+    KEEL_WEBHOOK_SECRET: secret,
+  }));
   let base: string;
+  beforeAll(() => {
+    base = harness.base;
+  });
 
   const newThread = async (): Promise<string> => {
     const threadId = `l-${randomUUID()}`;
@@ -72,28 +71,7 @@ describe('run lifecycle with the Anthropic provider', () => {
     return threadId;
   };
 
-  beforeAll(async () => {
-    fake = await startFakeAnthropic();
-    client = await testClient();
-    config = await testConfig({
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: fake.url,
-      KEEL_MODEL: 'anthropic:claude-sonnet-4-5',
-      KEEL_WEBHOOK_SECRET: secret,
-    });
-    worker = await startTestWorker({ config });
-    api = await startTestApi(client, config);
-    base = api.url;
-  });
-
   afterEach(() => expect(fake.violations).toEqual([]));
-
-  afterAll(async () => {
-    await api.stop();
-    await worker.stop();
-    await fake.close();
-    await closeTestClient();
-  });
 
   it('marks a run deferred when the wait gives up, completes it anyway, and posts signed webhooks for both, retried past failures', async () => {
     const receiver = await startReceiver(2);

@@ -5,14 +5,13 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { EventSource, type FetchLike } from 'eventsource';
 import type { KeelConfig } from '../../common/config';
 import type { Run } from '../../common/run';
-import { call, userInput } from '../helpers/api';
+import { call, freePort, userInput } from '../helpers/api';
 import { durable, readSse, type SseEvent } from '../helpers/sse';
 import {
   closeTestClient,
@@ -25,14 +24,6 @@ import {
 } from '../helpers/temporal';
 
 jest.setTimeout(180_000);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** `keel api` as its own process, on a fixed port so a restarted one is found at the same URL. */
 async function startApiProcess(config: KeelConfig, port: number): Promise<ChildProcess> {

@@ -1,29 +1,19 @@
 /** SSE over the durable event log: order, offsets, cursors, replays, and disconnects that cancel nothing. */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import type { RunningApi } from '../../api/server';
-import type { KeelConfig } from '../../common/config';
 import { getStreamBaseQuery } from '../../common/messages';
 import type { Run } from '../../common/run';
-import { call, startTestApi, userInput } from '../helpers/api';
+import { apiHarness, call, userInput } from '../helpers/api';
 import { deltaText, durable, readSse } from '../helpers/sse';
-import {
-  closeTestClient,
-  eventually,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { eventually } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
 
 describe('SSE streams', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
-  let api: RunningApi;
+  const harness = apiHarness();
   let base: string;
+  beforeAll(() => {
+    base = harness.base;
+  });
 
   const newThread = async (): Promise<string> => {
     const threadId = `s-${randomUUID()}`;
@@ -34,20 +24,6 @@ describe('SSE streams', () => {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
-  });
-
-  beforeAll(async () => {
-    client = await testClient();
-    config = await testConfig();
-    worker = await startTestWorker({ config });
-    api = await startTestApi(client, config);
-    base = api.url;
-  });
-
-  afterAll(async () => {
-    await api.stop();
-    await worker.stop();
-    await closeTestClient();
   });
 
   it('streams a new run: metadata first, every durable event with its offset, token deltas, end last', async () => {
@@ -120,7 +96,7 @@ describe('SSE streams', () => {
     );
     for (let index = 0; index < 5; index++)
       await call(base, 'POST', `/threads/${threadId}/runs/wait`, userInput(commands.join('\n')));
-    const handle = client.workflow.getHandle(`conversation-${threadId}`);
+    const handle = harness.client.workflow.getHandle(`conversation-${threadId}`);
     const baseOffset = await eventually(
       async () => {
         const offset = await handle.query(getStreamBaseQuery);

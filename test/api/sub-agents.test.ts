@@ -1,30 +1,20 @@
 /** Sub-agents: `spawn_agent` starts a child conversation workflow, in the foreground or background. */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import type { RunningApi } from '../../api/server';
-import type { KeelConfig } from '../../common/config';
 import type { Run } from '../../common/run';
 import type { Thread } from '../../common/thread';
 import type { Message } from '../../common/transcript';
-import { call, startTestApi, userInput } from '../helpers/api';
+import { apiHarness, call, userInput } from '../helpers/api';
 import { durable, readSse } from '../helpers/sse';
-import {
-  closeTestClient,
-  eventually,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { eventually } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
 
 describe('sub-agents', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
-  let api: RunningApi;
+  const harness = apiHarness();
   let base: string;
+  beforeAll(() => {
+    base = harness.base;
+  });
 
   const newThread = async (): Promise<string> => {
     const threadId = `p-${randomUUID()}`;
@@ -44,20 +34,6 @@ describe('sub-agents', () => {
       .flatMap((message) => (message.role === 'user' ? message.content : []))
       .flatMap((block) => (block.type === 'tool_result' ? [block.content] : []))
       .join('\n');
-
-  beforeAll(async () => {
-    client = await testClient();
-    config = await testConfig();
-    worker = await startTestWorker({ config });
-    api = await startTestApi(client, config);
-    base = api.url;
-  });
-
-  afterAll(async () => {
-    await api.stop();
-    await worker.stop();
-    await closeTestClient();
-  });
 
   it('waits for a foreground child and answers with its result in the same step', async () => {
     const threadId = await newThread();
