@@ -9,6 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import type { Run } from '../../common/run';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
 import { apiHarness, call, userInput } from '../helpers/api';
+import { deltaText, durable, readSse } from '../helpers/sse';
 import { eventually } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -198,6 +199,35 @@ describe('run lifecycle with the Anthropic provider', () => {
     expect(again.body.status).toBe('cancelled');
     const next = await call(base, 'POST', `/threads/${threadId}/runs/wait`, userInput('still there?'));
     expect(next.status).toBe(200);
+  });
+
+  it('tags token deltas with the attempt, so a client drops the partial text of a failed attempt', async () => {
+    fake.enqueue(
+      {
+        kind: 'stream-error',
+        type: 'overloaded_error',
+        message: 'Overloaded',
+        afterDeltas: 3,
+        content: [{ type: 'text', text: 'lost words that never count' }],
+      },
+      { kind: 'message', content: [{ type: 'text', text: 'the answer that counts' }], tokenDelayMs: 5 },
+    );
+    const threadId = await newThread();
+    const stream = await readSse(`${base}/threads/${threadId}/runs/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(userInput('retry me')),
+    });
+    const deltas = durable(stream.events).filter((event) => event.event === 'message.delta');
+    expect(new Set(deltas.map((event) => event.data.attempt))).toEqual(new Set([1, 2]));
+    expect(
+      deltas
+        .filter((event) => event.data.attempt === 1)
+        .map((event) => event.data.text)
+        .join(''),
+    ).toBe('lost words that ');
+    expect(deltaText(stream.events)).toBe('the answer that counts');
+    expect(stream.events.at(-1)!.event).toBe('end');
   });
 
   it('makes exactly one model request for a run created together with its thread', async () => {
