@@ -5,6 +5,7 @@
 import type { CallModelInput, CallModelResult } from '../common/activities';
 import { parseModelSpec } from '../common/model-spec';
 import { toolUsesOf } from '../common/transcript';
+import { DeltaPublisher } from './delta-publisher';
 import { failure } from './errors';
 import { withHeartbeats } from './heartbeat';
 import type { ModelClients } from './model/clients';
@@ -31,14 +32,18 @@ export function createCallModel({ clients, registry, prices }: CallModelDependen
     if (typeof spec === 'string') throw failure('ModelNotConfigured', spec, { nonRetryable: true });
     const client = clients(spec);
     return withHeartbeats(async (signal) => {
-      const reply = await client.complete({
-        model: spec.model,
-        system: input.system ?? defaultSystemPrompt,
-        messages: input.messages,
-        tools: registry.schemas(),
-        maxTokens: maxOutputTokens,
-        signal,
-      });
+      const deltas = DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
+      const reply = await client
+        .complete({
+          model: spec.model,
+          system: input.system ?? defaultSystemPrompt,
+          messages: input.messages,
+          tools: registry.schemas(),
+          maxTokens: maxOutputTokens,
+          signal,
+          ...(deltas === undefined ? {} : { onTextDelta: deltas.push }),
+        })
+        .finally(() => deltas?.close());
       return {
         content: reply.content,
         stop_reason: reply.stop_reason,

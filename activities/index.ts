@@ -5,6 +5,8 @@ import { createCallModel } from './call-model';
 import { createModelClients, type ModelClients } from './model/clients';
 import { PriceTable } from './model/prices';
 import { createRunTool } from './run-tool';
+import { createSendWebhook } from './send-webhook';
+import { spawnAgentTool } from './tools/spawn-agent';
 import {
   bashTool,
   deleteFileTool,
@@ -22,10 +24,11 @@ export const builtinTools = [
   editFileTool,
   listFilesTool,
   deleteFileTool,
+  spawnAgentTool,
 ];
 
 export interface ActivityDependencies {
-  config: Pick<KeelConfig, 'dataDir' | 'providers' | 'pricesFile' | 'childEnvironment'>;
+  config: Pick<KeelConfig, 'dataDir' | 'providers' | 'pricesFile' | 'childEnvironment' | 'webhookSecret'>;
   registry?: ToolRegistry;
   clients?: ModelClients;
 }
@@ -43,5 +46,6 @@ export function createActivities({ config, registry, clients }: ActivityDependen
       dataDir: config.dataDir,
       environment: config.childEnvironment,
     }),
+    sendWebhook: createSendWebhook({ secret: config.webhookSecret }),
   };
 }

@@ -7,8 +7,10 @@ import { authenticate } from './auth';
 import { Conversations } from './conversations';
 import { ApiError, errorMiddleware } from './errors';
 import { openApiDocument } from './openapi';
+import { activeRunRoutes } from './routes/active-runs';
 import { healthRoutes } from './routes/health';
 import { runRoutes } from './routes/runs';
+import { streamRoutes } from './routes/streams';
 import { threadRoutes } from './routes/threads';
 
 /** Request bodies above this are refused with 413 (run input itself is limited to 100,000 characters). */
@@ -32,6 +34,8 @@ export function createApp({ client, config, logger }: AppOptions): Express {
   });
   app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
   app.use(threadRoutes(conversations));
+  app.use(streamRoutes(conversations));
+  app.use(activeRunRoutes(conversations, config.taskQueue));
   app.use(runRoutes(conversations));
   app.use((request, _response, next) => {
     next(new ApiError(404, 'route_not_found', `no route for ${request.method} ${request.path}`));

@@ -41,6 +41,12 @@ const timeout = {
   required: false,
   schema: { type: 'number', default: 300, maximum: 3600 },
 };
+const startingAfter = {
+  name: 'starting_after',
+  in: 'query',
+  required: false,
+  schema: { type: 'integer', minimum: 0 },
+};
 const ok = (description: string) => ({ '200': { description, ...json({ type: 'object' }) }, ...errors });
 
 export function openApiDocument(): Record<string, unknown> {
@@ -109,6 +115,44 @@ export function openApiDocument(): Record<string, unknown> {
           parameters: [threadId, runId],
           requestBody: { ...body(cancelBody), required: false },
           responses: ok('The run'),
+        },
+      },
+      '/threads/{thread_id}/runs/stream': {
+        post: {
+          summary:
+            'Create a run and stream it (SSE): metadata, durable events with `id: <offset>`, end. Location names its GET stream',
+          parameters: [threadId],
+          requestBody: body(createRunBody),
+          responses: { '200': { description: 'text/event-stream' }, ...errors },
+        },
+      },
+      '/threads/{thread_id}/runs/{run_id}/stream': {
+        get: {
+          summary:
+            'Stream a run (SSE) from its first event, or after `Last-Event-ID` / `starting_after`; a finished run replays and ends. 410 stream_cursor_expired for a cursor older than the log',
+          parameters: [threadId, runId, startingAfter],
+          responses: { '200': { description: 'text/event-stream' }, ...errors },
+        },
+      },
+      '/threads/{thread_id}/stream': {
+        get: {
+          summary: "Follow the thread's events (SSE): live, or after `Last-Event-ID` / `starting_after`",
+          parameters: [threadId, startingAfter],
+          responses: { '200': { description: 'text/event-stream' }, ...errors },
+        },
+      },
+      '/runs': {
+        get: {
+          summary: 'Unfinished runs across threads (status: queued, running, deferred; comma-separated)',
+          parameters: [
+            {
+              name: 'status',
+              in: 'query',
+              required: false,
+              schema: { type: 'string', default: 'queued,running,deferred' },
+            },
+          ],
+          responses: ok('Runs, newest first'),
         },
       },
       '/healthz': { get: { summary: 'Liveness', responses: { '200': { description: 'ok' } } } },

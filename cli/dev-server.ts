@@ -30,7 +30,12 @@ export interface DevServer {
   stop(graceMs?: number): Promise<void>;
 }
 
-const searchAttributeType: Record<string, string> = { KEYWORD: 'Keyword', DOUBLE: 'Double', INT: 'Int' };
+const searchAttributeType: Record<string, string> = {
+  KEYWORD: 'Keyword',
+  DOUBLE: 'Double',
+  INT: 'Int',
+  KEYWORD_LIST: 'KeywordList',
+};
 
 export function devServerArgs(options: DevServerOptions, databaseFile: string): string[] {
   return [

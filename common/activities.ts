@@ -40,7 +40,18 @@ export interface RunToolInput {
   idempotency_key: string;
 }
 
+/** One webhook delivery: the same `webhook_id` for every attempt, so receivers can drop repeats. */
+export interface SendWebhookInput {
+  url: string;
+  webhook_id: string;
+  /** Unix seconds the event happened (the `webhook-timestamp` of the first attempt's payload). */
+  timestamp: number;
+  /** The JSON body, `{type, timestamp, data}` as Standard Webhooks suggests. */
+  payload: { type: string; timestamp: string; data: Record<string, unknown> };
+}
+
 export interface KeelActivities {
   callModel(input: CallModelInput): Promise<CallModelResult>;
   runTool(input: RunToolInput): Promise<ToolOutcome>;
+  sendWebhook(input: SendWebhookInput): Promise<void>;
 }

@@ -47,6 +47,7 @@ const schema = z
     KEEL_MAX_STEPS: z.coerce.number().int().positive().default(50),
     KEEL_SHUTDOWN_GRACE: seconds(30),
     KEEL_PRICES_FILE: optionalString,
+    KEEL_WEBHOOK_SECRET: optionalString,
     KEEL_EXTENSIONS_FILE: optionalString,
     KEEL_WORKFLOW_BUNDLE: optionalString,
     KEEL_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -116,6 +117,8 @@ export interface KeelConfig {
   };
   shutdownGraceS: number;
   pricesFile: string | undefined;
+  /** Signs run webhooks (Standard Webhooks, `whsec_…` base64); unset sends them unsigned. */
+  webhookSecret: string | undefined;
   extensionsFile: string | undefined;
   workflowBundle: string | undefined;
   /** Where Keel caches what it builds once (the Temporal CLI): `$XDG_CACHE_HOME/keel` or `~/.cache/keel`. */
@@ -221,6 +224,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     },
     shutdownGraceS: env.KEEL_SHUTDOWN_GRACE,
     pricesFile: env.KEEL_PRICES_FILE,
+    webhookSecret: env.KEEL_WEBHOOK_SECRET,
     extensionsFile: env.KEEL_EXTENSIONS_FILE,
     workflowBundle: env.KEEL_WORKFLOW_BUNDLE,
     cacheDir: `${raw.XDG_CACHE_HOME ?? `${raw.HOME ?? cwd}/.cache`}/keel`,

@@ -27,6 +27,8 @@ export const FailureType = {
   runExists: 'RunExists',
   runNotFound: 'RunNotFound',
   approvalNotPending: 'ApprovalNotPending',
+  // Webhooks.
+  webhookFailed: 'WebhookDeliveryFailed',
   // Runs.
   budgetExceeded: 'BudgetExceeded',
   maxSteps: 'MaxStepsReached',

@@ -3,6 +3,7 @@
  * variable name is the wire name plus its kind.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ChildCompleted } from './children';
 import type { MultitaskStrategy, Run } from './run';
 import type { Thread } from './thread';
 import type { Message, UserContent } from './transcript';
@@ -49,9 +50,13 @@ export const requestCancelUpdate = defineUpdate<Run, [CancelRunInput]>('requestC
 export const userMessageSignal = defineSignal<[SubmitInput]>('userMessage');
 export const cancelRunSignal = defineSignal<[CancelRunInput]>('cancelRun');
 /** Ends the conversation: queued runs are cancelled, the active run is interrupted, the workflow completes. */
+/** A child agent's run finished: its result answers the waiting tool call, or becomes a continuation run. */
+export const childCompletedSignal = defineSignal<[ChildCompleted]>('childCompleted');
 export const closeSignal = defineSignal<[{ reason?: string }]>('close');
 
 export const getThreadQuery = defineQuery<Thread>('getThread');
 export const getRunQuery = defineQuery<Run | null, [RunRef]>('getRun');
 export const listRunsQuery = defineQuery<Run[], [ListRunsQuery]>('listRuns');
+/** The oldest offset the thread's event log still holds: a cursor before it has expired. */
+export const getStreamBaseQuery = defineQuery<number>('getStreamBase');
 export const getTranscriptQuery = defineQuery<Message[], [TranscriptQuery]>('getTranscript');

@@ -64,6 +64,8 @@ export interface Run {
   error?: RunError;
   webhook?: string;
   continuation_of?: string;
+  /** Offset of this run's `run.created` event in the thread's stream: where its SSE stream starts. */
+  first_event_offset?: number;
   /** The model this run uses, e.g. `scripted:demo`. */
   model: string;
 }

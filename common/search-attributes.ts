@@ -7,6 +7,8 @@ export const searchAttributes = {
   model: defineSearchAttributeKey('KeelModel', SearchAttributeType.KEYWORD),
   costUsd: defineSearchAttributeKey('KeelCostUsd', SearchAttributeType.DOUBLE),
   turns: defineSearchAttributeKey('KeelTurns', SearchAttributeType.INT),
+  /** Statuses of the thread's unfinished runs (`queued`, `running`, `deferred`): `GET /runs?status=…`. */
+  runStatuses: defineSearchAttributeKey('KeelRunStatuses', SearchAttributeType.KEYWORD_LIST),
 } as const;
 
 export const allSearchAttributes = Object.values(searchAttributes);

@@ -33,8 +33,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const { carried, ...thread } = input;
   const stream = new WorkflowStream(carried?.stream);
   const conversation = new Conversation(carried?.state ?? initialState(thread), stream);
-  // Resume before registering handlers: an update already buffered in the first activation is
-  // dispatched by setHandler, and resuming after it would issue its model call a second time.
+  // Re-issue what the carried state implies before handlers run: an update delivered with the
+  // start (update-with-start) or buffered across continue-as-new issues its own commands, and
+  // resuming after it would start the same model call twice.
   conversation.resume();
   conversation.registerHandlers();
 

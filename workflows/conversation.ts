@@ -13,29 +13,28 @@ import {
   log,
 } from '@temporalio/workflow';
 import type { WorkflowStream } from '@temporalio/workflow-streams/workflow';
-import type { KeelActivities } from '../common/activities';
+import type { KeelActivities, SendWebhookInput } from '../common/activities';
+import { spawnAgentToolName } from '../common/children';
 import { eventsTopic, type KeelEvent } from '../common/events';
 import { isFailureType } from '../common/failures';
 import * as messages from '../common/messages';
 import { searchAttributes } from '../common/search-attributes';
 import type { ToolOutcome } from '../common/tools';
 import { describeFailure, modelCallOptions, toolCallOptions } from './activity-options';
+import { ChildAgents, reportToParent } from './children';
 import { reduce } from './reducer';
+import { activeRunStatuses } from './run-index';
 import type { ConversationState } from './state';
 import { findRun, threadStatus } from './state';
+import { nextStreamOffset, streamBaseOffset } from './stream';
 import { summarizeModelCall, summarizeToolCall } from './summaries';
 import { modelMessages } from './transcript';
-import type { Command, ConversationEvent } from './transitions';
+import type { Command, EventInput } from './transitions';
 import { validateSubmit, type Rejection } from './validate';
+import { webhookDeliveries, webhookOptions } from './webhooks';
 import { currentDetails, resumeCommands, toThread } from './views';
 
 const activities = proxyActivities<KeelActivities>(modelCallOptions);
-
-type EventInput = ConversationEvent extends infer E
-  ? E extends ConversationEvent
-    ? Omit<E, 'now'>
-    : never
-  : never;
 
 export class Conversation {
   #state: ConversationState;
@@ -45,6 +44,11 @@ export class Conversation {
   /** Set while handing off to continue-as-new: activity commands wait for the next run. */
   #draining = false;
   #attributes = '';
+  readonly #children = new ChildAgents({
+    state: () => this.#state,
+    dispatch: (event) => this.dispatch(event),
+    publish: (event) => this.#stream.topic<KeelEvent>(eventsTopic).publish(event),
+  });
 
   constructor(state: ConversationState, stream: WorkflowStream) {
     this.#state = state;
@@ -74,7 +78,29 @@ export class Conversation {
     const transition = reduce(this.#state, { ...event, now: Date.now() });
     this.#state = transition.state;
     for (const command of transition.commands) this.#execute(command);
+    for (const delivery of webhookDeliveries(transition.commands)) this.#sendWebhook(delivery);
+    reportToParent(this.#state, transition.commands, () => this.dispatch({ type: 'closeRequested' }));
     this.#publishOperatorView();
+  }
+
+  /**
+   * Outside every run's cancellation scope (a cancelled run still gets its webhook), but counted
+   * as in flight so continue-as-new waits for the delivery.
+   */
+  #sendWebhook(delivery: SendWebhookInput): void {
+    this.#inFlight++;
+    CancellationScope.nonCancellable(() =>
+      activities.sendWebhook.executeWithOptions(
+        { ...webhookOptions, summary: `webhook ${delivery.payload.type}` },
+        [delivery],
+      ),
+    )
+      .catch((error: unknown) =>
+        log.warn('webhook not delivered', { webhook_id: delivery.webhook_id, error }),
+      )
+      .finally(() => {
+        this.#inFlight--;
+      });
   }
 
   registerHandlers(): void {
@@ -88,7 +114,7 @@ export class Conversation {
     setHandler(
       messages.submitInputUpdate,
       (input) => {
-        this.dispatch({ type: 'inputSubmitted', input });
+        this.dispatch({ type: 'inputSubmitted', input, next_offset: nextStreamOffset(this.#stream) });
         return findRun(this.#state, input.run_id)!;
       },
       { validator: (input: messages.SubmitInput) => reject(validateSubmit(this.#state, input)) },
@@ -112,17 +138,19 @@ export class Conversation {
     setHandler(messages.userMessageSignal, (input) => {
       const rejection = validateSubmit(this.#state, input);
       if (rejection !== undefined) log.warn('userMessage signal ignored', { ...rejection });
-      else this.dispatch({ type: 'inputSubmitted', input });
+      else this.dispatch({ type: 'inputSubmitted', input, next_offset: nextStreamOffset(this.#stream) });
     });
     setHandler(messages.cancelRunSignal, ({ run_id, reason }) =>
       this.dispatch({ type: 'cancelRequested', run_id, ...(reason === undefined ? {} : { reason }) }),
     );
+    setHandler(messages.childCompletedSignal, (report) => this.#children.onCompleted(report));
     setHandler(messages.closeSignal, ({ reason }) =>
       this.dispatch({ type: 'closeRequested', ...(reason === undefined ? {} : { reason }) }),
     );
     setHandler(messages.getThreadQuery, () => toThread(this.#state));
     setHandler(messages.getRunQuery, ({ run_id }) => findRun(this.#state, run_id) ?? null);
     setHandler(messages.listRunsQuery, ({ limit }) => [...this.#state.runs].reverse().slice(0, limit ?? 100));
+    setHandler(messages.getStreamBaseQuery, () => streamBaseOffset(this.#stream));
     setHandler(messages.getTranscriptQuery, ({ after, limit }) => {
       const start = Math.max(0, (after ?? 0) - this.#state.compacted_messages);
       return this.#state.transcript.slice(start, limit === undefined ? undefined : start + limit);
@@ -142,7 +170,10 @@ export class Conversation {
         if (!this.#draining) this.#track(command.run_id, () => this.#callModel(command.run_id, command.step));
         return;
       case 'runTool':
-        if (!this.#draining) this.#track(command.run_id, () => this.#runTool(command));
+        if (this.#draining) return;
+        if (command.use.name === spawnAgentToolName)
+          this.#track(command.run_id, () => this.#children.spawn(command));
+        else this.#track(command.run_id, () => this.#runTool(command));
         return;
     }
   }
@@ -225,6 +256,7 @@ export class Conversation {
       cost: this.#state.usage.cost_usd,
       turns: this.#state.totals.runs,
       model: this.#state.thread.config.model,
+      runStatuses: activeRunStatuses(this.#state),
     };
     const key = JSON.stringify(values);
     if (key === this.#attributes) return;
@@ -234,6 +266,7 @@ export class Conversation {
       { key: searchAttributes.costUsd, value: values.cost },
       { key: searchAttributes.turns, value: values.turns },
       { key: searchAttributes.model, value: values.model },
+      { key: searchAttributes.runStatuses, value: values.runStatuses },
     ]);
   }
 }

@@ -11,6 +11,7 @@ import { addUsage, zeroUsage } from '../common/usage';
 import type { ConversationState } from './state';
 import { findRun } from './state';
 import { interruptToolStep, startToolStep, recordToolResult } from './tool-step';
+import { rollUpChildUsage } from './child-usage';
 import { appendMessages } from './transcript';
 import type { Command, ConversationEvent, Transition } from './transitions';
 
@@ -26,7 +27,7 @@ export function reduce(state: ConversationState, event: ConversationEvent): Tran
 function apply(state: ConversationState, event: ConversationEvent): Transition {
   switch (event.type) {
     case 'inputSubmitted':
-      return submit(state, event.input, event.now);
+      return submit(state, event.input, event.now, event.next_offset);
     case 'modelResponded':
       return modelResponded(state, event);
     case 'modelFailed': {
@@ -49,10 +50,17 @@ function apply(state: ConversationState, event: ConversationEvent): Transition {
     }
     case 'closeRequested':
       return close(state, event.now, event.reason);
+    case 'childUsageReported':
+      return rollUpChildUsage(state, event);
   }
 }
 
-function submit(state: ConversationState, input: SubmitInput, now: number): Transition {
+function submit(
+  state: ConversationState,
+  input: SubmitInput,
+  now: number,
+  nextOffset: number | undefined,
+): Transition {
   const at = new Date(now).toISOString();
   const run: Run = {
     run_id: input.run_id,
@@ -68,6 +76,7 @@ function submit(state: ConversationState, input: SubmitInput, now: number): Tran
     model: input.model ?? state.thread.config.model,
     ...(input.webhook === undefined ? {} : { webhook: input.webhook }),
     ...(input.continuation_of === undefined ? {} : { continuation_of: input.continuation_of }),
+    ...(nextOffset === undefined ? {} : { first_event_offset: nextOffset }),
   };
   const runs = [...state.runs, run].slice(-limits.runsKept);
   let transition: Transition = {

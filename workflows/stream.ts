@@ -18,3 +18,23 @@ export function boundedStreamState(stream: WorkflowStream): WorkflowStreamState 
   if (drop === 0) return state;
   return { ...state, log: state.log.slice(drop), base_offset: state.base_offset + drop };
 }
+
+/**
+ * The stream's private bookkeeping, read (never written) because `WorkflowStream` exposes its
+ * offsets only through a query and `getState()`, which copies the whole log.
+ */
+interface StreamInternals {
+  log: readonly unknown[];
+  baseOffset: number;
+}
+
+/** The offset the next published event gets. */
+export function nextStreamOffset(stream: WorkflowStream): number {
+  const internals = stream as unknown as StreamInternals;
+  return internals.baseOffset + internals.log.length;
+}
+
+/** The oldest offset the log still holds. */
+export function streamBaseOffset(stream: WorkflowStream): number {
+  return (stream as unknown as StreamInternals).baseOffset;
+}

@@ -8,16 +8,27 @@ import type { RunError } from '../common/run';
 import type { SubmitInput } from '../common/messages';
 import type { ToolFlags, ToolOutcome } from '../common/tools';
 import type { ToolUseBlock } from '../common/transcript';
+import type { Usage } from '../common/usage';
 import type { ConversationState } from './state';
 
 export type ConversationEvent =
-  | { type: 'inputSubmitted'; now: number; input: SubmitInput }
+  /** `next_offset`: the stream offset the run's first event (`run.created`) will have. */
+  | { type: 'inputSubmitted'; now: number; input: SubmitInput; next_offset?: number }
   | { type: 'modelResponded'; now: number; run_id: string; step: number; result: CallModelResult }
   | { type: 'modelFailed'; now: number; run_id: string; step: number; error: RunError }
   | { type: 'toolFinished'; now: number; run_id: string; tool_use_id: string; outcome: ToolOutcome }
   | { type: 'cancelRequested'; now: number; run_id: string; reason?: string }
   | { type: 'runDeferred'; now: number; run_id: string }
-  | { type: 'closeRequested'; now: number; reason?: string };
+  | { type: 'closeRequested'; now: number; reason?: string }
+  /** A child agent's usage, rolled up into the thread and the run that spawned it. */
+  | { type: 'childUsageReported'; now: number; run_id: string; usage: Usage };
+
+/** An event as the interpreter dispatches it: the time is added when it is reduced. */
+export type EventInput = ConversationEvent extends infer E
+  ? E extends ConversationEvent
+    ? Omit<E, 'now'>
+    : never
+  : never;
 
 export type Command =
   /** Call the model for the active run's current step; the request is built from the state. */

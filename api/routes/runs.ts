@@ -14,25 +14,34 @@ import {
 import { clientGone, ownerOf, parseBody, parseQuery, pathId } from '../validate';
 import { randomUUID } from 'node:crypto';
 
+/** Submits a run from a create-run body (creating the thread first with `if_not_exists: "create"`). */
+export async function submitRunFromBody(
+  conversations: Conversations,
+  threadId: string,
+  body: CreateRunBody,
+  response: Response,
+): Promise<Run> {
+  const owner = ownerOf(response);
+  const create =
+    body.if_not_exists === 'create' ? conversations.newConversation(threadId, owner, {}, {}) : undefined;
+  if (create === undefined) await conversations.authorize(threadId, owner);
+  const input: SubmitInput = {
+    run_id: body.run_id ?? randomUUID(),
+    assistant_id: body.assistant_id,
+    content: inputContent(body),
+    multitask_strategy: body.multitask_strategy,
+    metadata: body.metadata,
+    ...(body.config.model === undefined ? {} : { model: body.config.model }),
+    ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
+  };
+  return conversations.submitRun(threadId, input, create);
+}
+
 export function runRoutes(conversations: Conversations): Router {
   const router = Router();
 
-  const submit = async (threadId: string, body: CreateRunBody, response: Response): Promise<Run> => {
-    const owner = ownerOf(response);
-    const create =
-      body.if_not_exists === 'create' ? conversations.newConversation(threadId, owner, {}, {}) : undefined;
-    if (create === undefined) await conversations.authorize(threadId, owner);
-    const input: SubmitInput = {
-      run_id: body.run_id ?? randomUUID(),
-      assistant_id: body.assistant_id,
-      content: inputContent(body),
-      multitask_strategy: body.multitask_strategy,
-      metadata: body.metadata,
-      ...(body.config.model === undefined ? {} : { model: body.config.model }),
-      ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
-    };
-    return conversations.submitRun(threadId, input, create);
-  };
+  const submit = (threadId: string, body: CreateRunBody, response: Response): Promise<Run> =>
+    submitRunFromBody(conversations, threadId, body, response);
 
   /** The thread's values once a run is over, as LangGraph's wait and join return them. */
   const finalValues = async (threadId: string, run: Run) => {

@@ -43,6 +43,8 @@ export type Reply =
       }>;
       /** Milliseconds between streamed text deltas. */
       tokenDelayMs?: number;
+      /** Called as each text delta is written to the wire (for latency measurements). */
+      onSent?: (piece: string) => void;
       /** Milliseconds before the first byte (a model that thinks). `ping` events keep the stream alive meanwhile. */
       firstTokenDelayMs?: number;
     }
@@ -64,6 +66,8 @@ export interface RecordedRequest {
   at: number;
   /** What was answered (after validation). */
   reply: Reply['kind'] | 'invalid';
+  /** When the connection closed (the client gave up, or the answer ended). */
+  closedAt?: number;
 }
 
 export interface FakeAnthropic {
@@ -215,6 +219,7 @@ async function streamMessage(
           index,
           delta: { type: 'text_delta', text: piece },
         });
+        if (reply.kind === 'message') reply.onSent?.(piece);
         deltas++;
         outputTokens++;
       }
@@ -368,7 +373,10 @@ export async function startFakeAnthropic(
         const reply = queue.shift() ?? responder(body, requests.length - 1);
         record.reply = reply.kind;
         let open = true;
-        response.on('close', () => (open = false));
+        response.on('close', () => {
+          open = false;
+          record.closedAt = Date.now();
+        });
         switch (reply.kind) {
           case 'error':
             errorResponse(response, reply.status, reply.type, reply.message, reply.headers);

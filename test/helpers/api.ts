@@ -1,8 +1,10 @@
 /** An API process in miniature: the real Express app over a real client, on an ephemeral port. */
 import type { Client } from '@temporalio/client';
+import { createServer } from 'node:net';
 import pino from 'pino';
 import { startApi, type RunningApi } from '../../api/server';
 import type { KeelConfig } from '../../common/config';
+import { closeTestClient, startTestWorker, testClient, testConfig, type RunningWorker } from './temporal';
 
 export async function startTestApi(client: Client, config: KeelConfig): Promise<RunningApi> {
   return startApi({ client, config, logger: pino({ level: 'silent' }), host: '127.0.0.1', port: 0 });
@@ -40,3 +42,42 @@ export const userInput = (content: string, extra: Record<string, unknown> = {}) 
   input: { messages: [{ role: 'user', content }] },
   ...extra,
 });
+
+/** A port free right now (for a process that must come back on the same one). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface ApiHarness {
+  client: Client;
+  config: KeelConfig;
+  worker: RunningWorker;
+  api: RunningApi;
+  /** The API's URL. */
+  base: string;
+}
+
+/**
+ * A worker and an API on a fresh task queue for one describe block (set up in `beforeAll`,
+ * stopped in `afterAll`). `env` is read when the block starts, after earlier `beforeAll`s ran.
+ */
+export function apiHarness(env: () => Record<string, string> = () => ({})): ApiHarness {
+  const harness = {} as ApiHarness;
+  beforeAll(async () => {
+    harness.client = await testClient();
+    harness.config = await testConfig(env());
+    harness.worker = await startTestWorker({ config: harness.config });
+    harness.api = await startTestApi(harness.client, harness.config);
+    harness.base = harness.api.url;
+  });
+  afterAll(async () => {
+    await harness.api.stop();
+    await harness.worker.stop();
+    await closeTestClient();
+  });
+  return harness;
+}

@@ -1,0 +1,104 @@
+/** Sub-agents: `spawn_agent` starts a child conversation workflow, in the foreground or background. */
+import { randomUUID } from 'node:crypto';
+import type { Run } from '../../common/run';
+import type { Thread } from '../../common/thread';
+import type { Message } from '../../common/transcript';
+import { apiHarness, call, userInput } from '../helpers/api';
+import { durable, readSse } from '../helpers/sse';
+import { eventually } from '../helpers/temporal';
+
+jest.setTimeout(120_000);
+
+describe('sub-agents', () => {
+  const harness = apiHarness();
+  let base: string;
+  beforeAll(() => {
+    base = harness.base;
+  });
+
+  const newThread = async (): Promise<string> => {
+    const threadId = `p-${randomUUID()}`;
+    expect((await call(base, 'POST', '/threads', { thread_id: threadId })).status).toBe(200);
+    return threadId;
+  };
+  const runs = async (threadId: string) => (await call<Run[]>(base, 'GET', `/threads/${threadId}/runs`)).body;
+  const continuationOf = (threadId: string, runId: string) =>
+    eventually(
+      async () =>
+        (await runs(threadId)).find((run) => run.continuation_of === runId && run.status === 'completed'),
+      60_000,
+      'the continuation run',
+    );
+  const toolResultText = (messages: Message[]): string =>
+    messages
+      .flatMap((message) => (message.role === 'user' ? message.content : []))
+      .flatMap((block) => (block.type === 'tool_result' ? [block.content] : []))
+      .join('\n');
+
+  it('waits for a foreground child and answers with its result in the same step', async () => {
+    const threadId = await newThread();
+    const waited = await call<{ messages: Message[] }>(
+      base,
+      'POST',
+      `/threads/${threadId}/runs/wait`,
+      userInput('spawn: count the stars'),
+    );
+    expect(waited.status).toBe(200);
+    const result = toolResultText(waited.body.messages);
+    expect(result).toContain('completed');
+    expect(result).toContain('count the stars');
+    const [run] = await runs(threadId);
+    const stream = await readSse(`${base}/threads/${threadId}/runs/${run!.run_id}/stream`);
+    const names = durable(stream.events).map((event) => event.event);
+    expect(names).toEqual(expect.arrayContaining(['child.spawned', 'child.completed']));
+    const spawned = durable(stream.events).find((event) => event.event === 'child.spawned')!;
+    const child = await call<Thread>(base, 'GET', `/threads/${String(spawned.data.child_thread_id)}`);
+    expect(child.body.metadata).toMatchObject({ keel_child_of: { parent_thread_id: threadId } });
+    // The child's tokens count toward the parent run.
+    expect(run!.usage.output_tokens).toBeGreaterThan(child.body.usage.output_tokens);
+  });
+
+  it('lets a slow foreground child go on in the background and turns its result into a continuation run', async () => {
+    const threadId = await newThread();
+    const waited = await call<{ messages: Message[] }>(
+      base,
+      'POST',
+      `/threads/${threadId}/runs/wait`,
+      userInput('tool: spawn_agent {"task": "think: 4", "timeout_s": 1}'),
+    );
+    expect(waited.status).toBe(200);
+    expect(toolResultText(waited.body.messages)).toContain('continues in the background');
+    const [parent] = await runs(threadId);
+    expect(parent!.status).toBe('completed');
+    const usageAtFirst = parent!.usage.output_tokens;
+    const continuation = await continuationOf(threadId, parent!.run_id);
+    expect(continuation.output).toContain('Sub-agent');
+    expect(continuation.output).toContain('think: 4');
+    const after = (await call<Run>(base, 'GET', `/threads/${threadId}/runs/${parent!.run_id}`)).body;
+    expect(after.usage.output_tokens).toBeGreaterThan(usageAtFirst);
+    const childThreadId = `${threadId}.${(continuation.metadata as { child_thread_id: string }).child_thread_id.split('.').at(-1)!}`;
+    const child = await eventually(
+      async () => {
+        const thread = (await call<Thread>(base, 'GET', `/threads/${childThreadId}`)).body;
+        return thread.status === 'closed' ? thread : undefined;
+      },
+      30_000,
+      'the child to close',
+    );
+    expect(child.status).toBe('closed');
+  });
+
+  it('returns at once for a background child, and its result arrives as a continuation run', async () => {
+    const threadId = await newThread();
+    const waited = await call<{ messages: Message[] }>(
+      base,
+      'POST',
+      `/threads/${threadId}/runs/wait`,
+      userInput('tool: spawn_agent {"task": "think: 2", "background": true}'),
+    );
+    expect(toolResultText(waited.body.messages)).toContain('started in the background');
+    const [parent] = await runs(threadId);
+    const continuation = await continuationOf(threadId, parent!.run_id);
+    expect(continuation.output).toContain('finished the task "think: 2" (completed)');
+  });
+});

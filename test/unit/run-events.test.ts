@@ -1,0 +1,139 @@
+/** The pure pieces of issue 4: webhook deliveries, the active-run index, first offsets, child usage. */
+import type { SubmitInput } from '../../common/messages';
+import type { Run } from '../../common/run';
+import { reduce } from '../../workflows/reducer';
+import { activeRunStatuses } from '../../workflows/run-index';
+import { type ConversationState, findRun, initialState } from '../../workflows/state';
+import type { Command } from '../../workflows/transitions';
+import { webhookDeliveries } from '../../workflows/webhooks';
+
+const t0 = Date.parse('2026-01-01T00:00:00Z');
+
+const fresh = (): ConversationState =>
+  initialState({
+    thread_id: 't1',
+    metadata: {},
+    config: { model: 'scripted:demo', approval: 'auto', approval_timeout_s: 300, max_steps: 5 },
+    created_at: new Date(t0).toISOString(),
+  });
+
+const input = (run_id: string, extra: Partial<SubmitInput> = {}): SubmitInput => ({
+  run_id,
+  assistant_id: 'agent',
+  content: [{ type: 'text', text: 'hello' }],
+  multitask_strategy: 'enqueue',
+  metadata: {},
+  ...extra,
+});
+
+const runEvent = (event: 'run.completed' | 'run.started' | 'run.deferred', run: Partial<Run>): Command => ({
+  type: 'emit',
+  event: {
+    event,
+    data: {
+      run: {
+        run_id: 'r1',
+        thread_id: 't1',
+        assistant_id: 'agent',
+        status: 'completed',
+        multitask_strategy: 'enqueue',
+        metadata: {},
+        created_at: '2026-01-01T00:00:00.000Z',
+        updated_at: '2026-01-01T00:00:05.000Z',
+        steps: 1,
+        usage: {
+          input_tokens: 1,
+          output_tokens: 1,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+          cost_usd: 0,
+        },
+        model: 'scripted:demo',
+        ...run,
+      },
+    },
+  },
+});
+
+describe('webhook deliveries', () => {
+  it.each([
+    ['a completed run with a webhook', runEvent('run.completed', { webhook: 'http://h/x', output: 'hi' }), 1],
+    [
+      'a deferred run with a webhook',
+      runEvent('run.deferred', { webhook: 'http://h/x', status: 'deferred' }),
+      1,
+    ],
+    [
+      'a started run (not a webhook event)',
+      runEvent('run.started', { webhook: 'http://h/x', status: 'running' }),
+      0,
+    ],
+    ['a completed run without a webhook', runEvent('run.completed', {}), 0],
+  ])('%s → %i deliveries', (_name, command, count) => {
+    expect(webhookDeliveries([command])).toHaveLength(count);
+  });
+
+  it('names each delivery by run and status, so every retry and replay carries the same webhook-id', () => {
+    const [delivery] = webhookDeliveries([
+      runEvent('run.completed', { webhook: 'http://h/x', output: 'the answer' }),
+    ]);
+    expect(delivery).toEqual({
+      url: 'http://h/x',
+      webhook_id: 'msg_r1_completed',
+      timestamp: Date.parse('2026-01-01T00:00:05.000Z') / 1000,
+      payload: {
+        type: 'run.completed',
+        timestamp: '2026-01-01T00:00:05.000Z',
+        data: { run: expect.objectContaining({ run_id: 'r1' }), output: 'the answer' },
+      },
+    });
+  });
+});
+
+describe('the run index and first offsets', () => {
+  it('records where a run starts in the stream and lists the statuses of unfinished runs', () => {
+    let state = reduce(fresh(), {
+      type: 'inputSubmitted',
+      now: t0,
+      input: input('r1'),
+      next_offset: 7,
+    }).state;
+    state = reduce(state, { type: 'inputSubmitted', now: t0, input: input('r2'), next_offset: 12 }).state;
+    expect(findRun(state, 'r1')?.first_event_offset).toBe(7);
+    expect(findRun(state, 'r2')?.first_event_offset).toBe(12);
+    expect(activeRunStatuses(state)).toEqual(['queued', 'running']);
+    state = reduce(state, { type: 'runDeferred', now: t0, run_id: 'r1' }).state;
+    expect(activeRunStatuses(state)).toEqual(['deferred', 'queued']);
+    state = reduce(state, { type: 'closeRequested', now: t0 }).state;
+    expect(activeRunStatuses(state)).toEqual([]);
+  });
+});
+
+describe('child usage', () => {
+  it('adds a child agent’s usage to the thread and to the run that spawned it, and says so', () => {
+    const started = reduce(fresh(), { type: 'inputSubmitted', now: t0, input: input('r1') }).state;
+    const usage = {
+      input_tokens: 100,
+      output_tokens: 40,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      cost_usd: 0.5,
+    };
+    const { state, commands } = reduce(started, { type: 'childUsageReported', now: t0, run_id: 'r1', usage });
+    expect(state.usage).toMatchObject({ input_tokens: 100, output_tokens: 40, cost_usd: 0.5 });
+    expect(findRun(state, 'r1')?.usage).toMatchObject({ output_tokens: 40 });
+    expect(commands).toEqual([
+      {
+        type: 'emit',
+        event: {
+          event: 'usage.updated',
+          data: {
+            run_id: 'r1',
+            usage: expect.objectContaining({ output_tokens: 40 }),
+            thread_usage: state.usage,
+          },
+        },
+      },
+    ]);
+  });
+});

@@ -1,0 +1,50 @@
+/**
+ * Which run events become webhook deliveries: a run created with `webhook` is POSTed when it is
+ * deferred and when it ends. Pure: the interpreter sends what this returns.
+ */
+import type { SendWebhookInput } from '../common/activities';
+import type { ActivityOptions } from '@temporalio/workflow';
+import type { Command } from './transitions';
+
+const webhookEvents: ReadonlySet<string> = new Set([
+  'run.deferred',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+]);
+
+export function webhookDeliveries(commands: readonly Command[]): SendWebhookInput[] {
+  const deliveries: SendWebhookInput[] = [];
+  for (const command of commands) {
+    if (command.type !== 'emit' || !webhookEvents.has(command.event.event)) continue;
+    if (!('run' in command.event.data)) continue;
+    const { run } = command.event.data;
+    if (run.webhook === undefined) continue;
+    deliveries.push({
+      url: run.webhook,
+      // Stable across retries and replays: one id per run and event.
+      webhook_id: `msg_${run.run_id}_${run.status}`,
+      timestamp: Math.floor(Date.parse(run.updated_at) / 1000),
+      payload: {
+        type: command.event.event,
+        timestamp: run.updated_at,
+        data: { run, ...(run.output === undefined ? {} : { output: run.output }) },
+      },
+    });
+  }
+  return deliveries;
+}
+
+/**
+ * Up to 10 attempts, 1 s doubling to at most 5 min apart (about 17 minutes in all); each attempt
+ * has its own 10 s HTTP timeout inside the 30 s start-to-close.
+ */
+export const webhookOptions: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    maximumAttempts: 10,
+  },
+};
