@@ -29,6 +29,7 @@ export const FailureType = {
   approvalNotPending: 'ApprovalNotPending',
   // Runs.
   budgetExceeded: 'BudgetExceeded',
+  approvalTimeout: 'ApprovalTimeout',
   maxSteps: 'MaxStepsReached',
   cancelled: 'Cancelled',
   internal: 'InternalError',

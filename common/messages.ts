@@ -3,6 +3,7 @@
  * variable name is the wire name plus its kind.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from './approvals';
 import type { MultitaskStrategy, Run } from './run';
 import type { Thread } from './thread';
 import type { Message, UserContent } from './transcript';
@@ -55,3 +56,11 @@ export const getThreadQuery = defineQuery<Thread>('getThread');
 export const getRunQuery = defineQuery<Run | null, [RunRef]>('getRun');
 export const listRunsQuery = defineQuery<Run[], [ListRunsQuery]>('listRuns');
 export const getTranscriptQuery = defineQuery<Message[], [TranscriptQuery]>('getTranscript');
+
+/** Approves or denies a pending approval; the validator rejects unknown or already decided ids. */
+export const decideApprovalUpdate = defineUpdate<PendingApproval, [DecideApprovalInput]>('decideApproval');
+/** The fire-and-forget form of `decideApproval`, for other workflows and tools. */
+export const approvalSignal = defineSignal<[DecideApprovalInput]>('approval');
+/** Raises or lowers the thread's budgets; returns the thread. */
+export const updateLimitsUpdate = defineUpdate<Thread, [UpdateLimitsInput]>('updateLimits');
+export const getPendingApprovalsQuery = defineQuery<PendingApproval[]>('getPendingApprovals');

@@ -1,3 +1,4 @@
+import type { SessionSummary } from './thread';
 import type { Usage } from './usage';
 import type { FailureType } from './failures';
 
@@ -66,4 +67,6 @@ export interface Run {
   continuation_of?: string;
   /** The model this run uses, e.g. `scripted:demo`. */
   model: string;
+  /** On a finished run: the thread's session summary as this run left it. */
+  summary?: SessionSummary;
 }

@@ -20,6 +20,8 @@ import * as messages from '../common/messages';
 import { searchAttributes } from '../common/search-attributes';
 import type { ToolOutcome } from '../common/tools';
 import { describeFailure, modelCallOptions, toolCallOptions } from './activity-options';
+import { ApprovalTimers } from './approval-timers';
+import { registerCheckpointHandlers } from './checkpoint-handlers';
 import { reduce } from './reducer';
 import type { ConversationState } from './state';
 import { findRun, threadStatus } from './state';
@@ -45,6 +47,9 @@ export class Conversation {
   /** Set while handing off to continue-as-new: activity commands wait for the next run. */
   #draining = false;
   #attributes = '';
+  readonly #timers = new ApprovalTimers((approval_id) =>
+    this.dispatch({ type: 'approvalExpired', approval_id }),
+  );
 
   constructor(state: ConversationState, stream: WorkflowStream) {
     this.#state = state;
@@ -120,6 +125,7 @@ export class Conversation {
     setHandler(messages.closeSignal, ({ reason }) =>
       this.dispatch({ type: 'closeRequested', ...(reason === undefined ? {} : { reason }) }),
     );
+    registerCheckpointHandlers(this);
     setHandler(messages.getThreadQuery, () => toThread(this.#state));
     setHandler(messages.getRunQuery, ({ run_id }) => findRun(this.#state, run_id) ?? null);
     setHandler(messages.listRunsQuery, ({ limit }) => [...this.#state.runs].reverse().slice(0, limit ?? 100));
@@ -143,6 +149,12 @@ export class Conversation {
         return;
       case 'runTool':
         if (!this.#draining) this.#track(command.run_id, () => this.#runTool(command));
+        return;
+      case 'startApprovalTimer':
+        this.#timers.start(command.approval_id, command.expires_at_ms);
+        return;
+      case 'cancelApprovalTimer':
+        this.#timers.cancel(command.approval_id);
         return;
     }
   }
