@@ -126,7 +126,13 @@ export async function chat(options: ChatOptions): Promise<void> {
     closed = true;
     waiting?.(undefined);
   });
-  const spinner = ora({ stream: output, discardStdin: false });
+  // A terminal that reports 0 columns (a fresh pty) makes ora's line counting loop; print plainly there.
+  const columns = (output as { columns?: number }).columns ?? 0;
+  const spinner = ora({
+    stream: output,
+    discardStdin: false,
+    isEnabled: output.isTTY === true && columns > 0,
+  });
   try {
     for (;;) {
       readline.setPrompt('you › ');

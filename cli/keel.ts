@@ -62,7 +62,9 @@ function fail(error: unknown): never {
   process.exit(error instanceof ConfigError ? 2 : 1);
 }
 
-const program = new Command('keel').description('Durable AI agents on Temporal').showHelpAfterError('(add --help for usage)');
+const program = new Command('keel')
+  .description('Durable AI agents on Temporal')
+  .showHelpAfterError('(add --help for usage)');
 
 program
   .command('up')
