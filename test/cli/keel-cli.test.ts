@@ -21,7 +21,9 @@ import {
 
 const run = promisify(execFile);
 const keel = ['--import', 'tsx', 'cli/keel.ts'];
-const stripAnsi = (text: string) => text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
+const escape = String.fromCharCode(27);
+const ansi = new RegExp(`${escape}\\[[0-9;?]*[A-Za-z]`, 'g');
+const stripAnsi = (text: string) => text.replace(ansi, '').replace(/\r/g, '');
 
 /** A process in a pseudo-terminal: everything it prints, and a way to type. */
 class Terminal {
