@@ -65,6 +65,14 @@ const responded = (
   result,
 });
 
+const toolDone = (run_id: string, now: number, content = 'x'): ConversationEvent => ({
+  type: 'toolFinished',
+  now,
+  run_id,
+  tool_use_id: 'u1',
+  outcome: { content, is_error: false },
+});
+
 let commands: Command[] = [];
 function play(events: ConversationEvent[], from: ConversationState): ConversationState {
   commands = [];
@@ -123,13 +131,7 @@ describe('approvals in the reducer', () => {
     expect(run(state).status_reason).toBe('awaiting_approval');
     state = play(
       [
-        {
-          type: 'toolFinished',
-          now: t0 + 4,
-          run_id: 'r1',
-          tool_use_id: 'u1',
-          outcome: { content: 'ok', is_error: false },
-        },
+        toolDone('r1', t0 + 4, 'ok'),
         {
           type: 'approvalDecided',
           now: t0 + 5,
@@ -181,35 +183,12 @@ describe('budgets in the reducer', () => {
       fresh({ approval: 'auto', max_tokens: 100 }),
     );
     expect(kinds().filter((kind) => kind === 'budget.warning')).toHaveLength(1);
-    state = play(
-      [
-        {
-          type: 'toolFinished',
-          now: t0 + 3,
-          run_id: 'r1',
-          tool_use_id: 'u1',
-          outcome: { content: 'x', is_error: false },
-        },
-        responded('r1', 2, textReply(10)),
-      ],
-      state,
-    );
+    state = play([toolDone('r1', t0 + 3, 'x'), responded('r1', 2, textReply(10))], state);
     expect(kinds()).not.toContain('budget.warning');
     expect(run(state)).toMatchObject({ status: 'completed' });
     expect(run(state).summary).toMatchObject({ runs: 1, steps: 2, tokens: 95 });
     state = play([submit('r2', t0 + 10), responded('r2', 1, toolsReply(10, 'read_file'))], state);
-    state = play(
-      [
-        {
-          type: 'toolFinished',
-          now: t0 + 11,
-          run_id: 'r2',
-          tool_use_id: 'u1',
-          outcome: { content: 'x', is_error: false },
-        },
-      ],
-      state,
-    );
+    state = play([toolDone('r2', t0 + 11, 'x')], state);
     expect(kinds()).toContain('budget.exceeded');
     expect(kinds()).not.toContain('callModel');
     expect(run(state, 'r2')).toMatchObject({ status: 'failed', status_reason: 'budget_exceeded' });
@@ -256,18 +235,7 @@ describe('budgets in the reducer', () => {
       [{ type: 'childUsageReported', now: t0 + 4, run_id: 'r1', child_thread_id: 'c1', usage: usage(10) }],
       state,
     );
-    state = play(
-      [
-        {
-          type: 'toolFinished',
-          now: t0 + 5,
-          run_id: 'r1',
-          tool_use_id: 'u1',
-          outcome: { content: 'x', is_error: false },
-        },
-      ],
-      state,
-    );
+    state = play([toolDone('r1', t0 + 5, 'x')], state);
     expect(run(state)).toMatchObject({ status: 'failed', status_reason: 'budget_exceeded' });
   });
 });
