@@ -8,7 +8,10 @@ import { Conversations } from './conversations';
 import { ApiError, errorMiddleware } from './errors';
 import { openApiDocument } from './openapi';
 import { activeRunRoutes } from './routes/active-runs';
+import { checkpointRoutes } from './routes/checkpoints';
 import { healthRoutes } from './routes/health';
+import { sessionRoutes } from './routes/sessions';
+import { Sessions } from './sessions';
 import { runRoutes } from './routes/runs';
 import { streamRoutes } from './routes/streams';
 import { threadRoutes } from './routes/threads';
@@ -33,6 +36,9 @@ export function createApp({ client, config, logger }: AppOptions): Express {
     response.json(openApiDocument());
   });
   app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
+  // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
+  app.use(sessionRoutes(conversations, new Sessions(client, config.taskQueue)));
+  app.use(checkpointRoutes(conversations));
   app.use(threadRoutes(conversations));
   app.use(streamRoutes(conversations));
   app.use(activeRunRoutes(conversations, config.taskQueue));

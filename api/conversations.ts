@@ -46,6 +46,7 @@ export class Conversations {
       approval_timeout_s: input.approval_timeout_s ?? defaults.approvalTimeoutS,
       max_steps: input.max_steps ?? defaults.maxSteps,
       ...(input.system === undefined ? {} : { system: input.system }),
+      ...(input.tool_rules === undefined ? {} : { tool_rules: input.tool_rules }),
       ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
       ...(maxCost === undefined ? {} : { max_cost_usd: maxCost }),
     };
@@ -56,7 +57,7 @@ export class Conversations {
       workflowId: workflowIdFor(conversation.thread_id),
       taskQueue: this.config.taskQueue,
       args: [conversation] as [NewConversation],
-      memo: { metadata: conversation.metadata },
+      memo: { metadata: conversation.metadata, created_at: conversation.created_at },
       typedSearchAttributes: [
         { key: searchAttributes.status, value: 'idle' },
         { key: searchAttributes.owner, value: conversation.owner ?? 'local' },

@@ -1,5 +1,6 @@
 /** The OpenAPI document, with request bodies generated from the same schemas that validate them. */
 import { z } from 'zod';
+import { cleanupBody, decisionBody, limitsBody, searchBody } from './checkpoint-schemas';
 import { cancelBody, createRunBody, createThreadBody } from './schemas';
 
 const errorSchema = {
@@ -67,6 +68,7 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/threads/{thread_id}': {
         get: { summary: 'Get a thread', parameters: [threadId], responses: ok('The thread') },
+        delete: { summary: 'Close and delete a thread', parameters: [threadId], responses: ok('Deleted') },
       },
       '/threads/{thread_id}/state': {
         get: {
@@ -153,6 +155,48 @@ export function openApiDocument(): Record<string, unknown> {
             },
           ],
           responses: ok('Runs, newest first'),
+        },
+      },
+      '/threads/{thread_id}/approvals': {
+        get: { summary: 'Pending approvals', parameters: [threadId], responses: ok('Pending approvals') },
+      },
+      '/threads/{thread_id}/approvals/{approval_id}': {
+        post: {
+          summary: 'Approve or deny; 409 approval_not_pending for unknown or decided ids',
+          parameters: [
+            threadId,
+            { name: 'approval_id', in: 'path', required: true, schema: { type: 'string' } },
+          ],
+          requestBody: body(decisionBody),
+          responses: ok('The decided approval'),
+        },
+      },
+      '/threads/{thread_id}/limits': {
+        post: {
+          summary: 'Raise or lower the budgets (null removes one)',
+          parameters: [threadId],
+          requestBody: body(limitsBody),
+          responses: ok('The thread'),
+        },
+      },
+      '/threads/{thread_id}/export': {
+        get: {
+          summary: 'The transcript as JSON or Markdown (?format=json|markdown)',
+          parameters: [
+            threadId,
+            { name: 'format', in: 'query', required: false, schema: { type: 'string' } },
+          ],
+          responses: ok('The export'),
+        },
+      },
+      '/threads/search': {
+        post: { summary: 'Find threads', requestBody: body(searchBody), responses: ok('Threads') },
+      },
+      '/threads/cleanup': {
+        post: {
+          summary: 'Close and delete old threads (dry run by default)',
+          requestBody: body(cleanupBody),
+          responses: ok('What was (or would be) deleted'),
         },
       },
       '/healthz': { get: { summary: 'Liveness', responses: { '200': { description: 'ok' } } } },

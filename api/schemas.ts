@@ -32,6 +32,8 @@ export const threadConfigInput = z.object({
     .positive()
     .max(7 * 24 * 3600)
     .optional(),
+  /** Per-tool rules that win over `approval`: `allow` never asks, `ask` always asks, `deny` never runs. */
+  tool_rules: z.record(z.string().min(1).max(200), z.enum(['allow', 'ask', 'deny'])).optional(),
   max_tokens: z.number().int().positive().optional(),
   max_cost_usd: z.number().positive().optional(),
   max_steps: z.number().int().positive().max(1_000).optional(),

@@ -31,6 +31,7 @@ export const FailureType = {
   webhookFailed: 'WebhookDeliveryFailed',
   // Runs.
   budgetExceeded: 'BudgetExceeded',
+  approvalTimeout: 'ApprovalTimeout',
   maxSteps: 'MaxStepsReached',
   cancelled: 'Cancelled',
   internal: 'InternalError',

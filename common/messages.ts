@@ -4,6 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChildCompleted } from './children';
+import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from './approvals';
 import type { MultitaskStrategy, Run } from './run';
 import type { Thread } from './thread';
 import type { Message, UserContent } from './transcript';
@@ -60,3 +61,11 @@ export const listRunsQuery = defineQuery<Run[], [ListRunsQuery]>('listRuns');
 /** The oldest offset the thread's event log still holds: a cursor before it has expired. */
 export const getStreamBaseQuery = defineQuery<number>('getStreamBase');
 export const getTranscriptQuery = defineQuery<Message[], [TranscriptQuery]>('getTranscript');
+
+/** Approves or denies a pending approval; the validator rejects unknown or already decided ids. */
+export const decideApprovalUpdate = defineUpdate<PendingApproval, [DecideApprovalInput]>('decideApproval');
+/** The fire-and-forget form of `decideApproval`, for other workflows and tools. */
+export const approvalSignal = defineSignal<[DecideApprovalInput]>('approval');
+/** Raises or lowers the thread's budgets; returns the thread. */
+export const updateLimitsUpdate = defineUpdate<Thread, [UpdateLimitsInput]>('updateLimits');
+export const getPendingApprovalsQuery = defineQuery<PendingApproval[]>('getPendingApprovals');

@@ -1,3 +1,4 @@
+import type { SessionSummary } from './thread';
 import type { Usage } from './usage';
 import type { FailureType } from './failures';
 
@@ -68,4 +69,6 @@ export interface Run {
   first_event_offset?: number;
   /** The model this run uses, e.g. `scripted:demo`. */
   model: string;
+  /** On a finished run: the thread's session summary as this run left it. */
+  summary?: SessionSummary;
 }

@@ -13,6 +13,13 @@ export type ThreadStatus = (typeof ThreadStatus)[keyof typeof ThreadStatus];
 export const ApprovalMode = { auto: 'auto', require: 'require' } as const;
 export type ApprovalMode = (typeof ApprovalMode)[keyof typeof ApprovalMode];
 
+/**
+ * A per-tool rule that wins over the approval mode: `allow` runs without asking, `ask` always
+ * asks (even under `auto`), `deny` never runs (the model gets an error result saying so).
+ */
+export const ToolRule = { allow: 'allow', ask: 'ask', deny: 'deny' } as const;
+export type ToolRule = (typeof ToolRule)[keyof typeof ToolRule];
+
 /** Per-thread settings, fixed at creation unless an update changes them. */
 export interface ThreadConfig {
   /** `provider:model`, e.g. `anthropic:claude-sonnet-4-5` or `scripted:demo`. */
@@ -21,6 +28,8 @@ export interface ThreadConfig {
   approval: ApprovalMode;
   /** Seconds a sensitive tool waits for a decision. @default 300 */
   approval_timeout_s: number;
+  /** Rules by tool name that win over `approval`. @default {} */
+  tool_rules?: Record<string, ToolRule>;
   max_tokens?: number;
   max_cost_usd?: number;
   /** Model calls one run may make before it stops. @default 50 */

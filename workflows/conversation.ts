@@ -22,6 +22,8 @@ import { searchAttributes } from '../common/search-attributes';
 import type { ToolOutcome } from '../common/tools';
 import { describeFailure, modelCallOptions, toolCallOptions } from './activity-options';
 import { ChildAgents, reportToParent } from './children';
+import { ApprovalTimers } from './approval-timers';
+import { registerCheckpointHandlers } from './checkpoint-handlers';
 import { reduce } from './reducer';
 import { activeRunStatuses } from './run-index';
 import type { ConversationState } from './state';
@@ -49,6 +51,9 @@ export class Conversation {
     dispatch: (event) => this.dispatch(event),
     publish: (event) => this.#stream.topic<KeelEvent>(eventsTopic).publish(event),
   });
+  readonly #timers = new ApprovalTimers((approval_id) =>
+    this.dispatch({ type: 'approvalExpired', approval_id }),
+  );
 
   constructor(state: ConversationState, stream: WorkflowStream) {
     this.#state = state;
@@ -147,6 +152,7 @@ export class Conversation {
     setHandler(messages.closeSignal, ({ reason }) =>
       this.dispatch({ type: 'closeRequested', ...(reason === undefined ? {} : { reason }) }),
     );
+    registerCheckpointHandlers(this);
     setHandler(messages.getThreadQuery, () => toThread(this.#state));
     setHandler(messages.getRunQuery, ({ run_id }) => findRun(this.#state, run_id) ?? null);
     setHandler(messages.listRunsQuery, ({ limit }) => [...this.#state.runs].reverse().slice(0, limit ?? 100));
@@ -174,6 +180,12 @@ export class Conversation {
         if (command.use.name === spawnAgentToolName)
           this.#track(command.run_id, () => this.#children.spawn(command));
         else this.#track(command.run_id, () => this.#runTool(command));
+        return;
+      case 'startApprovalTimer':
+        this.#timers.start(command.approval_id, command.expires_at_ms);
+        return;
+      case 'cancelApprovalTimer':
+        this.#timers.cancel(command.approval_id);
         return;
     }
   }

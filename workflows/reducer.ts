@@ -10,10 +10,13 @@ import { textOf, toolUsesOf } from '../common/transcript';
 import { addUsage, zeroUsage } from '../common/usage';
 import type { ConversationState } from './state';
 import { findRun } from './state';
-import { interruptToolStep, startToolStep, recordToolResult } from './tool-step';
+import { decideApproval, expireApproval, stepTimedOut } from './approvals';
+import { budgetExceeded, exceededEvent, updateLimits, warnIfNear } from './budget';
 import { rollUpChildUsage } from './child-usage';
+import { interruptToolStep, startToolStep, recordToolResult, type ToolStepTransition } from './tool-step';
 import { appendMessages } from './transcript';
 import type { Command, ConversationEvent, Transition } from './transitions';
+import { sessionSummary } from './views';
 
 const unchanged = (state: ConversationState): Transition => ({ state, commands: [] });
 
@@ -39,8 +42,18 @@ function apply(state: ConversationState, event: ConversationEvent): Transition {
       if (active === null || active.run_id !== event.run_id || active.step.kind !== 'tools')
         return unchanged(state);
       const done = recordToolResult(state, active, event.tool_use_id, event.outcome, event.now);
-      return done.step === 'model' ? beginModelStep(done.state, event.now, done.commands) : done;
+      return afterToolStep(done, stepTimedOut(active), event.now);
     }
+    case 'approvalDecided':
+      return afterToolStep(
+        decideApproval(state, event.decision, event.now),
+        stepTimedOut(state.active),
+        event.now,
+      );
+    case 'approvalExpired':
+      return afterToolStep(expireApproval(state, event.approval_id, event.now), true, event.now);
+    case 'limitsUpdated':
+      return updateLimits(state, event.limits);
     case 'cancelRequested':
       return cancel(state, event.run_id, event.now, { reason: 'cancelled_by_user', message: event.reason });
     case 'runDeferred': {
@@ -50,8 +63,12 @@ function apply(state: ConversationState, event: ConversationEvent): Transition {
     }
     case 'closeRequested':
       return close(state, event.now, event.reason);
-    case 'childUsageReported':
-      return rollUpChildUsage(state, event);
+    case 'childUsageReported': {
+      // A child's spend counts against this thread's budget, warning here at 80 % like our own.
+      const rolled = rollUpChildUsage(state, event);
+      const warned = warnIfNear(rolled.state, event.run_id);
+      return { state: warned.state, commands: [...rolled.commands, ...warned.commands] };
+    }
   }
 }
 
@@ -114,9 +131,32 @@ function startNextRun(state: ConversationState, now: number, commands: Command[]
   return beginModelStep(started.state, now, [...commands, ...started.commands]);
 }
 
-/** Asks the model for the next step, unless the run has used all the steps it may. */
+/**
+ * After a tool step changed: when it is complete, the model is asked again, unless a call ran
+ * out of approval time, which ends the run (the thread then waits for the user).
+ */
+function afterToolStep(done: ToolStepTransition, timedOut: boolean, now: number): Transition {
+  if (done.step !== 'model') return done;
+  if (!timedOut) return beginModelStep(done.state, now, done.commands);
+  const error: RunError = {
+    type: 'ApprovalTimeout',
+    message: 'a tool call was not approved in time; send a message to continue',
+  };
+  const finished = finishRun(done.state, now, 'failed', { reason: 'approval_timeout', error });
+  return { state: finished.state, commands: [...done.commands, ...finished.commands] };
+}
+
+/** Asks the model for the next step, unless the run has used all the steps or the budget it may. */
 function beginModelStep(state: ConversationState, now: number, commands: Command[]): Transition {
   const active = state.active!;
+  const overBudget = budgetExceeded(state);
+  if (overBudget !== undefined) {
+    const finished = finishRun(state, now, 'failed', { reason: 'budget_exceeded', error: overBudget });
+    return {
+      state: finished.state,
+      commands: [...commands, exceededEvent(state, active.run_id), ...finished.commands],
+    };
+  }
   const maxSteps = state.thread.config.max_steps;
   if (active.steps >= maxSteps) {
     const error: RunError = {
@@ -154,12 +194,14 @@ function modelResponded(
     now,
     { usage, steps: event.step },
   );
+  const warned = warnIfNear(counted.state, run_id);
   const commands: Command[] = [
     ...counted.commands,
     {
       type: 'emit',
       event: { event: 'usage.updated', data: { run_id, usage, thread_usage: counted.state.usage } },
     },
+    ...warned.commands,
   ];
   const wantsTools = toolUsesOf(result.content).length > 0;
   if (
@@ -168,7 +210,7 @@ function modelResponded(
       result.stop_reason === 'end_turn' ||
       result.stop_reason === 'pause_turn')
   ) {
-    const started = startToolStep(counted.state, result, now);
+    const started = startToolStep(warned.state, result, now);
     if (started.step === 'model')
       return beginModelStep(started.state, now, [...commands, ...started.commands]);
     return { state: started.state, commands: [...commands, ...started.commands] };
@@ -178,8 +220,8 @@ function modelResponded(
   const content = result.content.filter((block) => block.type === 'text' && block.text !== '');
   const appended =
     content.length === 0
-      ? { state: counted.state, appended: [] }
-      : appendMessages(counted.state, run_id, now, [
+      ? { state: warned.state, appended: [] }
+      : appendMessages(warned.state, run_id, now, [
           { role: 'assistant', content, model: result.model, stop_reason: result.stop_reason },
         ]);
   const emitted: Command[] = appended.appended.map((message) => ({
@@ -242,6 +284,7 @@ export function finishRun(
       ...(ending.output === undefined
         ? {}
         : { output: truncateWithNote(ending.output, limits.runOutputChars) }),
+      summary: sessionSummary(next),
     },
     `run.${status}`,
   );

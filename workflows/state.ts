@@ -20,6 +20,17 @@ export interface ToolCall {
   /** Null when the worker does not know the tool: it is answered with an error at once. */
   flags: ToolFlags | null;
   result?: ToolResultBlock;
+  /** Present when the call needed a human decision (see approvals.ts). */
+  approval?: CallApproval;
+}
+
+/** A call's human checkpoint: `pending` calls are not run until approved. */
+export interface CallApproval {
+  approval_id: string;
+  status: 'pending' | 'approved' | 'denied' | 'timed_out';
+  requested_at: string;
+  expires_at: string;
+  reason?: string;
 }
 
 /**
@@ -71,6 +82,8 @@ export interface ConversationState {
   next_sequence: number;
   updated_at: string;
   closed: boolean;
+  /** Set once `budget.warning` was emitted; cleared when the limits change (see budget.ts). */
+  budget_warned?: boolean;
 }
 
 export function initialState(thread: ThreadInfo): ConversationState {

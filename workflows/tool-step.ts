@@ -6,6 +6,7 @@ import type { CallModelResult } from '../common/activities';
 import type { ToolOutcome } from '../common/tools';
 import { toolUsesOf } from '../common/transcript';
 import { truncateWithNote } from '../common/limits';
+import { deniedByRuleMessage, gateFor, markAwaiting, requestApproval } from './approval-gate';
 import type { ActiveRun, ConversationState, ToolCall } from './state';
 import { appendMessages, boundedToolResult } from './transcript';
 import type { Command, Transition } from './transitions';
@@ -23,12 +24,20 @@ export function startToolStep(
 ): ToolStepTransition {
   const active = state.active!;
   const commands: Command[] = [];
-  const calls: ToolCall[] = toolUsesOf(result.content).map((use) => {
+  const calls: ToolCall[] = toolUsesOf(result.content).map((use, index) => {
     const flags = result.tools[use.name] ?? null;
     if (flags === null) {
       const known = Object.keys(result.tools);
       const message = `Unknown tool "${use.name}".${known.length > 0 ? ` This worker has: ${known.join(', ')}.` : ''}`;
       return { use, flags, result: boundedToolResult(use.id, message, true) };
+    }
+    const gate = gateFor(state.thread.config, use.name, flags);
+    if (gate === 'deny')
+      return { use, flags, result: boundedToolResult(use.id, deniedByRuleMessage(use.name), true) };
+    if (gate === 'ask') {
+      const requested = requestApproval(state, active, use, index, now);
+      commands.push(...requested.commands);
+      return { use, flags, approval: requested.approval };
     }
     commands.push(
       {
@@ -48,7 +57,7 @@ export function startToolStep(
     const committed = commitToolStep(next, now);
     return { ...committed, commands: [...commands, ...committed.commands], step: 'model' };
   }
-  return { state: next, commands, step: 'tools' };
+  return { state: markAwaiting(next, active.run_id, now), commands, step: 'tools' };
 }
 
 export function recordToolResult(
@@ -94,7 +103,8 @@ export function interruptToolStep(state: ConversationState, now: number, why: st
   if (active === null || active.step.kind !== 'tools') return { state, commands: [] };
   const calls = active.step.calls.map((call) => {
     if (call.result !== undefined) return call;
-    const note = call.flags?.sideEffects ? ' The tool may have partly run.' : '';
+    const started = call.approval === undefined || call.approval.status === 'approved';
+    const note = call.flags?.sideEffects && started ? ' The tool may have partly run.' : '';
     return { ...call, result: boundedToolResult(call.use.id, `Tool did not finish (${why}).${note}`, true) };
   });
   return commitToolStep({ ...state, active: { ...active, step: { ...active.step, calls } } }, now);

@@ -3,6 +3,7 @@
  * happened, taken from the workflow clock by the interpreter.
  */
 import type { CallModelResult } from '../common/activities';
+import type { DecideApprovalInput, UpdateLimitsInput } from '../common/approvals';
 import type { KeelEvent } from '../common/events';
 import type { RunError } from '../common/run';
 import type { SubmitInput } from '../common/messages';
@@ -20,6 +21,9 @@ export type ConversationEvent =
   | { type: 'cancelRequested'; now: number; run_id: string; reason?: string }
   | { type: 'runDeferred'; now: number; run_id: string }
   | { type: 'closeRequested'; now: number; reason?: string }
+  | { type: 'approvalDecided'; now: number; decision: DecideApprovalInput }
+  | { type: 'approvalExpired'; now: number; approval_id: string }
+  | { type: 'limitsUpdated'; now: number; limits: UpdateLimitsInput }
   /** A child agent's usage, rolled up into the thread and the run that spawned it. */
   | { type: 'childUsageReported'; now: number; run_id: string; usage: Usage };
 
@@ -37,7 +41,10 @@ export type Command =
   /** Stop whatever activities the run still has in flight. */
   | { type: 'cancelActivities'; run_id: string }
   /** Append a durable event to the conversation's stream. */
-  | { type: 'emit'; event: KeelEvent };
+  | { type: 'emit'; event: KeelEvent }
+  /** A durable timer that sends `approvalExpired` at `expires_at_ms` unless cancelled first. */
+  | { type: 'startApprovalTimer'; approval_id: string; expires_at_ms: number }
+  | { type: 'cancelApprovalTimer'; approval_id: string };
 
 export interface Transition {
   state: ConversationState;

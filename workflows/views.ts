@@ -1,5 +1,7 @@
 /** Read-only views of the state, for queries, the Web UI's current details and search attributes. */
-import type { Thread } from '../common/thread';
+import type { SessionSummary, Thread } from '../common/thread';
+import { approvalResumeCommands, pendingApprovals } from './approvals';
+import { budgetNote } from './budget';
 import { totalTokens } from '../common/usage';
 import type { ConversationState } from './state';
 import { threadStatus } from './state';
@@ -16,16 +18,21 @@ export function toThread(state: ConversationState): Thread {
     created_at: thread.created_at,
     updated_at: state.updated_at,
     usage: state.usage,
-    summary: {
-      runs: state.totals.runs,
-      steps: state.totals.steps,
-      tokens: totalTokens(state.usage),
-      cost_usd: state.usage.cost_usd,
-      duration_ms: state.totals.duration_ms,
-    },
+    summary: sessionSummary(state),
     ...(state.active === null ? {} : { active_run_id: state.active.run_id }),
     queued_run_ids: state.queue.map((queued) => queued.run_id),
     messages_count: state.compacted_messages + state.transcript.length,
+  };
+}
+
+/** Runs, model calls, tokens, cost and time in runs so far. */
+export function sessionSummary(state: ConversationState): SessionSummary {
+  return {
+    runs: state.totals.runs,
+    steps: state.totals.steps,
+    tokens: totalTokens(state.usage),
+    cost_usd: state.usage.cost_usd,
+    duration_ms: state.totals.duration_ms,
   };
 }
 
@@ -37,9 +44,11 @@ export function resumeCommands(state: ConversationState): Command[] {
   const active = state.active;
   if (active === null) return [];
   if (active.step.kind === 'model') return [{ type: 'callModel', run_id: active.run_id, step: active.steps }];
-  return active.step.calls
-    .filter((call) => call.result === undefined && call.flags !== null)
+  // Calls still awaiting a human get their timers back, not a tool run.
+  const running: Command[] = active.step.calls
+    .filter((call) => call.result === undefined && call.flags !== null && call.approval?.status !== 'pending')
     .map((call) => ({ type: 'runTool', run_id: active.run_id, use: call.use, flags: call.flags! }));
+  return [...running, ...approvalResumeCommands(state)];
 }
 
 /** Markdown for the Temporal Web UI's "current details". */
@@ -58,8 +67,12 @@ export function currentDetails(state: ConversationState): string {
     lines.push(`**Run:** ${active.run_id}, step ${active.steps}: ${doing}`);
   }
   if (state.queue.length > 0) lines.push(`**Queued runs:** ${state.queue.length}`);
+  for (const approval of pendingApprovals(state))
+    lines.push(
+      `**Awaiting approval:** ${approval.tool} (${approval.approval_id}), expires ${approval.expires_at}`,
+    );
   lines.push(
-    `**Spend:** ${totalTokens(state.usage).toLocaleString('en-US')} tokens, $${state.usage.cost_usd.toFixed(4)}`,
+    `**Spend:** ${totalTokens(state.usage).toLocaleString('en-US')} tokens, $${state.usage.cost_usd.toFixed(4)}${budgetNote(state)}`,
   );
   lines.push(`**Runs:** ${state.totals.runs} finished, ${state.totals.steps} model calls`);
   return lines.join('\n');

@@ -1,0 +1,64 @@
+/** Approvals and budgets over HTTP: each route is one query or update on the thread's workflow. */
+import { Router, type Request } from 'express';
+import * as messages from '../../common/messages';
+import { approvalId, decisionBody, limitsBody } from '../checkpoint-schemas';
+import type { Conversations } from '../conversations';
+import { ApiError } from '../errors';
+import { ownerOf, parseBody, pathId } from '../validate';
+
+function pathApprovalId(request: Request): string {
+  const parsed = approvalId.safeParse(request.params.approval_id);
+  if (!parsed.success)
+    throw new ApiError(
+      409,
+      'approval_not_pending',
+      `approval ${String(request.params.approval_id)} is not pending`,
+    );
+  return parsed.data;
+}
+
+export function checkpointRoutes(conversations: Conversations): Router {
+  const router = Router();
+
+  router.get('/threads/:thread_id/approvals', async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    await conversations.authorize(threadId, ownerOf(response));
+    response.json(await conversations.handle(threadId).query(messages.getPendingApprovalsQuery));
+  });
+
+  router.post('/threads/:thread_id/approvals/:approval_id', async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    const id = pathApprovalId(request);
+    const body = parseBody(decisionBody, request);
+    await conversations.authorize(threadId, ownerOf(response));
+    const approval = await conversations.handle(threadId).executeUpdate(messages.decideApprovalUpdate, {
+      args: [
+        {
+          approval_id: id,
+          decision: body.decision,
+          ...(body.reason === undefined ? {} : { reason: body.reason }),
+        },
+      ],
+    });
+    response.json({
+      ...approval,
+      decision: body.decision,
+      ...(body.reason === undefined ? {} : { reason: body.reason }),
+    });
+  });
+
+  router.post('/threads/:thread_id/limits', async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    const body = parseBody(limitsBody, request);
+    await conversations.authorize(threadId, ownerOf(response));
+    const limits = {
+      ...(body.max_tokens === undefined ? {} : { max_tokens: body.max_tokens }),
+      ...(body.max_cost_usd === undefined ? {} : { max_cost_usd: body.max_cost_usd }),
+    };
+    response.json(
+      await conversations.handle(threadId).executeUpdate(messages.updateLimitsUpdate, { args: [limits] }),
+    );
+  });
+
+  return router;
+}

@@ -1,0 +1,63 @@
+/** Sessions over HTTP: search, export, delete and clean up threads. */
+import { Router } from 'express';
+import { cleanupBody, exportQuery, searchBody } from '../checkpoint-schemas';
+import type { Conversations } from '../conversations';
+import type { Sessions } from '../sessions';
+import { transcriptMarkdown } from '../transcript-export';
+import { ownerOf, parseBody, parseQuery, pathId } from '../validate';
+
+export function sessionRoutes(conversations: Conversations, sessions: Sessions): Router {
+  const router = Router();
+
+  router.post('/threads/search', async (request, response) => {
+    const { limit, ...filter } = parseBody(searchBody, request);
+    response.json(await sessions.search(filter, ownerOf(response), limit));
+  });
+
+  /** Closes and deletes matching threads (not busy ones); `dry_run` (the default) only lists them. */
+  router.post('/threads/cleanup', async (request, response) => {
+    const { limit, dry_run, status, ...filter } = parseBody(cleanupBody, request);
+    const statuses = status === undefined ? (['idle', 'error', 'closed'] as const) : [status].flat();
+    const candidates = await sessions.search({ ...filter, status: [...statuses] }, ownerOf(response), limit);
+    const deleted: string[] = [];
+    const failed: Array<{ thread_id: string; message: string }> = [];
+    if (!dry_run) {
+      for (const thread of candidates) {
+        try {
+          await sessions.remove(thread.thread_id);
+          deleted.push(thread.thread_id);
+        } catch (error) {
+          failed.push({
+            thread_id: thread.thread_id,
+            message: error instanceof Error ? error.message : String(error),
+          });
+        }
+      }
+    }
+    response.json({ dry_run, threads: candidates, deleted, failed });
+  });
+
+  router.get('/threads/:thread_id/export', async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    const { format } = parseQuery(exportQuery, request);
+    const [thread, messages] = await Promise.all([
+      conversations.getThread(threadId, ownerOf(response)),
+      conversations.transcript(threadId),
+    ]);
+    const document = { thread, messages, exported_at: new Date().toISOString() };
+    if (format === 'json') {
+      response.json(document);
+      return;
+    }
+    response.type('text/markdown; charset=utf-8').send(transcriptMarkdown(document));
+  });
+
+  router.delete('/threads/:thread_id', async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    await conversations.authorize(threadId, ownerOf(response));
+    await sessions.remove(threadId);
+    response.json({ thread_id: threadId, deleted: true });
+  });
+
+  return router;
+}

@@ -1,0 +1,122 @@
+/**
+ * Sessions across threads: search through Temporal visibility (Keel's search attributes), delete,
+ * clean up. Metadata lives in the memo, which visibility cannot filter, so metadata filters are
+ * applied to the listed executions here, after the search-attribute query.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import type { ThreadStatus } from '../common/thread';
+import { searchAttributes } from '../common/search-attributes';
+import type { Owner } from './conversations';
+import { workflowIdFor } from './conversations';
+
+/** A thread as visibility sees it: no query to its workflow is needed. */
+export interface ThreadListing {
+  thread_id: string;
+  owner?: string;
+  status: ThreadStatus;
+  metadata: Record<string, unknown>;
+  model?: string;
+  cost_usd: number;
+  turns: number;
+  created_at: string;
+  /** False once the workflow ended (the thread was closed). */
+  open: boolean;
+}
+
+export interface ThreadFilter {
+  status?: ThreadStatus | ThreadStatus[] | undefined;
+  owner?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  older_than_days?: number | undefined;
+}
+
+/** Executions read past the metadata filter before a search gives up. */
+const maxScanned = 10_000;
+
+const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+export class Sessions {
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+  ) {}
+
+  /** The visibility query for a filter; owner is forced to the caller when the API authenticates. */
+  query(filter: ThreadFilter, caller: Owner, now: number): string {
+    const clauses = [`WorkflowType = 'conversationWorkflow'`, `TaskQueue = ${quote(this.taskQueue)}`];
+    const statuses = filter.status === undefined ? [] : [filter.status].flat();
+    if (statuses.length > 0)
+      clauses.push(`${searchAttributes.status.name} IN (${statuses.map(quote).join(', ')})`);
+    const owner = caller ?? filter.owner;
+    if (owner !== undefined) clauses.push(`${searchAttributes.owner.name} = ${quote(owner)}`);
+    // The current run's StartTime is never before the thread's creation (continue-as-new only
+    // moves it later), so it narrows the search; the memo's created_at decides below.
+    if (filter.older_than_days !== undefined)
+      clauses.push(`StartTime < ${quote(new Date(cutoff(filter, now)).toISOString())}`);
+    return clauses.join(' AND ');
+  }
+
+  async search(
+    filter: ThreadFilter,
+    caller: Owner,
+    limit: number,
+    now = Date.now(),
+  ): Promise<ThreadListing[]> {
+    const found: ThreadListing[] = [];
+    let scanned = 0;
+    for await (const execution of this.client.workflow.list({ query: this.query(filter, caller, now) })) {
+      if (++scanned > maxScanned) break;
+      const listing = toListing(execution);
+      if (listing === undefined || !matches(listing, filter, now)) continue;
+      found.push(listing);
+      if (found.length >= limit) break;
+    }
+    return found;
+  }
+
+  /** Closes the thread (its runs end as `thread_closed`) and deletes its history. */
+  async remove(threadId: string): Promise<void> {
+    const handle = this.client.workflow.getHandle(workflowIdFor(threadId));
+    const description = await handle.describe();
+    if (description.status.name === 'RUNNING') {
+      await handle.signal('close', { reason: 'deleted' });
+      await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000))]);
+    }
+    await this.client.workflowService.deleteWorkflowExecution({
+      namespace: this.client.options.namespace,
+      workflowExecution: { workflowId: workflowIdFor(threadId) },
+    });
+  }
+}
+
+function cutoff(filter: ThreadFilter, now: number): number {
+  return now - (filter.older_than_days ?? 0) * 24 * 3600 * 1000;
+}
+
+function matches(listing: ThreadListing, filter: ThreadFilter, now: number): boolean {
+  if (filter.older_than_days !== undefined && Date.parse(listing.created_at) >= cutoff(filter, now))
+    return false;
+  return Object.entries(filter.metadata ?? {}).every(([key, value]) =>
+    isDeepStrictEqual(listing.metadata[key], value),
+  );
+}
+
+function toListing(execution: WorkflowExecutionInfo): ThreadListing | undefined {
+  if (!execution.workflowId.startsWith('conversation-')) return undefined;
+  const attributes = execution.typedSearchAttributes;
+  const memo = (execution.memo ?? {}) as { metadata?: Record<string, unknown>; created_at?: string };
+  const owner = attributes.get(searchAttributes.owner);
+  const model = attributes.get(searchAttributes.model);
+  return {
+    thread_id: execution.workflowId.slice('conversation-'.length),
+    ...(owner === undefined || owner === 'local' ? {} : { owner }),
+    status: (attributes.get(searchAttributes.status) ?? 'idle') as ThreadStatus,
+    metadata: memo.metadata ?? {},
+    ...(model === undefined ? {} : { model }),
+    cost_usd: attributes.get(searchAttributes.costUsd) ?? 0,
+    turns: attributes.get(searchAttributes.turns) ?? 0,
+    created_at: memo.created_at ?? execution.startTime.toISOString(),
+    open: execution.status.name === 'RUNNING',
+  };
+}

@@ -1,0 +1,196 @@
+/**
+ * The `keel` CLI against a real API, worker and dev server. `keel chat` runs in a real
+ * pseudo-terminal (util-linux `script`), typed into like a person would.
+ */
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import type { Client } from '@temporalio/client';
+import type { RunningApi } from '../../api/server';
+import type { KeelConfig } from '../../common/config';
+import type { Thread } from '../../common/thread';
+import { call, startTestApi, userInput } from '../helpers/api';
+import {
+  closeTestClient,
+  eventually,
+  startTestWorker,
+  testClient,
+  testConfig,
+  type RunningWorker,
+} from '../helpers/temporal';
+
+const run = promisify(execFile);
+const keel = ['--import', 'tsx', 'cli/keel.ts'];
+const escape = String.fromCharCode(27);
+const ansi = new RegExp(`${escape}\\[[0-9;?]*[A-Za-z]`, 'g');
+const stripAnsi = (text: string) => text.replace(ansi, '').replace(/\r/g, '');
+
+/** A process in a pseudo-terminal: everything it prints, and a way to type. */
+class Terminal {
+  output = '';
+  readonly exited: Promise<number | null>;
+  private readonly child: ChildProcessWithoutNullStreams;
+
+  constructor(command: string) {
+    // A fresh pty reports 0 columns; give it a real size, as a terminal window has.
+    this.child = spawn('script', ['-qfec', `stty cols 120 rows 40; ${command}`, '/dev/null'], {
+      env: { ...process.env, TERM: 'xterm' },
+    });
+    this.child.stdout.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    this.child.stderr.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    this.exited = new Promise((resolve) => this.child.on('exit', resolve));
+  }
+
+  get text(): string {
+    return stripAnsi(this.output);
+  }
+
+  type(text: string): void {
+    this.child.stdin.write(text);
+  }
+
+  /** Waits until the screen text after `from` matches; returns the index after the match. */
+  async waitFor(pattern: RegExp, from = 0, timeoutMs = 30_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const match = pattern.exec(this.text.slice(from));
+      if (match !== null) return from + match.index + match[0].length;
+      await sleep(100);
+    }
+    throw new Error(`timed out waiting for ${pattern} on the terminal; it shows:\n${this.text.slice(from)}`);
+  }
+
+  kill(): void {
+    this.child.kill('SIGKILL');
+  }
+}
+
+describe('the keel CLI', () => {
+  let client: Client;
+  let config: KeelConfig;
+  let worker: RunningWorker;
+  let api: RunningApi;
+
+  beforeAll(async () => {
+    client = await testClient();
+    config = await testConfig();
+    worker = await startTestWorker({ config });
+    api = await startTestApi(client, config);
+  });
+
+  afterAll(async () => {
+    await api.stop();
+    await worker.stop();
+    await closeTestClient();
+  });
+
+  it('chats in a terminal: types a message, shows the answer, asks [y/N] with a countdown, shows the cost', async () => {
+    const terminal = new Terminal(
+      `node ${keel.join(' ')} --url ${api.url} chat cli-thread-${Date.now()} --require-approval --max-cost 5`,
+    );
+    try {
+      let at = await terminal.waitFor(/you › /);
+      expect(terminal.text).toMatch(/keel chat · thread cli-thread-\d+ · scripted:demo · approval require/);
+      terminal.type('run: echo from-the-cli\r');
+      at = await terminal.waitFor(/Allow bash \{"command":"echo from-the-cli"\}\? \[y\/N\] \(\d+s\)/, at);
+      terminal.type('y\r');
+      at = await terminal.waitFor(/approved/, at);
+      at = await terminal.waitFor(/keel › [\s\S]*from-the-cli/, at);
+      at = await terminal.waitFor(
+        /\[run \d+ tokens \$\d+\.\d{4} · thread \d+ tokens \$\d+\.\d{4} of \$5\]/,
+        at,
+      );
+
+      terminal.type('delete: precious.txt\r');
+      at = await terminal.waitFor(/Allow delete_file \{"path":"precious.txt"\}\? \[y\/N\]/, at);
+      terminal.type('n\r');
+      at = await terminal.waitFor(/denied/, at);
+      at = await terminal.waitFor(/keel › [\s\S]*The user denied this delete_file call/, at);
+      await terminal.waitFor(/\[run \d+ tokens/, at);
+      terminal.type('/exit\r');
+      expect(await terminal.exited).toBe(0);
+    } finally {
+      terminal.kill();
+    }
+  }, 90_000);
+
+  it('lists, shows, exports and cleans up threads; approves from the command line', async () => {
+    const created = await call<Thread>(api.url, 'POST', '/threads', {
+      metadata: { cli: 'yes' },
+      config: { approval: 'require' },
+    });
+    const threadId = created.body.thread_id;
+    await call(api.url, 'POST', `/threads/${threadId}/runs`, userInput('run: echo cli-approved'));
+    const approvals = await eventually(async () => {
+      const response = await call<Array<{ approval_id: string }>>(
+        api.url,
+        'GET',
+        `/threads/${threadId}/approvals`,
+      );
+      return response.body.length === 1 ? response.body : undefined;
+    });
+    const approved = await run('node', [
+      ...keel,
+      '--url',
+      api.url,
+      'approve',
+      threadId,
+      approvals[0]!.approval_id,
+    ]);
+    expect(approved.stdout).toBe(`approved ${approvals[0]!.approval_id}\n`);
+    await eventually(async () =>
+      (await call<Thread>(api.url, 'GET', `/threads/${threadId}`)).body.status === 'idle' ? true : undefined,
+    );
+
+    const shown = await run('node', [...keel, '--url', api.url, 'threads', 'show', threadId]);
+    expect(shown.stdout).toContain(`thread   ${threadId} (idle)`);
+    expect(shown.stdout).toMatch(/summary {2}1 runs, 2 model calls, \d+ tokens, \$\d+\.\d{4}/);
+    const exported = await run('node', [...keel, '--url', api.url, 'threads', 'export', threadId]);
+    expect(exported.stdout).toContain(`# Thread ${threadId}`);
+    expect(exported.stdout).toContain('cli-approved');
+
+    const listed = await eventually(async () => {
+      const result = await run('node', [
+        ...keel,
+        '--url',
+        api.url,
+        'threads',
+        'list',
+        '--metadata',
+        'cli=yes',
+      ]);
+      return result.stdout.includes(threadId) ? result.stdout : undefined;
+    }, 30_000);
+    expect(listed).toMatch(new RegExp(`${threadId} +idle`));
+    const dry = await run('node', [
+      ...keel,
+      '--url',
+      api.url,
+      'threads',
+      'cleanup',
+      '--older-than-days',
+      '0',
+      '--metadata',
+      'cli=yes',
+    ]);
+    expect(dry.stdout).toContain('dry run: 1 thread(s) would be closed and deleted');
+    expect(dry.stdout).toContain(threadId);
+  }, 90_000);
+
+  it('reports errors as one line with a non-zero exit', async () => {
+    const failure = await run('node', [...keel, '--url', api.url, 'threads', 'show', 'no-such-thread']).catch(
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    expect(failure).toMatchObject({ code: 1, stdout: '' });
+    expect((failure as { stderr: string }).stderr).toBe(
+      'keel: thread not found (HTTP 404 thread_not_found)\n',
+    );
+    const unreachable = await run('node', [...keel, '--url', 'http://127.0.0.1:9', 'threads', 'list']).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(unreachable).toMatchObject({ code: 1 });
+    expect((unreachable as { stderr: string }).stderr).toBe(
+      'keel: cannot reach the Keel API at http://127.0.0.1:9; is it running (keel up)?\n',
+    );
+  }, 60_000);
+});

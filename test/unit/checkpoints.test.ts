@@ -1,0 +1,237 @@
+import type { CallModelResult } from '../../common/activities';
+import type { ThreadConfig } from '../../common/thread';
+import { findTranscriptViolation } from '../../common/transcript';
+import { pendingApprovals } from '../../workflows/approvals';
+import { reduce } from '../../workflows/reducer';
+import { type ConversationState, initialState, threadStatus } from '../../workflows/state';
+import { modelMessages } from '../../workflows/transcript';
+import type { Command, ConversationEvent } from '../../workflows/transitions';
+import { currentDetails, resumeCommands } from '../../workflows/views';
+
+const t0 = Date.parse('2026-01-01T00:00:00Z');
+const sensitive = { sideEffects: true, sensitive: true };
+const readOnly = { sideEffects: false, sensitive: false };
+const usage = (tokens: number, cost = 0) => ({
+  input_tokens: tokens,
+  output_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  cost_usd: cost,
+});
+
+const fresh = (config: Partial<ThreadConfig> = {}): ConversationState =>
+  initialState({
+    thread_id: 't1',
+    metadata: {},
+    config: { model: 'scripted:demo', approval: 'require', approval_timeout_s: 60, max_steps: 10, ...config },
+    created_at: new Date(t0).toISOString(),
+  });
+
+const submit = (run_id: string, now = t0 + 1): ConversationEvent => ({
+  type: 'inputSubmitted',
+  now,
+  input: {
+    run_id,
+    assistant_id: 'agent',
+    content: [{ type: 'text', text: 'go' }],
+    multitask_strategy: 'enqueue',
+    metadata: {},
+  },
+});
+const toolsReply = (tokens = 10, ...names: string[]): CallModelResult => ({
+  content: names.map((name, index) => ({ type: 'tool_use', id: `u${index + 1}`, name, input: { n: index } })),
+  stop_reason: 'tool_use',
+  usage: usage(tokens),
+  model: 'scripted-demo',
+  tools: { bash: sensitive, read_file: readOnly, delete_file: sensitive },
+});
+const textReply = (tokens = 10): CallModelResult => ({
+  content: [{ type: 'text', text: 'done' }],
+  stop_reason: 'end_turn',
+  usage: usage(tokens),
+  model: 'scripted-demo',
+  tools: {},
+});
+const responded = (
+  run_id: string,
+  step: number,
+  result: CallModelResult,
+  now = t0 + 2,
+): ConversationEvent => ({
+  type: 'modelResponded',
+  now,
+  run_id,
+  step,
+  result,
+});
+
+const toolDone = (run_id: string, now: number, content = 'x'): ConversationEvent => ({
+  type: 'toolFinished',
+  now,
+  run_id,
+  tool_use_id: 'u1',
+  outcome: { content, is_error: false },
+});
+
+let commands: Command[] = [];
+function play(events: ConversationEvent[], from: ConversationState): ConversationState {
+  commands = [];
+  return events.reduce((state, event) => {
+    const transition = reduce(state, event);
+    expect(findTranscriptViolation(modelMessages(transition.state))).toBeUndefined();
+    commands.push(...transition.commands);
+    return transition.state;
+  }, from);
+}
+const kinds = () => commands.map((command) => (command.type === 'emit' ? command.event.event : command.type));
+const run = (state: ConversationState, id = 'r1') => state.runs.find((candidate) => candidate.run_id === id)!;
+
+describe('approvals in the reducer', () => {
+  it('holds a sensitive call for approval under require, runs read-only calls at once, and marks the run', () => {
+    const state = play([submit('r1'), responded('r1', 1, toolsReply(10, 'bash', 'read_file'))], fresh());
+    expect(kinds()).toContain('approval.requested');
+    expect(
+      commands.filter((c) => c.type === 'runTool').map((c) => c.type === 'runTool' && c.use.name),
+    ).toEqual(['read_file']);
+    expect(commands).toContainEqual({
+      type: 'startApprovalTimer',
+      approval_id: 'r1.1.1',
+      expires_at_ms: t0 + 2 + 60_000,
+    });
+    expect(run(state).status_reason).toBe('awaiting_approval');
+    expect(threadStatus(state)).toBe('interrupted');
+    expect(pendingApprovals(state)).toEqual([
+      expect.objectContaining({ approval_id: 'r1.1.1', tool: 'bash', tool_use_id: 'u1', input: { n: 0 } }),
+    ]);
+    expect(currentDetails(state)).toContain('**Awaiting approval:** bash (r1.1.1)');
+  });
+
+  it('runs everything under auto, and per-tool rules win over either mode', () => {
+    play([submit('r1'), responded('r1', 1, toolsReply(10, 'bash'))], fresh({ approval: 'auto' }));
+    expect(kinds()).not.toContain('approval.requested');
+    expect(kinds()).toContain('runTool');
+    const asked = play(
+      [submit('r1'), responded('r1', 1, toolsReply(10, 'read_file', 'bash', 'delete_file'))],
+      fresh({ approval: 'auto', tool_rules: { read_file: 'ask', bash: 'allow', delete_file: 'deny' } }),
+    );
+    expect(pendingApprovals(asked).map((approval) => approval.tool)).toEqual(['read_file']);
+    expect(commands.filter((c) => c.type === 'runTool')).toHaveLength(1);
+    const step = asked.active!.step;
+    expect(step.kind === 'tools' && step.calls[2]!.result?.content).toContain('denied by this thread');
+  });
+
+  it('runs an approved call, and a denial puts the reason in an error result before the model is asked again', () => {
+    let state = play([submit('r1'), responded('r1', 1, toolsReply(10, 'bash', 'delete_file'))], fresh());
+    expect(pendingApprovals(state)).toHaveLength(2);
+    state = play(
+      [{ type: 'approvalDecided', now: t0 + 3, decision: { approval_id: 'r1.1.1', decision: 'approve' } }],
+      state,
+    );
+    expect(kinds()).toEqual(['approval.resolved', 'cancelApprovalTimer', 'tool.started', 'runTool']);
+    expect(run(state).status_reason).toBe('awaiting_approval');
+    state = play(
+      [
+        toolDone('r1', t0 + 4, 'ok'),
+        {
+          type: 'approvalDecided',
+          now: t0 + 5,
+          decision: { approval_id: 'r1.1.2', decision: 'deny', reason: 'keep that file' },
+        },
+      ],
+      state,
+    );
+    expect(kinds()).toContain('callModel');
+    expect(run(state).status_reason).toBeUndefined();
+    const results = state.transcript[2]!.content;
+    expect(results[1]).toMatchObject({ is_error: true, tool_use_id: 'u2' });
+    expect(JSON.stringify(results[1])).toContain('Their reason: keep that file');
+  });
+
+  it('ends the run failed with approval_timeout when time runs out, with an error result and no model call', () => {
+    let state = play([submit('r1'), responded('r1', 1, toolsReply(10, 'bash', 'bash'))], fresh());
+    state = play([{ type: 'approvalExpired', now: t0 + 2 + 60_000, approval_id: 'r1.1.1' }], state);
+    expect(kinds()).not.toContain('callModel');
+    expect(kinds()).toContain('run.failed');
+    expect(run(state)).toMatchObject({ status: 'failed', status_reason: 'approval_timeout' });
+    expect(JSON.stringify(state.transcript[2])).toContain('not approved in time');
+    expect(threadStatus(state)).toBe('error');
+    // A late decision or a second timer changes nothing.
+    const after = reduce(state, { type: 'approvalExpired', now: t0 + 70_000, approval_id: 'r1.1.2' });
+    expect(after.state).toBe(state);
+  });
+
+  it('re-creates timers and does not re-issue calls still awaiting approval after continue-as-new', () => {
+    let state = play([submit('r1'), responded('r1', 1, toolsReply(10, 'bash', 'bash'))], fresh());
+    state = play(
+      [{ type: 'approvalDecided', now: t0 + 3, decision: { approval_id: 'r1.1.1', decision: 'approve' } }],
+      state,
+    );
+    const resumed = resumeCommands(state);
+    expect(resumed.map((command) => command.type)).toEqual(['runTool', 'startApprovalTimer']);
+    expect(resumed[1]).toEqual({
+      type: 'startApprovalTimer',
+      approval_id: 'r1.1.2',
+      expires_at_ms: t0 + 2 + 60_000,
+    });
+  });
+});
+
+describe('budgets in the reducer', () => {
+  it('warns once at 80 %, stops before the model call at 100 %, and continues after the limit is raised', () => {
+    let state = play(
+      [submit('r1'), responded('r1', 1, toolsReply(85, 'read_file'))],
+      fresh({ approval: 'auto', max_tokens: 100 }),
+    );
+    expect(kinds().filter((kind) => kind === 'budget.warning')).toHaveLength(1);
+    state = play([toolDone('r1', t0 + 3, 'x'), responded('r1', 2, textReply(10))], state);
+    expect(kinds()).not.toContain('budget.warning');
+    expect(run(state)).toMatchObject({ status: 'completed' });
+    expect(run(state).summary).toMatchObject({ runs: 1, steps: 2, tokens: 95 });
+    state = play([submit('r2', t0 + 10), responded('r2', 1, toolsReply(10, 'read_file'))], state);
+    state = play([toolDone('r2', t0 + 11, 'x')], state);
+    expect(kinds()).toContain('budget.exceeded');
+    expect(kinds()).not.toContain('callModel');
+    expect(run(state, 'r2')).toMatchObject({ status: 'failed', status_reason: 'budget_exceeded' });
+    expect(run(state, 'r2').error?.type).toBe('BudgetExceeded');
+    // What the run produced stays: the tool step is in the transcript.
+    expect(state.transcript.some((m) => m.content.some((b) => b.type === 'tool_result'))).toBe(true);
+
+    state = play([{ type: 'limitsUpdated', now: t0 + 20, limits: { max_tokens: 1_000 } }], state);
+    expect(state.thread.config.max_tokens).toBe(1_000);
+    state = play([submit('r3', t0 + 21)], state);
+    expect(kinds()).toContain('callModel');
+    state = play([{ type: 'limitsUpdated', now: t0 + 22, limits: { max_tokens: null } }], state);
+    expect(state.thread.config.max_tokens).toBeUndefined();
+  });
+
+  it('counts a cost budget the same way', () => {
+    const result = { ...textReply(1), usage: usage(1, 0.5) };
+    let state = play([submit('r1'), responded('r1', 1, result)], fresh({ max_cost_usd: 0.5 }));
+    state = play([submit('r2', t0 + 5)], state);
+    expect(run(state, 'r2')).toMatchObject({ status: 'failed', status_reason: 'budget_exceeded' });
+  });
+
+  it("adds a child agent's usage to the run and the thread, and it counts against the parent's budget", () => {
+    let state = play(
+      [submit('r1'), responded('r1', 1, toolsReply(10, 'read_file'))],
+      fresh({ max_tokens: 100 }),
+    );
+    state = play(
+      [
+        {
+          type: 'childUsageReported',
+          now: t0 + 3,
+          run_id: 'r1',
+          usage: usage(85, 0.01),
+        },
+      ],
+      state,
+    );
+    expect(kinds()).toEqual(['usage.updated', 'budget.warning']);
+    expect(state.usage).toMatchObject({ input_tokens: 95, cost_usd: 0.01 });
+    expect(run(state).usage.input_tokens).toBe(95);
+    state = play([{ type: 'childUsageReported', now: t0 + 4, run_id: 'r1', usage: usage(10) }], state);
+    state = play([toolDone('r1', t0 + 5, 'x')], state);
+    expect(run(state)).toMatchObject({ status: 'failed', status_reason: 'budget_exceeded' });
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * Whether a tool call may run, must wait for a human, or is refused: the part of human
+ * checkpoints the tool step needs when the model asks for tools.
+ */
+import type { StatusReason } from '../common/run';
+import type { ThreadConfig } from '../common/thread';
+import type { ToolFlags } from '../common/tools';
+import type { ToolUseBlock } from '../common/transcript';
+import type { ActiveRun, CallApproval, ConversationState, ToolCall } from './state';
+import type { Command } from './transitions';
+
+/** What happens to one tool call: it runs, it waits for a human, or it is refused by a rule. */
+export type Gate = 'run' | 'ask' | 'deny';
+
+/** Per-tool rules win over the mode; under `require` sensitive tools ask. */
+export function gateFor(config: ThreadConfig, tool: string, flags: ToolFlags): Gate {
+  const rule = config.tool_rules?.[tool];
+  if (rule === 'allow') return 'run';
+  if (rule === 'deny') return 'deny';
+  if (rule === 'ask') return 'ask';
+  return config.approval === 'require' && flags.sensitive ? 'ask' : 'run';
+}
+
+export function deniedByRuleMessage(tool: string): string {
+  return `Tool "${tool}" is denied by this thread's rules; it did not run. Do not retry it.`;
+}
+
+/**
+ * A new pending approval for call `index` of the active run's current step. The id is
+ * derived from the run, step and position, so it is deterministic and unique in the thread.
+ */
+export function requestApproval(
+  state: ConversationState,
+  active: ActiveRun,
+  use: ToolUseBlock,
+  index: number,
+  now: number,
+): { approval: CallApproval; commands: Command[] } {
+  const expiresAtMs = now + state.thread.config.approval_timeout_s * 1000;
+  const approval: CallApproval = {
+    approval_id: `${active.run_id}.${active.steps}.${index + 1}`,
+    status: 'pending',
+    requested_at: new Date(now).toISOString(),
+    expires_at: new Date(expiresAtMs).toISOString(),
+  };
+  return {
+    approval,
+    commands: [
+      {
+        type: 'emit',
+        event: {
+          event: 'approval.requested',
+          data: {
+            run_id: active.run_id,
+            approval_id: approval.approval_id,
+            tool: use.name,
+            input: use.input,
+            expires_at: approval.expires_at,
+          },
+        },
+      },
+      { type: 'startApprovalTimer', approval_id: approval.approval_id, expires_at_ms: expiresAtMs },
+    ],
+  };
+}
+
+export function pendingCalls(state: ConversationState): ToolCall[] {
+  const step = state.active?.step;
+  if (step?.kind !== 'tools') return [];
+  return step.calls.filter((call) => call.approval?.status === 'pending' && call.result === undefined);
+}
+
+/** Sets (or clears) `awaiting_approval` on the active run, to match its pending calls. */
+export function markAwaiting(state: ConversationState, runId: string, now: number): ConversationState {
+  const awaiting = pendingCalls(state).length > 0;
+  const runs = state.runs.map((run) => {
+    if (run.run_id !== runId) return run;
+    const isAwaiting = run.status_reason === 'awaiting_approval';
+    if (awaiting === isAwaiting) return run;
+    const { status_reason: _dropped, ...rest } = run;
+    const reason: { status_reason?: StatusReason } = awaiting ? { status_reason: 'awaiting_approval' } : {};
+    return { ...rest, ...reason, updated_at: new Date(now).toISOString() };
+  });
+  return { ...state, runs };
+}
