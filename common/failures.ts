@@ -27,6 +27,8 @@ export const FailureType = {
   runExists: 'RunExists',
   runNotFound: 'RunNotFound',
   approvalNotPending: 'ApprovalNotPending',
+  // Any activity whose worker shut down past the grace period (retryable).
+  workerShutdown: 'WorkerShutdown',
   // Runs.
   budgetExceeded: 'BudgetExceeded',
   maxSteps: 'MaxStepsReached',

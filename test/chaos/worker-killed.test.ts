@@ -1,0 +1,169 @@
+/**
+ * Real `keel worker` processes killed with SIGKILL at chosen points. Each scenario asserts the
+ * run finishes on its own, nothing is lost or run twice, and the fake Anthropic server never saw
+ * an orphaned tool_use.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { KeelConfig } from '../../common/config';
+import { startFakeAnthropic, toolUsingResponder, type FakeAnthropic } from '../fakes/anthropic-server';
+import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
+import { closeTestClient, eventually, testClient, testConfig } from '../helpers/temporal';
+import {
+  anthropicModel,
+  killLeftoverGroup,
+  lines,
+  userTexts,
+  WorkerFleet,
+  workerEnv,
+  workspaceOf,
+} from './chaos-helpers';
+
+jest.setTimeout(120_000);
+
+describe('a worker process killed with SIGKILL', () => {
+  let client: Client;
+  let config: KeelConfig;
+  let fake: FakeAnthropic;
+  let fleet: WorkerFleet;
+  const leftovers: string[] = [];
+
+  beforeAll(async () => {
+    fake = await startFakeAnthropic({ responder: toolUsingResponder });
+    client = await testClient();
+    config = await testConfig();
+    fleet = new WorkerFleet(() => workerEnv(config, fake));
+  });
+
+  afterEach(async () => {
+    // Each scenario owns its workers: a survivor would pick up the next scenario's activities.
+    await fleet.stopAll();
+    expect(fake.violations).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await fleet.stopAll();
+    for (const file of leftovers) await killLeftoverGroup(file);
+    await fake.close();
+    await closeTestClient();
+  });
+
+  it('completes the same run after a kill mid-model-call, with exactly one assistant message', async () => {
+    const first = await fleet.start();
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const before = fake.requests.length;
+    fake.enqueue({
+      kind: 'message',
+      content: [{ type: 'text', text: 'a slow answer that never arrives '.repeat(20) }],
+      tokenDelayMs: 200,
+    });
+    const run = await conversation.submit('hello there');
+    await fake.waitForRequests(before + 1, 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    first.kill('SIGKILL');
+    const killedAt = Date.now();
+    await first.exited;
+    await fleet.start();
+    const done = await conversation.finished(run.run_id, 60_000);
+    const recoverySeconds = (Date.now() - killedAt) / 1000;
+    process.stderr.write(
+      `[chaos] SIGKILL mid-model-call → run completed in ${recoverySeconds.toFixed(1)} s\n`,
+    );
+    expect(done.status).toBe('completed');
+    const transcript = await conversation.transcript();
+    expect(
+      transcript.filter((message) => message.run_id === run.run_id && message.role === 'assistant'),
+    ).toHaveLength(1);
+    expect(lastAnswer(transcript)).toBe('You said: hello there');
+    expect(fake.requests.length - before).toBe(2);
+  });
+
+  it('does not run a side-effecting tool twice: the model hears it was interrupted and the run goes on', async () => {
+    const worker = await fleet.start();
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const workspace = workspaceOf(config, conversation.threadId);
+    leftovers.push(path.join(workspace, 'pid'));
+    const run = await conversation.submit('run: echo $$ > pid; echo ran >> marker; sleep 60');
+    await eventually(
+      async () => ((await lines(path.join(workspace, 'marker'))).length > 0 ? true : undefined),
+      30_000,
+      'the tool to start',
+    );
+    worker.kill('SIGKILL');
+    await worker.exited;
+    await fleet.start();
+    const done = await conversation.finished(run.run_id, 90_000);
+    expect(done.status).toBe('completed');
+    expect(await lines(path.join(workspace, 'marker'))).toEqual(['ran']);
+    const [result] = toolResults(await conversation.transcript());
+    expect(result).toMatchObject({ is_error: true });
+    expect(result!.content).toMatch(/interrupted.*may have partly run/);
+  });
+
+  it('loses nothing when killed while the thread waits for a user message', async () => {
+    const worker = await fleet.start();
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    expect((await conversation.ask('first', {})).status).toBe('completed');
+    worker.kill('SIGKILL');
+    await worker.exited;
+    // No worker polls while the message arrives: the update waits in Temporal for the next one.
+    const submitted = conversation.submit('second');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await fleet.start();
+    const run = await submitted;
+    expect((await conversation.finished(run.run_id, 60_000)).status).toBe('completed');
+    const transcript = await conversation.transcript();
+    expect(userTexts(transcript)).toEqual(['first', 'second']);
+    expect(lastAnswer(transcript)).toBe('You said: second');
+  });
+
+  it('keeps every turn exactly once across kills at random points, between steps and through continue-as-new', async () => {
+    let worker = await fleet.start();
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const workspace = workspaceOf(config, conversation.threadId);
+    await writeFile(path.join(workspace, '.keep'), '').catch(() => undefined);
+    let stop = false;
+    let kills = 0;
+    const killer = (async () => {
+      while (!stop) {
+        await new Promise((resolve) => setTimeout(resolve, 2_000 + Math.random() * 3_000));
+        if (stop) break;
+        worker.kill('SIGKILL');
+        await worker.exited;
+        kills++;
+        worker = await fleet.start();
+      }
+    })();
+    const turns = 8;
+    const runIds: string[] = [];
+    try {
+      for (let turn = 1; turn <= turns; turn++) {
+        const run = await conversation.submit(`run: echo turn-${turn} >> marker\nrun: echo turn-${turn}`);
+        runIds.push(run.run_id);
+        expect((await conversation.finished(run.run_id, 90_000)).status).toBe('completed');
+        await conversation.transcript();
+      }
+    } finally {
+      stop = true;
+      await killer;
+    }
+    expect(kills).toBeGreaterThan(0);
+    const transcript = await conversation.transcript();
+    expect(userTexts(transcript)).toHaveLength(turns);
+    // Each side-effecting echo ran at most once; an interrupted one says so in its result.
+    const marker = await lines(path.join(workspace, 'marker'));
+    for (let turn = 1; turn <= turns; turn++)
+      expect(marker.filter((line) => line === `turn-${turn}`).length).toBeLessThanOrEqual(1);
+    // A tool that never left its marker was interrupted, and its result says so.
+    for (const [index, runId] of runIds.entries()) {
+      if (marker.includes(`turn-${index + 1}`)) continue;
+      const results = toolResults(transcript.filter((message) => message.run_id === runId));
+      expect(results.some((result) => result.is_error && /interrupted/.test(result.content))).toBe(true);
+    }
+    // The thread crossed continue-as-new at least once (the test server suggests it at 150 events).
+    const history = await conversation.handle.fetchHistory();
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    expect(started?.continuedExecutionRunId).toBeTruthy();
+  });
+});
