@@ -145,6 +145,8 @@ export class ExtensionServer {
             : `failed: ${(error as Error).message}`;
     }
     await client.close();
+    // The SDK sends SIGKILL last without waiting for it: a stop ends when the process is gone.
+    await exited(this.pid);
     this.logger.info(
       { extension: this.name, reason, answer, pid: this.pid, stop_ms: Date.now() - startedAt },
       'extension stopped',
@@ -171,6 +173,17 @@ export class ExtensionServer {
     const delayMs = Math.min(maxBackoffMs, 500 * 2 ** this.#failures);
     this.#failures++;
     this.#restartTimer = setTimeout(() => void this.start(), delayMs);
+  }
+}
+
+async function exited(pid: number | null): Promise<void> {
+  for (let waited = 0; pid !== null && waited < 5_000; waited += 50) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
