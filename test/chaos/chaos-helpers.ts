@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { KeelConfig } from '../../common/config';
 import type { Message } from '../../common/transcript';
-import type { FakeAnthropic } from '../fakes/anthropic-server';
+import { randomUUID } from 'node:crypto';
+import { toolUsingResponder, type FakeAnthropic, type Responder } from '../fakes/anthropic-server';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 
 export const anthropicModel = { model: 'anthropic:claude-sonnet-4-5' };
@@ -67,4 +68,36 @@ export function userTexts(transcript: Message[]): string[] {
       ? message.content.flatMap((block) => (block.type === 'text' ? [block.text] : []))
       : [],
   );
+}
+
+/**
+ * `toolUsingResponder`, plus lines `call: <tool> <json input>` that become tool_use blocks for
+ * any tool (extension tools included).
+ */
+export const anyToolResponder: Responder = (request, index) => {
+  const last = request.messages.at(-1)!;
+  const text = Array.isArray(last.content)
+    ? last.content.map((block) => (block.type === 'text' ? String(block.text) : '')).join('\n')
+    : last.content;
+  const calls = [...text.matchAll(/^call: (\S+) (.+)$/gm)];
+  if (calls.length === 0) return toolUsingResponder(request, index);
+  return {
+    kind: 'message',
+    content: calls.map(([, name, input]) => ({
+      type: 'tool_use' as const,
+      id: `toolu_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
+      name: name!,
+      input: JSON.parse(input!) as Record<string, unknown>,
+    })),
+  };
+};
+
+export function alive(pid: number | null): boolean {
+  if (pid === null) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -9,6 +9,7 @@ import { ExtensionHost } from '../../activities/extensions';
 import { ToolRegistry } from '../../activities/tools';
 import type { ToolContext } from '../../activities/tools/registry';
 import { eventually } from '../helpers/temporal';
+import { alive } from './chaos-helpers';
 
 jest.setTimeout(60_000);
 
@@ -19,16 +20,6 @@ const fakeServer = (manners: string, log: string) => ({
   cwd: root,
   env: { EXTENSION_LOG: log },
 });
-
-export function alive(pid: number | null): boolean {
-  if (pid === null) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const logLines = async (file: string): Promise<string[]> =>
   (await readFile(file, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
@@ -118,7 +109,7 @@ describe('the extension host', () => {
     expect(outcome.is_error).toBe(true);
     expect(outcome.content).toMatch(/crashed.*may have partly run/);
     await eventually(
-      async () => (server.pid !== firstPid && alive(server.pid) ? true : undefined),
+      () => Promise.resolve(server.pid !== firstPid && alive(server.pid) ? true : undefined),
       20_000,
       'a restart',
     );
@@ -137,7 +128,7 @@ describe('the extension host', () => {
       b: { ...fakeServer('polite', log), read_only: true },
     });
     await eventually(
-      async () => (registry.flagsFor(['b__echo']).b__echo?.sideEffects === false ? true : undefined),
+      () => Promise.resolve(registry.flagsFor(['b__echo']).b__echo?.sideEffects === false ? true : undefined),
       20_000,
       'the reload',
     );
