@@ -55,3 +55,17 @@ export const getThreadQuery = defineQuery<Thread>('getThread');
 export const getRunQuery = defineQuery<Run | null, [RunRef]>('getRun');
 export const listRunsQuery = defineQuery<Run[], [ListRunsQuery]>('listRuns');
 export const getTranscriptQuery = defineQuery<Message[], [TranscriptQuery]>('getTranscript');
+
+/** Everything the workflow holds, for operators debugging a conversation (not a stable schema). */
+export interface StateDump {
+  /** The reducer's whole state: thread, transcript, runs, active step, queue, usage. */
+  state: Record<string, unknown>;
+  /** Activities the interpreter is waiting on right now. */
+  in_flight_activities: number;
+  /** True while handing off to continue-as-new. */
+  draining: boolean;
+  workflow_run_id: string;
+  history_length: number;
+  continue_as_new_suggested: boolean;
+}
+export const getStateQuery = defineQuery<StateDump>('getState');

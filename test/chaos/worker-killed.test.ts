@@ -7,11 +7,13 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { KeelConfig } from '../../common/config';
-import { startFakeAnthropic, toolUsingResponder, type FakeAnthropic } from '../fakes/anthropic-server';
+import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
 import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
 import { closeTestClient, eventually, testClient, testConfig } from '../helpers/temporal';
 import {
+  alive,
   anthropicModel,
+  anyToolResponder,
   killLeftoverGroup,
   lines,
   userTexts,
@@ -30,7 +32,7 @@ describe('a worker process killed with SIGKILL', () => {
   const leftovers: string[] = [];
 
   beforeAll(async () => {
-    fake = await startFakeAnthropic({ responder: toolUsingResponder });
+    fake = await startFakeAnthropic({ responder: anyToolResponder });
     client = await testClient();
     config = await testConfig();
     fleet = new WorkerFleet(() => workerEnv(config, fake));
@@ -99,6 +101,44 @@ describe('a worker process killed with SIGKILL', () => {
     const [result] = toolResults(await conversation.transcript());
     expect(result).toMatchObject({ is_error: true });
     expect(result!.content).toMatch(/interrupted.*may have partly run/);
+  });
+
+  it('retries a read-only extension tool on the next worker, and the dead worker leaves no extension behind', async () => {
+    const log = path.join(config.dataDir, 'extensions.log');
+    const file = path.join(config.dataDir, 'extensions.json');
+    const server = {
+      command: process.execPath,
+      args: ['--import', 'tsx', path.resolve(__dirname, '../fakes/extension-server.ts'), 'polite'],
+      env: { EXTENSION_LOG: log },
+      read_only: ['mark'],
+    };
+    await writeFile(file, JSON.stringify({ servers: { polite: server } }));
+    const worker = await fleet.start({ KEEL_EXTENSIONS_FILE: file });
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const marker = path.join(config.dataDir, `mark-${conversation.threadId}`);
+    const run = await conversation.submit(
+      `call: polite__mark ${JSON.stringify({ file: marker, ms: 6_000 })}`,
+    );
+    await eventually(
+      async () => ((await lines(marker)).length > 0 ? true : undefined),
+      30_000,
+      'the tool to start',
+    );
+    const [firstPid] = await lines(marker);
+    worker.kill('SIGKILL');
+    await worker.exited;
+    // Its stdin closed with the worker, so the extension ended too.
+    await eventually(
+      () => Promise.resolve(alive(Number(firstPid)) ? undefined : true),
+      10_000,
+      'the extension to exit',
+    );
+    await fleet.start({ KEEL_EXTENSIONS_FILE: file });
+    expect((await conversation.finished(run.run_id, 90_000)).status).toBe('completed');
+    expect(await lines(marker)).toHaveLength(2);
+    const [result] = toolResults(await conversation.transcript());
+    expect(result).toMatchObject({ content: 'marked' });
+    expect(result!.is_error).toBeFalsy();
   });
 
   it('loses nothing when killed while the thread waits for a user message', async () => {
