@@ -141,6 +141,26 @@ describe('a worker process killed with SIGKILL', () => {
     expect(result!.is_error).toBeFalsy();
   });
 
+  it('ends a run failed with a readable error when the retried call is refused for good, and the next run works', async () => {
+    const first = await fleet.start();
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const before = fake.requests.length;
+    fake.enqueue(
+      { kind: 'message', content: [{ type: 'text', text: 'cut off '.repeat(50) }], tokenDelayMs: 200 },
+      { kind: 'error', status: 401, type: 'authentication_error', message: 'invalid x-api-key' },
+    );
+    const run = await conversation.submit('hello');
+    await fake.waitForRequests(before + 1, 30_000);
+    first.kill('SIGKILL');
+    await first.exited;
+    await fleet.start();
+    const failed = await conversation.finished(run.run_id, 60_000);
+    expect(failed.status).toBe('failed');
+    expect(failed.error?.message).toMatch(/x-api-key/);
+    expect((await conversation.ask('again')).status).toBe('completed');
+    expect(lastAnswer(await conversation.transcript())).toMatch(/^You said: [\s\S]*again$/);
+  });
+
   it('loses nothing when killed while the thread waits for a user message', async () => {
     const worker = await fleet.start();
     const conversation = await TestConversation.start(client, config, anthropicModel);
