@@ -144,13 +144,19 @@ describe('a worker process killed with SIGKILL', () => {
   it('ends a run failed with a readable error when the retried call is refused for good, and the next run works', async () => {
     const first = await fleet.start();
     const conversation = await TestConversation.start(client, config, anthropicModel);
-    const before = fake.requests.length;
-    fake.enqueue(
-      { kind: 'message', content: [{ type: 'text', text: 'cut off '.repeat(50) }], tokenDelayMs: 200 },
-      { kind: 'error', status: 401, type: 'authentication_error', message: 'invalid x-api-key' },
-    );
-    const run = await conversation.submit('hello');
-    await fake.waitForRequests(before + 1, 30_000);
+    // Keyed on this turn's text, so no other request can take these replies.
+    let seen = 0;
+    fake.setResponder((request, index) => {
+      const last = request.messages.at(-1)!;
+      const text = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
+      if (!text.includes('refuse this turn')) return anyToolResponder(request, index);
+      seen++;
+      return seen === 1
+        ? { kind: 'message', content: [{ type: 'text', text: 'cut off '.repeat(50) }], tokenDelayMs: 200 }
+        : { kind: 'error', status: 401, type: 'authentication_error', message: 'invalid x-api-key' };
+    });
+    const run = await conversation.submit('refuse this turn');
+    await eventually(() => Promise.resolve(seen > 0 ? true : undefined), 30_000, 'the model call');
     first.kill('SIGKILL');
     await first.exited;
     await fleet.start();
