@@ -78,7 +78,8 @@ describe('a worker process killed with SIGKILL', () => {
       transcript.filter((message) => message.run_id === run.run_id && message.role === 'assistant'),
     ).toHaveLength(1);
     expect(lastAnswer(transcript)).toBe('You said: hello there');
-    expect(fake.requests.length - before).toBe(2);
+    // At least the cut call and its retry (a loaded machine can add a retry; the transcript stays single).
+    expect(fake.requests.length - before).toBeGreaterThanOrEqual(2);
   });
 
   it('does not run a side-effecting tool twice: the model hears it was interrupted and the run goes on', async () => {
@@ -149,7 +150,8 @@ describe('a worker process killed with SIGKILL', () => {
     fake.setResponder((request, index) => {
       const last = request.messages.at(-1)!;
       const text = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
-      if (!text.includes('refuse this turn')) return anyToolResponder(request, index);
+      if (!text.includes('refuse this turn') || text.includes('again'))
+        return anyToolResponder(request, index);
       seen++;
       return seen === 1
         ? { kind: 'message', content: [{ type: 'text', text: 'cut off '.repeat(50) }], tokenDelayMs: 200 }
