@@ -3,6 +3,7 @@
  * before its first token, or a quiet shell command, is alive, and its worker is too.
  */
 import { Context } from '@temporalio/activity';
+import { stoppedByWorkerShutdown, workerShutdownFailure } from './shutdown';
 
 /** Well inside every heartbeat timeout Keel sets (10 s); the SDK throttles what it sends. */
 const heartbeatIntervalMs = 1_000;
@@ -13,6 +14,10 @@ export async function withHeartbeats<T>(work: (signal: AbortSignal) => Promise<T
   const timer = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
   try {
     return await work(context.cancellationSignal);
+  } catch (error) {
+    // Past the shutdown grace: fail retryably now rather than leave the next worker waiting.
+    if (stoppedByWorkerShutdown()) throw workerShutdownFailure(error);
+    throw error;
   } finally {
     clearInterval(timer);
   }

@@ -8,6 +8,7 @@ import type { RunToolInput } from '../common/activities';
 import type { ToolOutcome } from '../common/tools';
 import { failure, WorkspaceViolation } from './errors';
 import { withHeartbeats } from './heartbeat';
+import { interruptedByShutdown, stoppedByWorkerShutdown } from './shutdown';
 import type { ToolRegistry } from './tools/registry';
 import { workspaceFor } from './tools/workspace';
 
@@ -34,7 +35,11 @@ export function createRunTool({ registry, dataDir, environment }: RunToolDepende
         });
       } catch (error) {
         if (error instanceof WorkspaceViolation) return { is_error: true, content: error.message };
-        if (signal.aborted) throw error;
+        if (signal.aborted) {
+          if (tool.descriptor.sideEffects && stoppedByWorkerShutdown())
+            return interruptedByShutdown(input.name);
+          throw error;
+        }
         const message = error instanceof Error ? error.message : String(error);
         Context.current().log.warn('tool failed', { tool: input.name, error: message });
         throw failure('ToolFailed', `${input.name}: ${message}`, { cause: error });

@@ -23,9 +23,11 @@ export interface AppOptions {
   client: Client;
   config: Pick<KeelConfig, 'taskQueue' | 'model' | 'defaults' | 'api' | 'temporal'>;
   logger: Logger;
+  /** Aborted when the API begins to stop: waiting requests answer at once. */
+  stopping?: AbortSignal;
 }
 
-export function createApp({ client, config, logger }: AppOptions): Express {
+export function createApp({ client, config, logger, stopping }: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -42,7 +44,7 @@ export function createApp({ client, config, logger }: AppOptions): Express {
   app.use(threadRoutes(conversations));
   app.use(streamRoutes(conversations));
   app.use(activeRunRoutes(conversations, config.taskQueue));
-  app.use(runRoutes(conversations));
+  app.use(runRoutes(conversations, stopping));
   app.use((request, _response, next) => {
     next(new ApiError(404, 'route_not_found', `no route for ${request.method} ${request.path}`));
   });

@@ -124,6 +124,12 @@ export class Conversations {
     if (owner !== undefined) await this.getThread(threadId, owner);
   }
 
+  /** The operator's full state dump (after the owner check). */
+  async debugState(threadId: string, owner: Owner): Promise<messages.StateDump> {
+    await this.authorize(threadId, owner);
+    return this.handle(threadId).query(messages.getStateQuery);
+  }
+
   async transcript(threadId: string): Promise<Message[]> {
     return this.handle(threadId).query(messages.getTranscriptQuery, {});
   }

@@ -77,6 +77,13 @@ export function openApiDocument(): Record<string, unknown> {
           responses: ok('The state'),
         },
       },
+      '/threads/{thread_id}/debug': {
+        get: {
+          summary: "Operators: the workflow's whole state (getState query)",
+          parameters: [threadId],
+          responses: ok('The state dump'),
+        },
+      },
       '/threads/{thread_id}/runs': {
         get: { summary: 'List runs, newest first', parameters: [threadId], responses: ok('Runs') },
         post: {

@@ -29,8 +29,12 @@ export async function waitForRun(
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   const onCallerGone = (): void => controller.abort();
   signal?.addEventListener('abort', onCallerGone, { once: true });
+  // The stream's in-flight poll does not always end with the abort: stop waiting on it regardless.
+  const abandoned = new Promise<undefined>((resolve) =>
+    controller.signal.addEventListener('abort', () => resolve(undefined), { once: true }),
+  );
   try {
-    return await client.withAbortSignal(controller.signal, async () => {
+    const following = client.withAbortSignal(controller.signal, async () => {
       const stream = WorkflowStreamClient.create(client, workflowIdFor(threadId));
       for await (const item of stream.topic<KeelEvent>(eventsTopic).subscribe(fromOffset)) {
         const event = item.data;
@@ -39,6 +43,8 @@ export async function waitForRun(
       }
       return undefined;
     });
+    following.catch(() => undefined);
+    return await Promise.race([following, abandoned]);
   } catch (error) {
     if (controller.signal.aborted) return undefined;
     throw error;

@@ -1,6 +1,7 @@
 /**
  * The API process: listens on KEEL_API_HOST:KEEL_API_PORT. Stopping closes the listener first,
- * lets in-flight requests finish, then closes what remains; runs are never affected.
+ * answers waiting requests at once (their runs deferred), lets other in-flight requests finish,
+ * then closes what remains; runs are never affected.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,7 +16,8 @@ export interface RunningApi {
 }
 
 export async function startApi(options: AppOptions & { host: string; port: number }): Promise<RunningApi> {
-  const app = createApp(options);
+  const stopping = new AbortController();
+  const app = createApp({ ...options, stopping: stopping.signal });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = app.listen(options.port, options.host, () => resolve(listening));
     listening.once('error', reject);
@@ -31,6 +33,8 @@ export async function startApi(options: AppOptions & { host: string; port: numbe
     async stop(graceMs = 10_000) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // Waits (runs/wait, join) answer now with their run deferred instead of holding the stop.
+      stopping.abort();
       const timer = setTimeout(() => server.closeAllConnections(), graceMs);
       await closed;
       clearTimeout(timer);

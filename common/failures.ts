@@ -29,6 +29,8 @@ export const FailureType = {
   approvalNotPending: 'ApprovalNotPending',
   // Webhooks.
   webhookFailed: 'WebhookDeliveryFailed',
+  // Any activity whose worker shut down past the grace period (retryable).
+  workerShutdown: 'WorkerShutdown',
   // Runs.
   budgetExceeded: 'BudgetExceeded',
   approvalTimeout: 'ApprovalTimeout',

@@ -69,3 +69,16 @@ export const approvalSignal = defineSignal<[DecideApprovalInput]>('approval');
 /** Raises or lowers the thread's budgets; returns the thread. */
 export const updateLimitsUpdate = defineUpdate<Thread, [UpdateLimitsInput]>('updateLimits');
 export const getPendingApprovalsQuery = defineQuery<PendingApproval[]>('getPendingApprovals');
+/** Everything the workflow holds, for operators debugging a conversation (not a stable schema). */
+export interface StateDump {
+  /** The reducer's whole state: thread, transcript, runs, active step, queue, usage. */
+  state: Record<string, unknown>;
+  /** Activities the interpreter is waiting on right now. */
+  in_flight_activities: number;
+  /** True while handing off to continue-as-new. */
+  draining: boolean;
+  workflow_run_id: string;
+  history_length: number;
+  continue_as_new_suggested: boolean;
+}
+export const getStateQuery = defineQuery<StateDump>('getState');

@@ -4,10 +4,13 @@
  */
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { createActivities } from '../activities';
+import { builtinTools, createActivities } from '../activities';
+import { ExtensionHost } from '../activities/extensions';
+import { ToolRegistry } from '../activities/tools';
 import type { KeelConfig } from '../common/config';
 import type { TemporalConnectionOptions } from '../cli/env';
 import { createKeelWorker } from './create-worker';
+import { withDrainLog } from './drain-log';
 import { ensureSearchAttributes } from './search-attributes';
 
 const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
@@ -34,29 +37,45 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   });
   const connection = await NativeConnection.connect(connectionOptions);
   await ensureSearchAttributes(connection, config.temporal.namespace, logger);
+  const registry = new ToolRegistry(builtinTools);
+  const extensions =
+    config.extensionsFile === undefined
+      ? undefined
+      : await ExtensionHost.start({
+          file: config.extensionsFile,
+          registry,
+          logger: logger.child({ component: 'extensions' }),
+        });
+  const drain = withDrainLog(createActivities({ config, registry }), logger);
   const worker = await createKeelWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.taskQueue,
-    activities: createActivities({ config }),
+    activities: drain.activities,
     shutdownGraceS: config.shutdownGraceS,
     ...(config.workflowBundle === undefined ? {} : { workflowBundlePath: config.workflowBundle }),
   });
   let signals = 0;
+  let shutdownStartedAt: number | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
     signals++;
     if (signals > 1) {
       logger.warn({ signal }, 'second signal: exiting without draining');
       process.exit(1);
     }
+    shutdownStartedAt = Date.now();
     logger.info(
-      { signal, grace_s: config.shutdownGraceS },
+      { signal, grace_s: config.shutdownGraceS, in_flight: drain.beginDrain() },
       'shutting down: no new work is polled; in-flight work drains',
     );
     worker.shutdown();
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  process.on('SIGHUP', () => {
+    logger.info('SIGHUP: reloading extensions');
+    void extensions?.reload();
+  });
   logger.info(
     {
       task_queue: config.taskQueue,
@@ -69,7 +88,12 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   try {
     await worker.run();
   } finally {
+    // After the drain: an in-flight extension call needed its server until now.
+    await extensions?.stop();
     await connection.close();
   }
-  logger.info('worker stopped');
+  logger.info(
+    shutdownStartedAt === undefined ? {} : { drain_ms: Date.now() - shutdownStartedAt },
+    'worker stopped',
+  );
 }

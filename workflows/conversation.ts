@@ -11,6 +11,7 @@ import {
   setHandler,
   upsertSearchAttributes,
   log,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { WorkflowStream } from '@temporalio/workflow-streams/workflow';
 import type { KeelActivities, SendWebhookInput } from '../common/activities';
@@ -160,6 +161,17 @@ export class Conversation {
     setHandler(messages.getTranscriptQuery, ({ after, limit }) => {
       const start = Math.max(0, (after ?? 0) - this.#state.compacted_messages);
       return this.#state.transcript.slice(start, limit === undefined ? undefined : start + limit);
+    });
+    setHandler(messages.getStateQuery, () => {
+      const info = workflowInfo();
+      return {
+        state: this.#state as unknown as Record<string, unknown>,
+        in_flight_activities: this.#inFlight,
+        draining: this.#draining,
+        workflow_run_id: info.runId,
+        history_length: info.historyLength,
+        continue_as_new_suggested: info.continueAsNewSuggested,
+      };
     });
   }
 

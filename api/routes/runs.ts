@@ -37,7 +37,30 @@ export async function submitRunFromBody(
   return conversations.submitRun(threadId, input, create);
 }
 
-export function runRoutes(conversations: Conversations): Router {
+/**
+ * A signal that aborts with either, and a release that unhooks it from both (the API's
+ * `stopping` signal lives as long as the process). Not AbortSignal.any: on Node 20 its result
+ * can be collected while still needed.
+ */
+function eitherAborts(first: AbortSignal, second: AbortSignal | undefined) {
+  const controller = new AbortController();
+  const abort = (): void => controller.abort();
+  const signals = second === undefined ? [first] : [first, second];
+  for (const signal of signals) {
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+  }
+  return {
+    signal: controller.signal,
+    release: () => signals.forEach((signal) => signal.removeEventListener('abort', abort)),
+  };
+}
+
+/**
+ * `stopping` aborts when the API shuts down: a caller still waiting then gets its answer at once
+ * (202 with the run deferred), as if its wait had timed out; the run goes on.
+ */
+export function runRoutes(conversations: Conversations, stopping?: AbortSignal): Router {
   const router = Router();
 
   const submit = (threadId: string, body: CreateRunBody, response: Response): Promise<Run> =>
@@ -69,9 +92,17 @@ export function runRoutes(conversations: Conversations): Router {
     signal: AbortSignal,
   ) => {
     const location = `/threads/${threadId}/runs/${run.run_id}`;
+    const waiting = eitherAborts(signal, stopping);
     const finished = isTerminal(run.status)
       ? run
-      : await waitForRun(conversations.client, threadId, run.run_id, fromOffset, timeoutS * 1000, signal);
+      : await waitForRun(
+          conversations.client,
+          threadId,
+          run.run_id,
+          fromOffset,
+          timeoutS * 1000,
+          waiting.signal,
+        ).finally(waiting.release);
     response.setHeader('Content-Location', location);
     if (finished !== undefined) {
       response.json(await finalValues(threadId, finished));

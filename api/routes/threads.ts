@@ -38,5 +38,10 @@ export function threadRoutes(conversations: Conversations): Router {
     });
   });
 
+  /** Operators: the workflow's whole state, as the getState query returns it. */
+  router.get('/threads/:thread_id/debug', async (request, response) => {
+    response.json(await conversations.debugState(pathId(request, 'thread_id'), ownerOf(response)));
+  });
+
   return router;
 }

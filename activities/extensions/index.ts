@@ -1,0 +1,3 @@
+export * from './config';
+export * from './host';
+export * from './server';

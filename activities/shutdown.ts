@@ -1,0 +1,31 @@
+/**
+ * What an activity does when its worker shuts down past the grace period (the SDK cancels it with
+ * `workerShutdown` set). A model call fails retryably at once, so the next worker takes it over
+ * without waiting for a heartbeat timeout; a side-effecting tool answers in-band that it was
+ * interrupted, completing the activity so the workflow does not wait either.
+ */
+import { Context } from '@temporalio/activity';
+import { failure } from './errors';
+
+/** True once this activity was cancelled because its worker is shutting down. */
+export function stoppedByWorkerShutdown(): boolean {
+  const context = Context.current();
+  return context.cancellationSignal.aborted && context.cancellationDetails?.workerShutdown === true;
+}
+
+/** Delay before the next worker's attempt: as soon as any worker polls. */
+const retryAtOnceMs = 100;
+
+export function workerShutdownFailure(cause: unknown) {
+  return failure('WorkerShutdown', 'the worker shut down before this finished; another worker retries it', {
+    nextRetryDelayMs: retryAtOnceMs,
+    cause,
+  });
+}
+
+export function interruptedByShutdown(toolName: string) {
+  return {
+    is_error: true,
+    content: `Tool "${toolName}" was interrupted by worker shutdown — it may have partly run; it was not run again.`,
+  };
+}

@@ -1,0 +1,103 @@
+/** Shared setup for chaos tests: a fake Anthropic, a config for real worker processes, markers. */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { KeelConfig } from '../../common/config';
+import type { Message } from '../../common/transcript';
+import { randomUUID } from 'node:crypto';
+import { toolUsingResponder, type FakeAnthropic, type Responder } from '../fakes/anthropic-server';
+import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+
+export const anthropicModel = { model: 'anthropic:claude-sonnet-4-5' };
+
+/** The environment a worker process needs to serve `config`'s task queue against `fake`. */
+export function workerEnv(config: KeelConfig, fake: FakeAnthropic, extra: Record<string, string> = {}) {
+  return {
+    KEEL_TASK_QUEUE: config.taskQueue,
+    KEEL_DATA_DIR: config.dataDir,
+    ANTHROPIC_API_KEY: 'test-key',
+    ANTHROPIC_BASE_URL: fake.url,
+    KEEL_MODEL: anthropicModel.model,
+    ...extra,
+  };
+}
+
+/** Starts worker processes and makes sure none outlives the test file. */
+export class WorkerFleet {
+  readonly #all: WorkerProcess[] = [];
+
+  constructor(readonly env: () => Record<string, string>) {}
+
+  async start(extra: Record<string, string> = {}): Promise<WorkerProcess> {
+    const worker = await startWorkerProcess({ env: { ...this.env(), ...extra } });
+    this.#all.push(worker);
+    return worker;
+  }
+
+  async stopAll(): Promise<void> {
+    for (const worker of this.#all) worker.kill('SIGKILL');
+    await Promise.all(this.#all.map((worker) => worker.exited));
+  }
+}
+
+export async function lines(file: string): Promise<string[]> {
+  try {
+    return (await readFile(file, 'utf8')).split('\n').filter((line) => line !== '');
+  } catch {
+    return [];
+  }
+}
+
+export function workspaceOf(config: KeelConfig, threadId: string): string {
+  return path.join(config.dataDir, 'workspaces', threadId);
+}
+
+/** Kills a process group left behind by a SIGKILLed worker's bash tool (its pid in `file`). */
+export async function killLeftoverGroup(file: string): Promise<void> {
+  for (const pid of await lines(file)) {
+    try {
+      process.kill(-Number(pid), 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+export function userTexts(transcript: Message[]): string[] {
+  return transcript.flatMap((message) =>
+    message.role === 'user'
+      ? message.content.flatMap((block) => (block.type === 'text' ? [block.text] : []))
+      : [],
+  );
+}
+
+/**
+ * `toolUsingResponder`, plus lines `call: <tool> <json input>` that become tool_use blocks for
+ * any tool (extension tools included).
+ */
+export const anyToolResponder: Responder = (request, index) => {
+  const last = request.messages.at(-1)!;
+  const text = Array.isArray(last.content)
+    ? last.content.map((block) => (block.type === 'text' ? String(block.text) : '')).join('\n')
+    : last.content;
+  const calls = [...text.matchAll(/^call: (\S+) (.+)$/gm)];
+  if (calls.length === 0) return toolUsingResponder(request, index);
+  return {
+    kind: 'message',
+    content: calls.map(([, name, input]) => ({
+      type: 'tool_use' as const,
+      id: `toolu_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
+      name: name!,
+      input: JSON.parse(input!) as Record<string, unknown>,
+    })),
+  };
+};
+
+export function alive(pid: number | null): boolean {
+  if (pid === null) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The Temporal server itself SIGKILLed (a dev server on its own SQLite file) and restarted on the
+ * same port and file: every open conversation continues, including a run that was mid-model-call.
+ */
+import { createServer } from 'node:net';
+import { mkdtemp } from 'node:fs/promises';
+import path from 'node:path';
+import { once } from 'node:events';
+import { Client, Connection } from '@temporalio/client';
+import { startDevServer, type DevServer } from '../../cli/dev-server';
+import type { KeelConfig } from '../../common/config';
+import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
+import { lastAnswer, TestConversation } from '../helpers/conversation';
+import { testConfig } from '../helpers/temporal';
+import { anthropicModel, anyToolResponder, userTexts, WorkerFleet, workerEnv } from './chaos-helpers';
+
+jest.setTimeout(180_000);
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+describe('the Temporal server killed with SIGKILL and restarted', () => {
+  let server: DevServer;
+  let client: Client;
+  let config: KeelConfig;
+  let fake: FakeAnthropic;
+  let fleet: WorkerFleet;
+  let directory: string;
+  let port: number;
+  let uiPort: number;
+
+  const start = () =>
+    startDevServer({
+      cliPath: process.env.KEEL_TEST_CLI_PATH!,
+      dataDir: directory,
+      port,
+      uiPort,
+      namespace: 'default',
+      extraArgs: ['--log-level', 'error'],
+    });
+
+  beforeAll(async () => {
+    directory = await mkdtemp(path.join(process.env.KEEL_TEST_DIR ?? '/tmp', 'server-'));
+    [port, uiPort] = [await freePort(), await freePort()];
+    server = await start();
+    fake = await startFakeAnthropic({ responder: anyToolResponder });
+    config = await testConfig();
+    fleet = new WorkerFleet(() => ({ ...workerEnv(config, fake), TEMPORAL_ADDRESS: server.address }));
+    client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  });
+
+  afterAll(async () => {
+    await fleet.stopAll();
+    await client.connection.close();
+    await server.stop();
+    await fake.close();
+  });
+
+  it('keeps every open conversation going, including a run caught mid-model-call', async () => {
+    await fleet.start();
+    const idle = await Promise.all([1, 2].map(() => TestConversation.start(client, config, anthropicModel)));
+    for (const conversation of idle) expect((await conversation.ask('before')).status).toBe('completed');
+    const busy = await TestConversation.start(client, config, anthropicModel);
+    const before = fake.requests.length;
+    fake.enqueue({
+      kind: 'message',
+      content: [{ type: 'text', text: 'slow '.repeat(40) }],
+      tokenDelayMs: 200,
+    });
+    const run = await busy.submit('during');
+    await fake.waitForRequests(before + 1, 30_000);
+
+    process.kill(-server.process.pid!, 'SIGKILL');
+    await once(server.process, 'exit');
+    server = await start();
+
+    expect((await busy.finished(run.run_id, 120_000)).status).toBe('completed');
+    expect(userTexts(await busy.transcript())).toEqual(['during']);
+    for (const conversation of idle) {
+      expect((await conversation.ask('after', {})).status).toBe('completed');
+      const transcript = await conversation.transcript();
+      expect(userTexts(transcript)).toEqual(['before', 'after']);
+      expect(lastAnswer(transcript)).toBe('You said: after');
+    }
+    expect(fake.violations).toEqual([]);
+  });
+});

@@ -1,0 +1,237 @@
+/**
+ * Real `keel worker` processes killed with SIGKILL at chosen points. Each scenario asserts the
+ * run finishes on its own, nothing is lost or run twice, and the fake Anthropic server never saw
+ * an orphaned tool_use.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { KeelConfig } from '../../common/config';
+import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
+import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
+import { closeTestClient, eventually, testClient, testConfig } from '../helpers/temporal';
+import {
+  alive,
+  anthropicModel,
+  anyToolResponder,
+  killLeftoverGroup,
+  lines,
+  userTexts,
+  WorkerFleet,
+  workerEnv,
+  workspaceOf,
+} from './chaos-helpers';
+
+jest.setTimeout(120_000);
+
+describe('a worker process killed with SIGKILL', () => {
+  let client: Client;
+  let config: KeelConfig;
+  let fake: FakeAnthropic;
+  let fleet: WorkerFleet;
+  const leftovers: string[] = [];
+
+  beforeAll(async () => {
+    fake = await startFakeAnthropic({ responder: anyToolResponder });
+    client = await testClient();
+    config = await testConfig();
+    fleet = new WorkerFleet(() => workerEnv(config, fake));
+  });
+
+  afterEach(async () => {
+    // Each scenario owns its workers: a survivor would pick up the next scenario's activities.
+    await fleet.stopAll();
+    expect(fake.violations).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await fleet.stopAll();
+    for (const file of leftovers) await killLeftoverGroup(file);
+    await fake.close();
+    await closeTestClient();
+  });
+
+  it('completes the same run after a kill mid-model-call, with exactly one assistant message', async () => {
+    const first = await fleet.start();
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const before = fake.requests.length;
+    fake.enqueue({
+      kind: 'message',
+      content: [{ type: 'text', text: 'a slow answer that never arrives '.repeat(20) }],
+      tokenDelayMs: 200,
+    });
+    const run = await conversation.submit('hello there');
+    await fake.waitForRequests(before + 1, 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    first.kill('SIGKILL');
+    const killedAt = Date.now();
+    await first.exited;
+    await fleet.start();
+    const done = await conversation.finished(run.run_id, 60_000);
+    const recoverySeconds = (Date.now() - killedAt) / 1000;
+    process.stderr.write(
+      `[chaos] SIGKILL mid-model-call → run completed in ${recoverySeconds.toFixed(1)} s\n`,
+    );
+    expect(done.status).toBe('completed');
+    const transcript = await conversation.transcript();
+    expect(
+      transcript.filter((message) => message.run_id === run.run_id && message.role === 'assistant'),
+    ).toHaveLength(1);
+    expect(lastAnswer(transcript)).toBe('You said: hello there');
+    // At least the cut call and its retry (a loaded machine can add a retry; the transcript stays single).
+    expect(fake.requests.length - before).toBeGreaterThanOrEqual(2);
+  });
+
+  it('does not run a side-effecting tool twice: the model hears it was interrupted and the run goes on', async () => {
+    const worker = await fleet.start();
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const workspace = workspaceOf(config, conversation.threadId);
+    leftovers.push(path.join(workspace, 'pid'));
+    const run = await conversation.submit('run: echo $$ > pid; echo ran >> marker; sleep 60');
+    await eventually(
+      async () => ((await lines(path.join(workspace, 'marker'))).length > 0 ? true : undefined),
+      30_000,
+      'the tool to start',
+    );
+    worker.kill('SIGKILL');
+    await worker.exited;
+    await fleet.start();
+    const done = await conversation.finished(run.run_id, 90_000);
+    expect(done.status).toBe('completed');
+    expect(await lines(path.join(workspace, 'marker'))).toEqual(['ran']);
+    const [result] = toolResults(await conversation.transcript());
+    expect(result).toMatchObject({ is_error: true });
+    expect(result!.content).toMatch(/interrupted.*may have partly run/);
+  });
+
+  it('retries a read-only extension tool on the next worker, and the dead worker leaves no extension behind', async () => {
+    const log = path.join(config.dataDir, 'extensions.log');
+    const file = path.join(config.dataDir, 'extensions.json');
+    const server = {
+      command: process.execPath,
+      args: ['--import', 'tsx', path.resolve(__dirname, '../fakes/extension-server.ts'), 'polite'],
+      env: { EXTENSION_LOG: log },
+      read_only: ['mark'],
+    };
+    await writeFile(file, JSON.stringify({ servers: { polite: server } }));
+    const worker = await fleet.start({ KEEL_EXTENSIONS_FILE: file });
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const marker = path.join(config.dataDir, `mark-${conversation.threadId}`);
+    const run = await conversation.submit(
+      `call: polite__mark ${JSON.stringify({ file: marker, ms: 6_000 })}`,
+    );
+    await eventually(
+      async () => ((await lines(marker)).length > 0 ? true : undefined),
+      30_000,
+      'the tool to start',
+    );
+    const [firstPid] = await lines(marker);
+    worker.kill('SIGKILL');
+    await worker.exited;
+    // Its stdin closed with the worker, so the extension ended too.
+    await eventually(
+      () => Promise.resolve(alive(Number(firstPid)) ? undefined : true),
+      10_000,
+      'the extension to exit',
+    );
+    await fleet.start({ KEEL_EXTENSIONS_FILE: file });
+    expect((await conversation.finished(run.run_id, 90_000)).status).toBe('completed');
+    expect(await lines(marker)).toHaveLength(2);
+    const [result] = toolResults(await conversation.transcript());
+    expect(result).toMatchObject({ content: 'marked' });
+    expect(result!.is_error).toBeFalsy();
+  });
+
+  it('ends a run failed with a readable error when the retried call is refused for good, and the next run works', async () => {
+    const first = await fleet.start();
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    // Keyed on this turn's text, so no other request can take these replies.
+    let seen = 0;
+    fake.setResponder((request, index) => {
+      const last = request.messages.at(-1)!;
+      const text = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
+      if (!text.includes('refuse this turn') || text.includes('again'))
+        return anyToolResponder(request, index);
+      seen++;
+      return seen === 1
+        ? { kind: 'message', content: [{ type: 'text', text: 'cut off '.repeat(50) }], tokenDelayMs: 200 }
+        : { kind: 'error', status: 401, type: 'authentication_error', message: 'invalid x-api-key' };
+    });
+    const run = await conversation.submit('refuse this turn');
+    await eventually(() => Promise.resolve(seen > 0 ? true : undefined), 30_000, 'the model call');
+    first.kill('SIGKILL');
+    await first.exited;
+    await fleet.start();
+    const failed = await conversation.finished(run.run_id, 60_000);
+    expect(failed.status).toBe('failed');
+    expect(failed.error?.message).toMatch(/x-api-key/);
+    expect((await conversation.ask('again')).status).toBe('completed');
+    expect(lastAnswer(await conversation.transcript())).toMatch(/^You said: [\s\S]*again$/);
+  });
+
+  it('loses nothing when killed while the thread waits for a user message', async () => {
+    const worker = await fleet.start();
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    expect((await conversation.ask('first', {})).status).toBe('completed');
+    worker.kill('SIGKILL');
+    await worker.exited;
+    // No worker polls while the message arrives: the update waits in Temporal for the next one.
+    const submitted = conversation.submit('second');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await fleet.start();
+    const run = await submitted;
+    expect((await conversation.finished(run.run_id, 60_000)).status).toBe('completed');
+    const transcript = await conversation.transcript();
+    expect(userTexts(transcript)).toEqual(['first', 'second']);
+    expect(lastAnswer(transcript)).toBe('You said: second');
+  });
+
+  it('keeps every turn exactly once across kills at random points, between steps and through continue-as-new', async () => {
+    let worker = await fleet.start();
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const workspace = workspaceOf(config, conversation.threadId);
+    await writeFile(path.join(workspace, '.keep'), '').catch(() => undefined);
+    let stop = false;
+    let kills = 0;
+    const killer = (async () => {
+      while (!stop) {
+        await new Promise((resolve) => setTimeout(resolve, 2_000 + Math.random() * 3_000));
+        if (stop) break;
+        worker.kill('SIGKILL');
+        await worker.exited;
+        kills++;
+        worker = await fleet.start();
+      }
+    })();
+    const turns = 8;
+    const runIds: string[] = [];
+    try {
+      for (let turn = 1; turn <= turns; turn++) {
+        const run = await conversation.submit(`run: echo turn-${turn} >> marker\nrun: echo turn-${turn}`);
+        runIds.push(run.run_id);
+        expect((await conversation.finished(run.run_id, 90_000)).status).toBe('completed');
+        await conversation.transcript();
+      }
+    } finally {
+      stop = true;
+      await killer;
+    }
+    expect(kills).toBeGreaterThan(0);
+    const transcript = await conversation.transcript();
+    expect(userTexts(transcript)).toHaveLength(turns);
+    // Each side-effecting echo ran at most once; an interrupted one says so in its result.
+    const marker = await lines(path.join(workspace, 'marker'));
+    for (let turn = 1; turn <= turns; turn++)
+      expect(marker.filter((line) => line === `turn-${turn}`).length).toBeLessThanOrEqual(1);
+    // A tool that never left its marker was interrupted, and its result says so.
+    for (const [index, runId] of runIds.entries()) {
+      if (marker.includes(`turn-${index + 1}`)) continue;
+      const results = toolResults(transcript.filter((message) => message.run_id === runId));
+      expect(results.some((result) => result.is_error && /interrupted/.test(result.content))).toBe(true);
+    }
+    // The thread crossed continue-as-new at least once (the test server suggests it at 150 events).
+    const history = await conversation.handle.fetchHistory();
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    expect(started?.continuedExecutionRunId).toBeTruthy();
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * Graceful shutdown of real `keel worker` processes: SIGTERM drains in-flight activities within
+ * KEEL_SHUTDOWN_GRACE; past it, a side-effecting tool stops and says so in-band and a model call
+ * goes to the next worker at once; a second signal forces the exit. Extension servers never
+ * outlive the worker.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { KeelConfig } from '../../common/config';
+import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
+import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
+import { closeTestClient, eventually, testClient, testConfig } from '../helpers/temporal';
+import {
+  alive,
+  anthropicModel,
+  anyToolResponder,
+  killLeftoverGroup,
+  lines,
+  WorkerFleet,
+  workerEnv,
+  workspaceOf,
+} from './chaos-helpers';
+
+jest.setTimeout(120_000);
+
+const root = path.resolve(__dirname, '../..');
+
+describe('a worker process stopped with SIGTERM', () => {
+  let client: Client;
+  let config: KeelConfig;
+  let fake: FakeAnthropic;
+  let fleet: WorkerFleet;
+  const leftovers: string[] = [];
+
+  beforeAll(async () => {
+    fake = await startFakeAnthropic({ responder: anyToolResponder });
+    client = await testClient();
+    config = await testConfig();
+    fleet = new WorkerFleet(() => workerEnv(config, fake));
+  });
+
+  afterEach(async () => {
+    await fleet.stopAll();
+    expect(fake.violations).toEqual([]);
+  });
+
+  afterAll(async () => {
+    for (const file of leftovers) await killLeftoverGroup(file);
+    await fake.close();
+    await closeTestClient();
+  });
+
+  const toolStarted = (file: string) =>
+    eventually(async () => ((await lines(file)).length > 0 ? true : undefined), 30_000, 'the tool to start');
+
+  it('lets an in-flight tool finish within the grace, logs it as drained and exits 0', async () => {
+    const worker = await fleet.start({ KEEL_SHUTDOWN_GRACE: '30' });
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const workspace = workspaceOf(config, conversation.threadId);
+    const run = await conversation.submit('run: echo started > begun; sleep 2; echo finished');
+    await toolStarted(path.join(workspace, 'begun'));
+    const signalledAt = Date.now();
+    worker.kill('SIGTERM');
+    const exit = await worker.exited;
+    process.stderr.write(
+      `[chaos] SIGTERM with a 2 s tool in flight → exit in ${((Date.now() - signalledAt) / 1000).toFixed(1)} s\n`,
+    );
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(worker.logs).toContainEqual(
+      expect.objectContaining({ msg: 'drained activity', activity: 'runTool', outcome: 'completed' }),
+    );
+    await fleet.start();
+    expect((await conversation.finished(run.run_id, 60_000)).status).toBe('completed');
+    const [result] = toolResults(await conversation.transcript());
+    expect(result).toMatchObject({ content: 'finished\n' });
+    expect(result!.is_error).toBeFalsy();
+  });
+
+  it('past the grace, stops a side-effecting tool and reports it interrupted in-band, without a second run', async () => {
+    const worker = await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const workspace = workspaceOf(config, conversation.threadId);
+    leftovers.push(path.join(workspace, 'pid'));
+    const run = await conversation.submit('run: echo $$ > pid; echo ran >> marker; sleep 60');
+    await toolStarted(path.join(workspace, 'marker'));
+    worker.kill('SIGTERM');
+    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    expect(worker.logs).toContainEqual(
+      expect.objectContaining({ msg: 'drained activity', activity: 'runTool' }),
+    );
+    // The command's whole process group was stopped with the tool.
+    const [pid] = await lines(path.join(workspace, 'pid'));
+    await eventually(
+      () => Promise.resolve(alive(Number(pid)) ? undefined : true),
+      10_000,
+      'the command to stop',
+    );
+    await fleet.start();
+    expect((await conversation.finished(run.run_id, 60_000)).status).toBe('completed');
+    expect(await lines(path.join(workspace, 'marker'))).toEqual(['ran']);
+    const [result] = toolResults(await conversation.transcript());
+    expect(result).toMatchObject({ is_error: true });
+    expect(result!.content).toMatch(/interrupted by worker shutdown.*may have partly run/);
+  });
+
+  it('past the grace, hands a model call to the next worker, which answers it once', async () => {
+    const worker = await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const before = fake.requests.length;
+    fake.enqueue({
+      kind: 'message',
+      content: [{ type: 'text', text: 'a slow answer that is cut '.repeat(30) }],
+      tokenDelayMs: 200,
+    });
+    const run = await conversation.submit('hello');
+    await fake.waitForRequests(before + 1, 30_000);
+    worker.kill('SIGTERM');
+    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    expect(worker.logs).toContainEqual(
+      expect.objectContaining({
+        msg: 'drained activity',
+        activity: 'callModel',
+        outcome: expect.stringMatching(/^failed/),
+      }),
+    );
+    await fleet.start();
+    expect((await conversation.finished(run.run_id, 60_000)).status).toBe('completed');
+    const transcript = await conversation.transcript();
+    expect(transcript.filter((message) => message.role === 'assistant')).toHaveLength(1);
+    expect(lastAnswer(transcript)).toBe('You said: hello');
+  });
+
+  it('exits at once, with code 1, on a second signal', async () => {
+    const worker = await fleet.start({ KEEL_SHUTDOWN_GRACE: '60' });
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const workspace = workspaceOf(config, conversation.threadId);
+    leftovers.push(path.join(workspace, 'pid'));
+    await conversation.submit('run: echo $$ > pid; sleep 60');
+    await toolStarted(path.join(workspace, 'pid'));
+    worker.kill('SIGTERM');
+    await worker.waitForLog((line) => line.msg?.startsWith('shutting down') === true);
+    worker.kill('SIGTERM');
+    expect(await worker.exited).toEqual({ code: 1, signal: null });
+  });
+
+  it('runs extension tools through the model and leaves no extension process behind', async () => {
+    const directory = config.dataDir;
+    const log = path.join(directory, 'extensions.log');
+    const file = path.join(directory, 'extensions.json');
+    const server = (manners: string) => ({
+      command: process.execPath,
+      args: ['--import', 'tsx', path.join(root, 'test/fakes/extension-server.ts'), manners],
+      cwd: root,
+      env: { EXTENSION_LOG: log },
+    });
+    await writeFile(
+      file,
+      JSON.stringify({ servers: { polite: server('polite'), stubborn: server('stubborn') } }),
+    );
+    const worker = await fleet.start({ KEEL_EXTENSIONS_FILE: file });
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const run = await conversation.ask('call: polite__echo {"text":"through an extension"}');
+    expect(run.status).toBe('completed');
+    expect(toolResults(await conversation.transcript())).toMatchObject([{ content: 'through an extension' }]);
+    const pids = (await lines(log)).flatMap((line) =>
+      line.startsWith('start ') ? [Number(line.split(' ')[2])] : [],
+    );
+    expect(pids).toHaveLength(2);
+    expect(pids.every(alive)).toBe(true);
+    worker.kill('SIGTERM');
+    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    expect(pids.filter(alive)).toEqual([]);
+    expect(worker.logs.filter((line) => line.msg === 'extension stopped').map((line) => line.answer)).toEqual(
+      expect.arrayContaining(['acknowledged', 'no answer']),
+    );
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * A real `keel worker` process, for chaos tests: spawned from the CLI with the prebuilt bundle,
+ * its JSON log lines collected, killed with whatever signal the scenario calls for.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { once } from 'node:events';
+
+const root = path.resolve(__dirname, '../..');
+
+export interface LogLine {
+  msg?: string;
+  level?: number;
+  [key: string]: unknown;
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  pid: number;
+  logs: LogLine[];
+  /** Raw output that was not a JSON log line (stack traces, SDK output). */
+  output: string[];
+  /** Resolves when a log line matches (or rejects after `timeoutMs`). */
+  waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+  kill(signal: NodeJS.Signals): void;
+  /** Resolves with the exit code (null when a signal ended it). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface WorkerProcessOptions {
+  /** Configuration variables, as a worker's environment would carry them. */
+  env: Record<string, string>;
+}
+
+export async function startWorkerProcess({ env }: WorkerProcessOptions): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'worker'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      TEMPORAL_ADDRESS: process.env.KEEL_TEST_TEMPORAL_ADDRESS ?? '',
+      KEEL_WORKFLOW_BUNDLE: process.env.KEEL_TEST_BUNDLE ?? '',
+      KEEL_LOG_FORMAT: 'json',
+      KEEL_LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: LogLine[] = [];
+  const output: string[] = [];
+  const waiters = new Set<() => void>();
+  const exited = once(child, 'exit').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
+  let buffered = '';
+  const onData = (chunk: Buffer): void => {
+    buffered += chunk.toString('utf8');
+    const lines = buffered.split('\n');
+    buffered = lines.pop()!;
+    for (const line of lines) {
+      try {
+        logs.push(JSON.parse(line) as LogLine);
+      } catch {
+        if (line.trim() !== '') output.push(line);
+      }
+    }
+    for (const wake of waiters) wake();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const worker: WorkerProcess = {
+    child,
+    pid: child.pid!,
+    logs,
+    output,
+    exited,
+    kill(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+    waitForLog(match, timeoutMs = 60_000) {
+      return new Promise((resolve, reject) => {
+        const check = (): void => {
+          const found = logs.find(match);
+          if (found === undefined) return;
+          cleanup();
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(
+            new Error(
+              `worker ${child.pid}: no matching log line in ${timeoutMs} ms; output: ${output.slice(-20).join('\n')}`,
+            ),
+          );
+        }, timeoutMs);
+        const cleanup = (): void => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        void exited.then(() => {
+          check();
+          if (waiters.has(check)) {
+            cleanup();
+            reject(new Error(`worker ${child.pid} exited; output: ${output.slice(-20).join('\n')}`));
+          }
+        });
+        check();
+      });
+    },
+  };
+  await worker.waitForLog((line) => line.msg === 'worker ready');
+  return worker;
+}

@@ -1,0 +1,41 @@
+/**
+ * Recorded histories (test/replay/histories/, from `npm run record-histories`) replayed against
+ * the current workflow bundle: a change that would break a running conversation fails here with
+ * a determinism error, before it reaches a deployed worker.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { loadHistory } from './load-history';
+import { Worker } from '@temporalio/worker';
+
+const directory = path.join(__dirname, 'histories');
+
+describe('recorded histories', () => {
+  it('include a plain turn, parallel tools, a crash-recovered turn and a continue-as-new', async () => {
+    expect((await readdir(directory)).sort()).toEqual([
+      'continue-as-new.json',
+      'crash-recovered-turn.json',
+      'parallel-tools.json',
+      'plain-turn.json',
+    ]);
+  });
+
+  it('replay against the current workflow bundle without a determinism error', async () => {
+    const files = (await readdir(directory)).filter((file) => file.endsWith('.json'));
+    const histories = await Promise.all(
+      files.map(async (file) => ({
+        workflowId: path.basename(file, '.json'),
+        history: loadHistory(JSON.parse(await readFile(path.join(directory, file), 'utf8'))),
+      })),
+    );
+    const results: string[] = [];
+    for await (const result of Worker.runReplayHistories(
+      { workflowBundle: { codePath: process.env.KEEL_TEST_BUNDLE! } },
+      histories,
+    )) {
+      if (result.error !== undefined) results.push(`${result.workflowId}: ${String(result.error)}`);
+      else results.push(`${result.workflowId}: ok`);
+    }
+    expect(results.sort()).toEqual(files.map((file) => `${path.basename(file, '.json')}: ok`).sort());
+  });
+});
