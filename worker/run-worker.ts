@@ -45,6 +45,7 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
           file: config.extensionsFile,
           registry,
           logger: logger.child({ component: 'extensions' }),
+          environment: config.childEnvironment,
         });
   const drain = withDrainLog(createActivities({ config, registry }), logger);
   const worker = await createKeelWorker({

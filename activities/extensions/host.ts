@@ -15,6 +15,8 @@ export interface ExtensionHostOptions {
   file: string;
   registry: ToolRegistry;
   logger: ExtensionLogger;
+  /** What server processes inherit (PATH, locale from the config), under each server's own `env`. */
+  environment: Record<string, string>;
   /** Reload when the file changes. @default true */
   watchFile?: boolean;
 }
@@ -81,7 +83,7 @@ export class ExtensionHost {
   }
 
   #startServer(name: string, config: ExtensionServerConfig): Promise<void> {
-    const server = new ExtensionServer(name, config, this.options.logger, (tools) =>
+    const server = new ExtensionServer(name, config, this.options.environment, this.options.logger, (tools) =>
       this.#register(server, tools),
     );
     this.#servers.set(name, server);

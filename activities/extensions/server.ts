@@ -49,6 +49,7 @@ export class ExtensionServer {
   constructor(
     readonly name: string,
     readonly config: ExtensionServerConfig,
+    private readonly environment: Record<string, string>,
     private readonly logger: ExtensionLogger,
     /** Called with the server's tools each time it (re)starts. */
     private readonly onTools: (tools: ExtensionTool[]) => void,
@@ -64,7 +65,7 @@ export class ExtensionServer {
     const transport = new StdioClientTransport({
       command: this.config.command,
       args: this.config.args,
-      env: { ...(process.env.PATH === undefined ? {} : { PATH: process.env.PATH }), ...this.config.env },
+      env: { ...this.environment, ...this.config.env },
       ...(this.config.cwd === undefined ? {} : { cwd: this.config.cwd }),
       stderr: 'inherit',
     });

@@ -24,6 +24,8 @@ const fakeServer = (manners: string, log: string) => ({
 const logLines = async (file: string): Promise<string[]> =>
   (await readFile(file, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
 
+const environment = { PATH: process.env.PATH ?? '' };
+
 describe('the extension host', () => {
   let directory: string;
   let log: string;
@@ -67,7 +69,7 @@ describe('the extension host', () => {
         sensitive: false,
       },
     });
-    host = await ExtensionHost.start({ file, registry, logger, watchFile: false });
+    host = await ExtensionHost.start({ file, registry, logger, environment, watchFile: false });
     expect(
       registry.flagsFor(['polite__echo', 'polite__mark', 'files__read_text_file', 'files__write_file']),
     ).toEqual({
@@ -102,7 +104,7 @@ describe('the extension host', () => {
 
   it('answers a call in flight when its server crashes, and restarts the server', async () => {
     await writeConfig({ crashy: fakeServer('crashy', log) });
-    host = await ExtensionHost.start({ file, registry, logger, watchFile: false });
+    host = await ExtensionHost.start({ file, registry, logger, environment, watchFile: false });
     const server = host.servers().get('crashy')!;
     const firstPid = server.pid;
     const outcome = await registry.get('crashy__crash')!.run({}, context());
@@ -121,7 +123,7 @@ describe('the extension host', () => {
 
   it('stops a disabled server and restarts a changed one when the file changes', async () => {
     await writeConfig({ a: fakeServer('polite', log), b: fakeServer('polite', log) });
-    host = await ExtensionHost.start({ file, registry, logger });
+    host = await ExtensionHost.start({ file, registry, logger, environment });
     const [a, b] = ['a', 'b'].map((name) => host!.servers().get(name)!);
     await writeConfig({
       a: { ...fakeServer('polite', log), disabled: true },
@@ -141,8 +143,8 @@ describe('the extension host', () => {
 
   it('rejects an extensions file that does not follow the schema, naming the field', async () => {
     await writeConfig({ bad: { args: ['x'] } });
-    await expect(ExtensionHost.start({ file, registry, logger, watchFile: false })).rejects.toThrow(
-      /servers\.bad\.command/,
-    );
+    await expect(
+      ExtensionHost.start({ file, registry, logger, environment, watchFile: false }),
+    ).rejects.toThrow(/servers\.bad\.command/);
   });
 });
