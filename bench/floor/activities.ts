@@ -1,0 +1,7 @@
+export interface FloorActivities {
+  noop(): Promise<void>;
+}
+
+export const floorActivities: FloorActivities = {
+  async noop() {},
+};

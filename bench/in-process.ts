@@ -1,0 +1,109 @@
+/**
+ * The no-durability baseline: Keel's own reducer and real activities (scripted model, real
+ * tools) driven in this process, with no Temporal: what a step costs before durability.
+ * The activities run in `MockActivityEnvironment`, which gives them an activity context
+ * (heartbeats, cancellation) without a server; their streamed deltas have nowhere to go.
+ */
+import { randomUUID } from 'node:crypto';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createActivities } from '../activities';
+import type { CallModelInput, CallModelResult, KeelActivities, RunToolInput } from '../common/activities';
+import type { KeelConfig } from '../common/config';
+import type { ToolOutcome } from '../common/tools';
+import type { KeelEvent } from '../common/events';
+import { reduce } from '../workflows/reducer';
+import { type ConversationState, findRun, initialState } from '../workflows/state';
+import { modelMessages } from '../workflows/transcript';
+import type { Command, EventInput } from '../workflows/transitions';
+
+export class InProcessConversation {
+  #state: ConversationState;
+  readonly #activities: KeelActivities;
+  readonly events: KeelEvent[] = [];
+  #pending: Array<Promise<void>> = [];
+
+  constructor(config: KeelConfig) {
+    this.#activities = createActivities({ config });
+    this.#state = initialState({
+      thread_id: `inproc-${randomUUID()}`,
+      metadata: {},
+      created_at: new Date().toISOString(),
+      config: { model: 'scripted:demo', approval: 'auto', approval_timeout_s: 300, max_steps: 50 },
+    });
+  }
+
+  /** One turn: the user's text in, every step run, until the run is over. Returns its status. */
+  async turn(text: string): Promise<string> {
+    const runId = randomUUID();
+    this.#dispatch({
+      type: 'inputSubmitted',
+      input: {
+        run_id: runId,
+        assistant_id: 'agent',
+        content: [{ type: 'text', text }],
+        multitask_strategy: 'reject',
+        metadata: {},
+      },
+    });
+    while (this.#pending.length > 0) {
+      const pending = this.#pending;
+      this.#pending = [];
+      await Promise.all(pending);
+    }
+    return findRun(this.#state, runId)?.status ?? 'missing';
+  }
+
+  #dispatch(event: EventInput): void {
+    const transition = reduce(this.#state, { ...event, now: Date.now() });
+    this.#state = transition.state;
+    for (const command of transition.commands) this.#execute(command);
+  }
+
+  #execute(command: Command): void {
+    switch (command.type) {
+      case 'emit':
+        this.events.push(command.event);
+        return;
+      case 'callModel':
+        this.#pending.push(this.#callModel(command.run_id, command.step));
+        return;
+      case 'runTool':
+        this.#pending.push(this.#runTool(command));
+        return;
+      default:
+        return;
+    }
+  }
+
+  async #callModel(runId: string, step: number): Promise<void> {
+    const input = {
+      thread_id: this.#state.thread.thread_id,
+      run_id: runId,
+      step,
+      model: this.#state.active!.model,
+      messages: modelMessages(this.#state),
+    };
+    const result = await new MockActivityEnvironment().run<
+      [CallModelInput],
+      CallModelResult,
+      KeelActivities['callModel']
+    >(this.#activities.callModel, input);
+    this.#dispatch({ type: 'modelResponded', run_id: runId, step, result });
+  }
+
+  async #runTool({ run_id, use }: Extract<Command, { type: 'runTool' }>): Promise<void> {
+    const outcome = await new MockActivityEnvironment().run<
+      [RunToolInput],
+      ToolOutcome,
+      KeelActivities['runTool']
+    >(this.#activities.runTool, {
+      thread_id: this.#state.thread.thread_id,
+      run_id,
+      tool_use_id: use.id,
+      name: use.name,
+      input: use.input,
+      idempotency_key: `${this.#state.thread.thread_id}:${use.id}`,
+    });
+    this.#dispatch({ type: 'toolFinished', run_id, tool_use_id: use.id, outcome });
+  }
+}

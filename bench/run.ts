@@ -1,0 +1,137 @@
+/**
+ * `npm run bench`: what durability costs, measured side by side in one run. Starts its own dev
+ * server, worker and API, runs each scenario, prints a table and writes
+ * `bench/results/<timestamp>.json`. Never part of `npm test`.
+ *
+ *   npm run bench                     every scenario, default sizes
+ *   npm run bench -- --only step,memory --quick
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Command, Option } from 'commander';
+import { type FakeAnthropic, startFakeAnthropic } from '../test/fakes/anthropic-server';
+import { type System, startSystem } from './harness';
+import { progress } from './progress';
+import { type Row, type ScenarioResult, table } from './report';
+import { longConversation } from './scenarios/long-conversation';
+import { memory } from './scenarios/memory';
+import { recovery } from './scenarios/recovery';
+import { stepOverhead } from './scenarios/step-overhead';
+import { throughput } from './scenarios/throughput';
+import { tokenLatency } from './scenarios/token-latency';
+
+interface Sizes {
+  quick: boolean;
+  /** The fake Anthropic server the worker's `anthropic:` models talk to. */
+  fake: FakeAnthropic;
+}
+
+interface Scenario {
+  name: string;
+  title: string;
+  run(system: System, sizes: Sizes): Promise<ScenarioResult>;
+}
+
+const scenarios: Scenario[] = [
+  {
+    name: 'step',
+    title: '1. per-step overhead: Keel vs in-process vs raw Temporal',
+    run: (system, { quick }) => stepOverhead(system, { trials: quick ? 3 : 5, pairs: quick ? 6 : 12 }),
+  },
+  {
+    name: 'tokens',
+    title: '2. token to client: fake Anthropic server → SSE client, vs reading it directly',
+    run: (system, { quick, fake }) =>
+      tokenLatency(system, fake, { trials: quick ? 2 : 5, tokens: 200, tokenDelayMs: 20 }),
+  },
+  {
+    name: 'throughput',
+    title: '3. throughput: concurrent conversations × 5 tool turns',
+    run: (system, { quick }) =>
+      throughput(system, {
+        concurrency: quick ? [10, 100] : [10, 100, 500],
+        turns: 5,
+        trials: (concurrency) => (quick ? 1 : concurrency >= 500 ? 2 : 3),
+      }),
+  },
+  {
+    name: 'recovery',
+    title: '4. recovery: SIGKILL the worker mid-model-call',
+    run: (system, { quick, fake }) => recovery(system, fake, { trials: quick ? 1 : 3 }),
+  },
+  {
+    name: 'memory',
+    title: '5. memory: worker RSS per idle cached conversation',
+    run: (system, { quick }) =>
+      memory(system, { conversations: quick ? 200 : 1_000, trials: quick ? 1 : 2, parallel: 20 }),
+  },
+  {
+    name: 'long',
+    title: '6. long conversation: turns in one thread',
+    run: (system, { quick }) => longConversation(system, { turns: quick ? 200 : 1_000, window: 20 }),
+  },
+];
+
+async function main(): Promise<void> {
+  const program = new Command()
+    .name('npm run bench --')
+    .addOption(
+      new Option(
+        '--only <names>',
+        `scenarios to run, comma-separated: ${scenarios.map((s) => s.name).join(', ')}`,
+      ),
+    )
+    .option('--quick', 'fewer trials and smaller sizes (a smoke run, not for the record)', false)
+    .parse(process.argv);
+  const options = program.opts<{ only?: string; quick: boolean }>();
+  const chosen = options.only?.split(',').map((name) => name.trim());
+  const unknown = chosen?.filter((name) => !scenarios.some((scenario) => scenario.name === name)) ?? [];
+  if (unknown.length > 0) program.error(`unknown scenario ${unknown.join(', ')}`);
+  const selected = scenarios.filter((scenario) => chosen === undefined || chosen.includes(scenario.name));
+
+  const started = new Date();
+  progress.phase('starting Temporal, a worker and the API');
+  const fake = await startFakeAnthropic({
+    responder: () => ({ kind: 'message', content: [{ type: 'text', text: 'ok' }] }),
+  });
+  const system = await startSystem({
+    env: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url },
+  });
+  progress.done();
+  const rows: Row[] = [];
+  const results: Record<string, unknown> = {};
+  try {
+    for (const scenario of selected) {
+      progress.phase(scenario.title);
+      const result = await scenario.run(system, { quick: options.quick, fake });
+      rows.push(...result.rows);
+      results[scenario.name] = result.data;
+      progress.done();
+    }
+    const machine = await system.machine();
+    const file = path.join(__dirname, 'results', `${started.toISOString().replace(/[:.]/g, '-')}.json`);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(
+      file,
+      `${JSON.stringify({ started_at: started.toISOString(), quick: options.quick, machine, results }, null, 2)}\n`,
+    );
+    process.stdout.write(`\n${table(rows)}\n\n`);
+    process.stdout.write(
+      `machine: ${machine.cores} cores (${machine.cpu_model}), ${(machine.memory_bytes / 2 ** 30).toFixed(0)} GiB, ` +
+        `node ${machine.node}, ${machine.temporal_cli}, SDK ${machine.temporal_sdk}, keel ${machine.keel_commit}\n`,
+    );
+    process.stdout.write(`results: ${path.relative(process.cwd(), file)}\n`);
+  } finally {
+    progress.phase('stopping');
+    await system.stop();
+    await fake.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

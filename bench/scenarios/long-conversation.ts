@@ -1,0 +1,106 @@
+/**
+ * 6. Long conversations: N turns, one after another, in one thread. Turn latency early (turns
+ * 1–20, around turn 10) against late (the last 20), how many times the workflow continued as new,
+ * and the largest history and payload any of its runs held.
+ */
+import { randomUUID } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
+import { workflowIdFor } from '../../api/conversations';
+import type { System } from '../harness';
+import { progress } from '../progress';
+import type { ScenarioResult } from '../report';
+import { showSpread, spread } from '../stats';
+import { expectCompleted, turn } from '../turns';
+
+/** The largest single payload in a history event, in bytes (walks the decoded event). */
+function largestPayload(value: unknown, seen = 0): number {
+  if (value === null || typeof value !== 'object') return seen;
+  if (value instanceof Uint8Array) return seen;
+  const record = value as Record<string, unknown>;
+  let largest = seen;
+  if (record.data instanceof Uint8Array && 'metadata' in record)
+    largest = Math.max(largest, record.data.length);
+  for (const child of Object.values(record)) largest = Math.max(largest, largestPayload(child));
+  return largest;
+}
+
+export async function longConversation(
+  system: System,
+  options: { turns: number; window: number },
+): Promise<ScenarioResult> {
+  const threadId = `bench-long-${randomUUID()}`;
+  const latencies: number[] = [];
+  const responseBytes: number[] = [];
+  for (let index = 0; index < options.turns; index++) {
+    const result = await turn(system.apiUrl, threadId, `turn ${index + 1}: hello`);
+    expectCompleted(result, `turn ${index + 1}`);
+    latencies.push(result.ms);
+    responseBytes.push(result.bytes);
+    progress.count('turns', index + 1, options.turns);
+  }
+  const workflowId = workflowIdFor(threadId);
+  const runs: Array<{ run_id: string; events: number; bytes: number; largest_payload: number }> = [];
+  for await (const execution of system.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    const history = await system.client.workflow.getHandle(workflowId, execution.runId).fetchHistory();
+    const events = history.events ?? [];
+    runs.push({
+      run_id: execution.runId,
+      events: events.length,
+      bytes: temporal.api.history.v1.History.encode(history).finish().length,
+      largest_payload: events.reduce((largest, event) => Math.max(largest, largestPayload(event)), 0),
+    });
+  }
+  const early = spread(latencies.slice(0, options.window));
+  const late = spread(latencies.slice(-options.window));
+  const largestHistory = runs.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  const largestPayloadBytes = Math.max(...runs.map((run) => run.largest_payload));
+  const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
+  return {
+    rows: [
+      {
+        scenario: '6 long conversation',
+        metric: `turn latency, turns 1–${options.window}, ms`,
+        value: showSpread(early),
+        note: `${options.turns} plain turns in one thread`,
+      },
+      {
+        scenario: '',
+        metric: `turn latency, last ${options.window} turns, ms`,
+        value: showSpread(late),
+        note: `late / early ${(late.median / early.median).toFixed(2)}× (target: flat)`,
+      },
+      {
+        scenario: '',
+        metric: 'continue-as-new',
+        value: String(runs.length - 1),
+        note: `${runs.length} workflow runs`,
+      },
+      {
+        scenario: '',
+        metric: 'largest history',
+        value: `${largestHistory.events} events, ${kib(largestHistory.bytes)}`,
+      },
+      {
+        scenario: '',
+        metric: 'largest payload',
+        value: kib(largestPayloadBytes),
+        note: 'Temporal refuses payloads over 2 MiB',
+      },
+      {
+        scenario: '',
+        metric: 'runs/wait answer size, first → last',
+        value: `${kib(responseBytes[0]!)} → ${kib(responseBytes.at(-1)!)}`,
+      },
+    ],
+    data: {
+      turns: options.turns,
+      latency_ms: latencies,
+      early_ms: early,
+      late_ms: late,
+      continue_as_new: runs.length - 1,
+      runs,
+      largest_payload_bytes: largestPayloadBytes,
+      response_bytes: { first: responseBytes[0], last: responseBytes.at(-1) },
+    },
+  };
+}

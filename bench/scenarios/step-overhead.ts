@@ -1,0 +1,187 @@
+/**
+ * 1. Per-step overhead. A turn that uses a tool (model → bash → model) minus a plain turn
+ * (model) is exactly one model step plus one tool step; half of it is the cost of a step. The
+ * same difference is taken for Keel through its API, for Keel's reducer and activities in this
+ * process with no Temporal (a), and for a minimal workflow running 3 against 1 no-op activities
+ * on the same server (b).
+ */
+import { randomUUID } from 'node:crypto';
+import { parseConfig } from '../../common/config';
+import { type System, spawnNode } from '../harness';
+import { InProcessConversation } from '../in-process';
+import { progress } from '../progress';
+import type { ScenarioResult } from '../report';
+import { showSpread, spread } from '../stats';
+import { expectCompleted, turn } from '../turns';
+
+export interface StepOverheadOptions {
+  trials: number;
+  /** Turn pairs per trial. */
+  pairs: number;
+}
+
+const plainTurn = 'hello';
+const toolTurn = 'run: true';
+
+/** A trial's figure: half the difference of the medians (tool turn − plain turn). */
+function perStep(tool: number[], plain: number[]): number {
+  return (spread(tool).median - spread(plain).median) / 2;
+}
+
+export async function stepOverhead(system: System, options: StepOverheadOptions): Promise<ScenarioResult> {
+  const total = options.trials * options.pairs;
+  // Keel, through the API, on a few threads at a time (their workflows stay cached).
+  const keel = { step: [] as number[], plain: [] as number[], tool: [] as number[] };
+  const threads = Array.from({ length: 4 }, () => `bench-step-${randomUUID()}`);
+  for (const thread of threads) expectCompleted(await turn(system.apiUrl, thread, plainTurn), 'warm-up');
+  for (let trial = 0; trial < options.trials; trial++) {
+    const plain: number[] = [];
+    const tool: number[] = [];
+    for (let pair = 0; pair < options.pairs; pair++) {
+      const thread = threads[pair % threads.length]!;
+      const a = await turn(system.apiUrl, thread, plainTurn);
+      const b = await turn(system.apiUrl, thread, toolTurn);
+      expectCompleted(a, 'plain turn');
+      expectCompleted(b, 'tool turn');
+      plain.push(a.ms);
+      tool.push(b.ms);
+      progress.count('Keel turn pairs', trial * options.pairs + pair + 1, total);
+    }
+    keel.step.push(perStep(tool, plain));
+    keel.plain.push(...plain);
+    keel.tool.push(...tool);
+  }
+
+  // (a) No durability: the same reducer and activities in this process.
+  const config = parseConfig(
+    { PATH: process.env.PATH, HOME: process.env.HOME, KEEL_DATA_DIR: `${system.dir}/inproc` },
+    process.cwd(),
+  );
+  const local = { step: [] as number[], plain: [] as number[], tool: [] as number[] };
+  const conversation = new InProcessConversation(config);
+  await conversation.turn(plainTurn);
+  for (let trial = 0; trial < options.trials; trial++) {
+    const plain: number[] = [];
+    const tool: number[] = [];
+    for (let pair = 0; pair < options.pairs; pair++) {
+      let started = performance.now();
+      const a = await conversation.turn(plainTurn);
+      plain.push(performance.now() - started);
+      started = performance.now();
+      const b = await conversation.turn(toolTurn);
+      tool.push(performance.now() - started);
+      if (a !== 'completed' || b !== 'completed') throw new Error(`in-process turn ended ${a}/${b}`);
+    }
+    local.step.push(perStep(tool, plain));
+    local.plain.push(...plain);
+    local.tool.push(...tool);
+  }
+  progress.note('in-process baseline done');
+
+  // (b) The raw Temporal floor: a minimal workflow and a no-op activity, in a worker process.
+  const floorQueue = `floor-${randomUUID()}`;
+  const worker = await spawnNode(
+    'floor worker',
+    'bench/floor/worker.ts',
+    [system.server.address, floorQueue],
+    {},
+    /floor worker ready/,
+  );
+  const floor = { step: [] as number[], one: [] as number[], three: [] as number[] };
+  try {
+    const execute = async (activities: number) => {
+      const started = performance.now();
+      await system.client.workflow.execute('floorWorkflow', {
+        taskQueue: floorQueue,
+        workflowId: `floor-${randomUUID()}`,
+        args: [activities],
+      });
+      return performance.now() - started;
+    };
+    await execute(1);
+    for (let trial = 0; trial < options.trials; trial++) {
+      const one: number[] = [];
+      const three: number[] = [];
+      for (let pair = 0; pair < options.pairs; pair++) {
+        one.push(await execute(1));
+        three.push(await execute(3));
+        progress.count('floor workflow pairs', trial * options.pairs + pair + 1, total);
+      }
+      floor.step.push(perStep(three, one));
+      floor.one.push(...one);
+      floor.three.push(...three);
+    }
+  } finally {
+    await worker.stop();
+  }
+
+  const keelStep = spread(keel.step);
+  const floorStep = spread(floor.step);
+  const localStep = spread(local.step);
+  const ratio = (a: number, b: number) => `${(a / b).toFixed(1)}×`;
+  return {
+    rows: [
+      {
+        scenario: '1 per-step overhead',
+        metric: 'Keel, ms per step',
+        value: showSpread(keelStep),
+        note: '(tool turn − plain turn) / 2, via HTTP',
+      },
+      {
+        scenario: '',
+        metric: '(b) raw Temporal floor, ms per step',
+        value: showSpread(floorStep),
+        note: 'minimal workflow, (3 − 1 no-op activities) / 2',
+      },
+      {
+        scenario: '',
+        metric: '(a) in-process, ms per step',
+        value: showSpread(localStep, 2),
+        note: 'same reducer + activities, no Temporal',
+      },
+      {
+        scenario: '',
+        metric: 'Keel / floor (b)',
+        value: ratio(keelStep.median, floorStep.median),
+        note: 'target ≤ 2×',
+      },
+      { scenario: '', metric: 'Keel / in-process (a)', value: ratio(keelStep.median, localStep.median) },
+      {
+        scenario: '',
+        metric: 'Keel plain turn (1 model step), ms',
+        value: showSpread(spread(keel.plain)),
+        note: 'POST runs/wait end to end',
+      },
+      {
+        scenario: '',
+        metric: 'Keel tool turn (model, bash, model), ms',
+        value: showSpread(spread(keel.tool)),
+      },
+      {
+        scenario: '',
+        metric: 'floor: workflow + 1 no-op activity, ms',
+        value: showSpread(spread(floor.one)),
+        note: 'client.workflow.execute end to end',
+      },
+    ],
+    data: {
+      keel: { per_step_ms: keelStep, plain_turn_ms: spread(keel.plain), tool_turn_ms: spread(keel.tool) },
+      in_process: {
+        per_step_ms: localStep,
+        plain_turn_ms: spread(local.plain),
+        tool_turn_ms: spread(local.tool),
+      },
+      floor: {
+        per_step_ms: floorStep,
+        one_activity_ms: spread(floor.one),
+        three_activities_ms: spread(floor.three),
+      },
+      ratios: {
+        keel_over_floor: keelStep.median / floorStep.median,
+        keel_over_in_process: keelStep.median / localStep.median,
+      },
+      trials: options.trials,
+      pairs_per_trial: options.pairs,
+    },
+  };
+}
