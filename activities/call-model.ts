@@ -33,8 +33,9 @@ export function createCallModel({ clients, registry, prices }: CallModelDependen
     const client = clients(spec);
     return withHeartbeats(async (signal) => {
       const deltas = DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
-      const reply = await client
-        .complete({
+      let reply;
+      try {
+        reply = await client.complete({
           model: spec.model,
           system: input.system ?? defaultSystemPrompt,
           messages: input.messages,
@@ -42,14 +43,20 @@ export function createCallModel({ clients, registry, prices }: CallModelDependen
           maxTokens: maxOutputTokens,
           signal,
           ...(deltas === undefined ? {} : { onTextDelta: deltas.push }),
-        })
-        .finally(() => deltas?.close());
+        });
+      } catch (error) {
+        // A failed attempt's partial text is published for what it is: the retry's deltas replace it.
+        await deltas?.close();
+        throw error;
+      }
+      const unpublished = await deltas?.finish();
       return {
         content: reply.content,
         stop_reason: reply.stop_reason,
         model: reply.model,
         usage: { ...reply.usage, cost_usd: prices.cost(input.model, reply.usage) },
         tools: registry.flagsFor(toolUsesOf(reply.content).map((use) => use.name)),
+        ...(unpublished === undefined ? {} : { unpublished_delta: unpublished }),
       };
     });
   };

@@ -67,12 +67,30 @@ export class DeltaPublisher {
   }
 
   /**
-   * Publishes what is left and waits (bounded) until the workflow has it, so every delta lands
-   * in the log before the activity's result does. Never throws.
+   * For a call that succeeded: stops publishing, waits (bounded) until every batch already sent
+   * has reached the workflow, and hands back the text not yet sent, for the activity's result to
+   * carry. The workflow publishes it before the answer, so no delta is lost and the last batch
+   * costs no round trip of its own. Never throws.
+   */
+  async finish(): Promise<{ attempt: number; text: string } | undefined> {
+    clearInterval(this.#timer);
+    const text = this.#buffer;
+    this.#buffer = '';
+    await this.#drain();
+    return text === '' || this.#failed ? undefined : { attempt: this.#attempt, text };
+  }
+
+  /**
+   * For a call that failed: publishes what is left and waits (bounded) until the workflow has
+   * it. Never throws.
    */
   async close(): Promise<void> {
     clearInterval(this.#timer);
     this.#publish();
+    await this.#drain();
+  }
+
+  async #drain(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, finalFlushTimeoutMs);

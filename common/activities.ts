@@ -28,6 +28,12 @@ export interface CallModelResult {
    * absent is a tool the worker does not know; the workflow answers it with an error result.
    */
   tools: Record<string, ToolFlags>;
+  /**
+   * Streamed text not yet published as a `message.delta` when the call ended: the workflow
+   * publishes it just before the answer, which saves a round trip per call (and, for an answer
+   * that arrives within one batch, the only one). Absent when everything was published.
+   */
+  unpublished_delta?: { attempt: number; text: string };
 }
 
 export interface RunToolInput {

@@ -195,7 +195,20 @@ function modelResponded(
     { usage, steps: event.step },
   );
   const warned = warnIfNear(counted.state, run_id);
+  // The call's last streamed text, which the activity left for us to publish, comes first.
+  const tail = result.unpublished_delta;
   const commands: Command[] = [
+    ...(tail === undefined || tail.text === ''
+      ? []
+      : [
+          {
+            type: 'emit' as const,
+            event: {
+              event: 'message.delta' as const,
+              data: { run_id, step: event.step, attempt: tail.attempt, text: tail.text },
+            },
+          },
+        ]),
     ...counted.commands,
     {
       type: 'emit',

@@ -156,6 +156,26 @@ describe('the conversation reducer', () => {
       expect(threadStatus(state)).toBe('idle');
     });
 
+    it('publishes the text the call had not yet streamed before anything else about the answer', () => {
+      const result = {
+        ...reply([text('All done.')], 'end_turn'),
+        unpublished_delta: { attempt: 2, text: 'done.' },
+      };
+      const { commands } = checked(reduce(states.modelStep(), responded('r1', 1, result)));
+      expect(kinds(commands)).toEqual([
+        'message.delta',
+        'usage.updated',
+        'message.completed',
+        'run.completed',
+      ]);
+      expect(commands[0]).toEqual({
+        type: 'emit',
+        event: { event: 'message.delta', data: { run_id: 'r1', step: 1, attempt: 2, text: 'done.' } },
+      });
+      // A late answer for a step that is no longer current publishes nothing at all.
+      expect(reduce(states.finished(), responded('r1', 1, result)).commands).toEqual([]);
+    });
+
     it('runs three tools at once when the model asks for three, keeping the answer out of the transcript until all finish', () => {
       const result = reply([text('x'), use('u1'), use('u2'), use('u3', 'read_file')], 'tool_use', {
         bash: flags,
