@@ -10,7 +10,8 @@ const heartbeatIntervalMs = 1_000;
 
 export async function withHeartbeats<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const context = Context.current();
-  context.heartbeat();
+  // The first beat goes out after a second, not at once: an activity that is done sooner (most
+  // tool calls, a fast model) costs the server no heartbeat write at all.
   const timer = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
   try {
     return await work(context.cancellationSignal);
