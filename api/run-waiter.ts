@@ -1,11 +1,19 @@
 /**
- * Waiting for a run without polling: follow the conversation's event stream from a known offset
- * until the run's terminal event. Giving up only stops the waiting; the run goes on.
+ * Waiting for a run without polling: one `awaitRun` update that the workflow completes in the
+ * same task as the run's end (and answers early at continue-as-new, when we ask the next run).
+ * Giving up only stops the waiting; the run goes on.
  */
-import type { Client } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type Client,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import { eventsTopic, runIdOf, runTerminalEvents, type KeelEvent } from '../common/events';
-import type { Run } from '../common/run';
+import { awaitRunUpdate, getRunQuery } from '../common/messages';
+import { isTerminal, type Run } from '../common/run';
 import { workflowIdFor } from './conversations';
 
 /** The stream offset now: events published after this call are at or beyond it. */
@@ -13,41 +21,67 @@ export function currentOffset(client: Client, threadId: string): Promise<number>
   return WorkflowStreamClient.create(client, workflowIdFor(threadId)).getOffset();
 }
 
+/** Between asking an ended run and its successor: continue-as-new takes a moment. */
+const handOverPauseMs = 50;
+
+/** The update reached a run that ended (continued as new, or the thread closed) before answering. */
+function endedUnderUs(error: unknown): boolean {
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  return (
+    error instanceof WorkflowUpdateFailedError &&
+    error.cause instanceof ApplicationFailure &&
+    error.cause.type === 'AcceptedUpdateCompletedWorkflow'
+  );
+}
+
 /**
  * Resolves with the finished run, or undefined when `timeoutMs` passes first (or the caller
- * goes away, through `signal`). The in-flight poll is cancelled either way.
+ * goes away, through `signal`).
  */
 export async function waitForRun(
   client: Client,
   threadId: string,
   runId: string,
-  fromOffset: number,
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<Run | undefined> {
+  if (signal?.aborted === true) return undefined;
+  const deadline = Date.now() + timeoutMs;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   const onCallerGone = (): void => controller.abort();
   signal?.addEventListener('abort', onCallerGone, { once: true });
-  // The stream's in-flight poll does not always end with the abort: stop waiting on it regardless.
+  const handle = client.workflow.getHandle(workflowIdFor(threadId));
+  // An in-flight update call does not always end with the abort: stop waiting on it regardless.
   const abandoned = new Promise<undefined>((resolve) =>
     controller.signal.addEventListener('abort', () => resolve(undefined), { once: true }),
   );
   try {
-    const following = client.withAbortSignal(controller.signal, async () => {
-      const stream = WorkflowStreamClient.create(client, workflowIdFor(threadId));
-      for await (const item of stream.topic<KeelEvent>(eventsTopic).subscribe(fromOffset)) {
-        const event = item.data;
-        if (runTerminalEvents.includes(event.event) && runIdOf(event) === runId && 'run' in event.data)
-          return event.data.run;
+    while (!controller.signal.aborted) {
+      try {
+        const asking = client.withAbortSignal(controller.signal, () =>
+          handle.executeUpdate(awaitRunUpdate, {
+            args: [{ run_id: runId, timeout_ms: Math.max(1, deadline - Date.now()) }],
+          }),
+        );
+        asking.catch(() => undefined);
+        const run = await Promise.race([asking, abandoned]);
+        if (run === undefined) return undefined;
+        if (isTerminal(run.status)) return run;
+      } catch (error) {
+        if (controller.signal.aborted) return undefined;
+        if (error instanceof WorkflowNotFoundError) {
+          // The thread's workflow has ended (closed): its last state still answers queries.
+          const run = await handle.query(getRunQuery, { run_id: runId });
+          return run !== null && isTerminal(run.status) ? run : undefined;
+        }
+        if (!endedUnderUs(error)) throw error;
       }
-      return undefined;
-    });
-    following.catch(() => undefined);
-    return await Promise.race([following, abandoned]);
-  } catch (error) {
-    if (controller.signal.aborted) return undefined;
-    throw error;
+      // Answered early (timeout, or the workflow handing over to continue-as-new): ask again.
+      if (Date.now() >= deadline) return undefined;
+      await sleep(handOverPauseMs, undefined, { signal: controller.signal }).catch(() => undefined);
+    }
+    return undefined;
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onCallerGone);

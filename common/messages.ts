@@ -30,6 +30,11 @@ export interface CancelRunInput extends RunRef {
   reason?: string;
 }
 
+export interface AwaitRunInput extends RunRef {
+  /** Answer with the run as it is after this long, finished or not. Without it: until it ends. */
+  timeout_ms?: number;
+}
+
 export interface TranscriptQuery {
   /** Only messages after this many (for paging). @default 0 */
   after?: number;
@@ -42,6 +47,12 @@ export interface ListRunsQuery {
 
 /** Appends user input as a new run; rejected (by its validator) when empty, oversized, duplicate, closed or busy under `reject`. */
 export const submitInputUpdate = defineUpdate<Run, [SubmitInput]>('submitInput');
+/**
+ * Answers with the run once it has finished: one update per wait, completed in the same workflow
+ * task as the run's end, instead of a stream poll per event. It also answers early, with the run
+ * unfinished, after `timeout_ms` or when the workflow hands over to continue-as-new (ask again).
+ */
+export const awaitRunUpdate = defineUpdate<Run, [AwaitRunInput]>('awaitRun');
 /** Marks a run `deferred`: its caller stopped waiting; the run keeps going. */
 export const deferRunUpdate = defineUpdate<Run, [RunRef]>('deferRun');
 /** Cancels a queued or running run and returns it; cancelling a finished run returns it unchanged. */

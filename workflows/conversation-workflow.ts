@@ -43,9 +43,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   await condition(
     () => conversation.state.closed || (workflowInfo().continueAsNewSuggested && conversation.quiescent),
   );
-  // Either way, release waiting stream subscribers first: their polls would otherwise hold
-  // allHandlersFinished open until the next event, which may never come.
+  // Either way, release waiting stream subscribers and run waiters first: they would otherwise
+  // hold allHandlersFinished open until the next event, which may never come.
   stream.detachPollers();
+  conversation.releaseWaiters();
   if (conversation.state.closed) {
     await condition(allHandlersFinished);
     return { thread_id: thread.thread_id, summary: toThread(conversation.state).summary };

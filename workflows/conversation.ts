@@ -5,12 +5,14 @@
 import {
   ApplicationFailure,
   CancellationScope,
+  condition,
   isCancellation,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   log,
+  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { WorkflowStream } from '@temporalio/workflow-streams/workflow';
@@ -19,6 +21,7 @@ import { spawnAgentToolName } from '../common/children';
 import { eventsTopic, type KeelEvent } from '../common/events';
 import { isFailureType } from '../common/failures';
 import * as messages from '../common/messages';
+import { isTerminal } from '../common/run';
 import { searchAttributes } from '../common/search-attributes';
 import type { ToolOutcome } from '../common/tools';
 import { describeFailure, modelCallOptions, toolCallOptions } from './activity-options';
@@ -39,6 +42,9 @@ import { currentDetails, resumeCommands, toThread } from './views';
 
 const activities = proxyActivities<KeelActivities>(modelCallOptions);
 
+/** Since this patch the KeelCostUsd search attribute is written per run, not per model call. */
+export const costAttributePerRunPatch = 'keel-cost-attribute-per-run';
+
 export class Conversation {
   #state: ConversationState;
   readonly #stream: WorkflowStream;
@@ -46,6 +52,8 @@ export class Conversation {
   #inFlight = 0;
   /** Set while handing off to continue-as-new: activity commands wait for the next run. */
   #draining = false;
+  /** Set when the workflow is about to end or continue as new: `awaitRun` callers are answered now. */
+  #releasingWaiters = false;
   #attributes = '';
   readonly #children = new ChildAgents({
     state: () => this.#state,
@@ -72,6 +80,11 @@ export class Conversation {
 
   beginDraining(): void {
     this.#draining = true;
+  }
+
+  /** Answers every pending `awaitRun` with the run as it is, so the workflow can end or hand over. */
+  releaseWaiters(): void {
+    this.#releasingWaiters = true;
   }
 
   /** Re-issues what the state implies (after continue-as-new) and publishes the operator view. */
@@ -137,6 +150,17 @@ export class Conversation {
       messages.requestCancelUpdate,
       ({ run_id, reason }) => {
         this.dispatch({ type: 'cancelRequested', run_id, ...(reason === undefined ? {} : { reason }) });
+        return findRun(this.#state, run_id)!;
+      },
+      { validator: requireRun },
+    );
+    setHandler(
+      messages.awaitRunUpdate,
+      async ({ run_id, timeout_ms }) => {
+        const over = () =>
+          this.#releasingWaiters || isTerminal(findRun(this.#state, run_id)?.status ?? 'completed');
+        if (timeout_ms === undefined) await condition(over);
+        else await condition(over, Math.max(1, timeout_ms));
         return findRun(this.#state, run_id)!;
       },
       { validator: requireRun },
@@ -282,7 +306,11 @@ export class Conversation {
       model: this.#state.thread.config.model,
       runStatuses: activeRunStatuses(this.#state),
     };
-    const key = JSON.stringify(values);
+    // Cost changes with every model call; it is written with the next change of the others (a
+    // run starting or ending), so a step costs no visibility write. Current details show it live.
+    // Histories from before this wrote it on every change, and keep doing so on replay.
+    const perRun = patched(costAttributePerRunPatch);
+    const key = JSON.stringify(perRun ? { ...values, cost: undefined } : values);
     if (key === this.#attributes) return;
     this.#attributes = key;
     upsertSearchAttributes([

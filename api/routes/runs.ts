@@ -2,7 +2,7 @@ import { Router, type Response } from 'express';
 import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
 import type { Conversations } from '../conversations';
-import { currentOffset, waitForRun } from '../run-waiter';
+import { waitForRun } from '../run-waiter';
 import {
   cancelBody,
   createRunBody,
@@ -86,7 +86,6 @@ export function runRoutes(conversations: Conversations, stopping?: AbortSignal):
   const answerWhenDone = async (
     threadId: string,
     run: Run,
-    fromOffset: number,
     timeoutS: number,
     response: Response,
     signal: AbortSignal,
@@ -95,14 +94,9 @@ export function runRoutes(conversations: Conversations, stopping?: AbortSignal):
     const waiting = eitherAborts(signal, stopping);
     const finished = isTerminal(run.status)
       ? run
-      : await waitForRun(
-          conversations.client,
-          threadId,
-          run.run_id,
-          fromOffset,
-          timeoutS * 1000,
-          waiting.signal,
-        ).finally(waiting.release);
+      : await waitForRun(conversations.client, threadId, run.run_id, timeoutS * 1000, waiting.signal).finally(
+          waiting.release,
+        );
     response.setHeader('Content-Location', location);
     if (finished !== undefined) {
       response.json(await finalValues(threadId, finished));
@@ -129,13 +123,8 @@ export function runRoutes(conversations: Conversations, stopping?: AbortSignal):
     const { timeout_s } = parseQuery(waitQuery, request);
     const body = parseBody(createRunBody, request);
     const signal = clientGone(request, response);
-    // Read the offset before submitting, so the run's terminal event cannot be missed.
-    const offset = await currentOffset(conversations.client, threadId).catch((error: unknown) => {
-      if (body.if_not_exists === 'create') return 0;
-      throw error;
-    });
     const run = await submit(threadId, body, response);
-    await answerWhenDone(threadId, run, offset, timeout_s, response, signal);
+    await answerWhenDone(threadId, run, timeout_s, response, signal);
   });
 
   router.get('/threads/:thread_id/runs', async (request, response) => {
@@ -157,9 +146,8 @@ export function runRoutes(conversations: Conversations, stopping?: AbortSignal):
     const { timeout_s } = parseQuery(waitQuery, request);
     const signal = clientGone(request, response);
     await conversations.authorize(threadId, ownerOf(response));
-    const offset = await currentOffset(conversations.client, threadId);
     const run = await conversations.getRun(threadId, runId);
-    await answerWhenDone(threadId, run, offset, timeout_s, response, signal);
+    await answerWhenDone(threadId, run, timeout_s, response, signal);
   });
 
   router.post('/threads/:thread_id/runs/:run_id/cancel', async (request, response) => {

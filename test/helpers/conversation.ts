@@ -68,11 +68,11 @@ export class TestConversation {
     });
   }
 
-  /** Waits for the run to end, through the event stream (as the API waits). */
+  /** Waits for the run to end, as the API waits. */
   async finished(runId: string, timeoutMs = 30_000): Promise<Run> {
     const run = await this.run(runId);
     if (isTerminal(run.status)) return run;
-    const done = await waitForRun(this.client, this.threadId, runId, 0, timeoutMs);
+    const done = await waitForRun(this.client, this.threadId, runId, timeoutMs);
     if (done === undefined)
       throw new Error(
         `run ${runId} did not finish within ${timeoutMs} ms (status ${(await this.run(runId)).status})`,
