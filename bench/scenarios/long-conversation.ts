@@ -39,21 +39,39 @@ export async function longConversation(
     progress.count('turns', index + 1, options.turns);
   }
   const workflowId = workflowIdFor(threadId);
-  const runs: Array<{ run_id: string; events: number; bytes: number; largest_payload: number }> = [];
+  const runs: Array<{
+    run_id: string;
+    events: number;
+    bytes: number;
+    largest_payload: number;
+    largest_payload_event: string;
+  }> = [];
+  const eventName = (event: temporal.api.history.v1.IHistoryEvent) =>
+    (temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? String(event.eventType)).replace(
+      'EVENT_TYPE_',
+      '',
+    );
   for await (const execution of system.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
     const history = await system.client.workflow.getHandle(workflowId, execution.runId).fetchHistory();
     const events = history.events ?? [];
+    let largest = { bytes: 0, event: '' };
+    for (const event of events) {
+      const bytes = largestPayload(event);
+      if (bytes > largest.bytes) largest = { bytes, event: eventName(event) };
+    }
     runs.push({
       run_id: execution.runId,
       events: events.length,
       bytes: temporal.api.history.v1.History.encode(history).finish().length,
-      largest_payload: events.reduce((largest, event) => Math.max(largest, largestPayload(event)), 0),
+      largest_payload: largest.bytes,
+      largest_payload_event: largest.event,
     });
   }
   const early = spread(latencies.slice(0, options.window));
   const late = spread(latencies.slice(-options.window));
   const largestHistory = runs.reduce((a, b) => (b.bytes > a.bytes ? b : a));
-  const largestPayloadBytes = Math.max(...runs.map((run) => run.largest_payload));
+  const largestPayloadRun = runs.reduce((a, b) => (b.largest_payload > a.largest_payload ? b : a));
+  const largestPayloadBytes = largestPayloadRun.largest_payload;
   const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
   return {
     rows: [
