@@ -22,6 +22,23 @@ interface ErrorBody {
   error?: { code?: string; message?: string };
 }
 
+/** The API's error shape as one readable error; the status line when the body is not ours (a proxy). */
+function errorOf(response: Response, text: string): ApiCallError {
+  let parsed: ErrorBody = {};
+  try {
+    parsed = JSON.parse(text) as ErrorBody;
+  } catch {
+    // Not our error shape: the status line is all there is.
+  }
+  const message = parsed.error?.message ?? `${response.status} ${response.statusText}`;
+  const code = parsed.error?.code;
+  return new ApiCallError(
+    `${message} (HTTP ${response.status}${code === undefined ? '' : ` ${code}`})`,
+    response.status,
+    code,
+  );
+}
+
 export class KeelApiClient {
   constructor(
     readonly baseUrl: string,
@@ -29,37 +46,56 @@ export class KeelApiClient {
   ) {}
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await this.send(method, path, {
+      ...(body === undefined ? {} : { body: JSON.stringify(body), contentType: 'application/json' }),
+    });
+    const text = await response.text();
+    if (!response.ok) throw errorOf(response, text);
+    if (response.headers.get('content-type')?.includes('application/json') !== true) return text as T;
+    return JSON.parse(text) as T;
+  }
+
+  /**
+   * Opens an SSE stream, after the durable event `lastEventId` when given. Answers other than a
+   * stream throw like `request` does; the caller reads (and cancels) the body.
+   */
+  async openStream(path: string, lastEventId: number | undefined, signal: AbortSignal): Promise<Response> {
+    const response = await this.send('GET', path, {
+      accept: 'text/event-stream',
+      ...(lastEventId === undefined ? {} : { lastEventId: String(lastEventId) }),
+      signal,
+    });
+    if (!response.ok || response.headers.get('content-type')?.startsWith('text/event-stream') !== true)
+      throw errorOf(response, await response.text());
+    return response;
+  }
+
+  private async send(
+    method: string,
+    path: string,
+    options: {
+      body?: string;
+      contentType?: string;
+      accept?: string;
+      lastEventId?: string;
+      signal?: AbortSignal;
+    },
+  ): Promise<Response> {
     const headers: Record<string, string> = {};
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (options.contentType !== undefined) headers['content-type'] = options.contentType;
+    if (options.accept !== undefined) headers.accept = options.accept;
+    if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
     if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
-    let response: Response;
     try {
-      response = await fetch(`${this.baseUrl}${path}`, {
+      return await fetch(`${this.baseUrl}${path}`, {
         method,
         headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(options.body === undefined ? {} : { body: options.body }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
       });
     } catch {
       throw new ApiCallError(`cannot reach the Keel API at ${this.baseUrl}; is it running (keel up)?`);
     }
-    const text = await response.text();
-    if (!response.ok) {
-      let parsed: ErrorBody = {};
-      try {
-        parsed = JSON.parse(text) as ErrorBody;
-      } catch {
-        // Not our error shape (a proxy, say): the status line is all there is.
-      }
-      const message = parsed.error?.message ?? `${response.status} ${response.statusText}`;
-      const code = parsed.error?.code;
-      throw new ApiCallError(
-        `${message} (HTTP ${response.status}${code === undefined ? '' : ` ${code}`})`,
-        response.status,
-        code,
-      );
-    }
-    if (response.headers.get('content-type')?.includes('application/json') !== true) return text as T;
-    return JSON.parse(text) as T;
   }
 
   getThread(threadId: string): Promise<Thread> {

@@ -1,17 +1,16 @@
 /**
- * `keel chat [thread]`: an interactive session. The answer is printed as it enters the
- * transcript, a spinner shows while the model thinks or a tool runs, approvals are asked with a
- * `[y/N]` prompt and a countdown, and the running cost follows every run.
+ * `keel chat [thread]`: an interactive session. The answer is printed as it streams, token by
+ * token; a spinner shows while the model thinks or a tool runs (on a terminal only), approvals
+ * are asked with a `[y/N]` prompt and a countdown, and the running cost shows in the spinner and
+ * after every run.
  */
 import { createInterface, type Interface } from 'node:readline';
-import ora from 'ora';
-import type { PendingApproval } from '../common/approvals';
+import ora, { type Ora } from 'ora';
 import type { Run } from '../common/run';
 import type { Thread } from '../common/thread';
-import type { AssistantMessage } from '../common/transcript';
 import { totalTokens } from '../common/usage';
 import { ApiCallError, type KeelApiClient } from './api-client';
-import { PollingRunFollower, type RunFollower } from './run-follower';
+import { StreamingRunFollower, type ApprovalRequest, type RunFollower } from './run-follower';
 
 export interface ChatOptions {
   api: KeelApiClient;
@@ -68,7 +67,7 @@ async function openThread(options: ChatOptions): Promise<Thread> {
 function askApproval(
   readline: Interface,
   output: NodeJS.WritableStream,
-  approval: PendingApproval,
+  approval: ApprovalRequest,
 ): Promise<'approve' | 'deny' | 'expired'> {
   const detail = JSON.stringify(approval.input);
   const question = () => {
@@ -99,7 +98,7 @@ export async function chat(options: ChatOptions): Promise<void> {
   const output = options.output ?? process.stdout;
   const input = options.input ?? process.stdin;
   const { api } = options;
-  const follower = options.follower ?? new PollingRunFollower(api);
+  const follower = options.follower ?? new StreamingRunFollower(api);
   const thread = await openThread(options);
   const write = (text: string) => output.write(`${text}\n`);
   write(
@@ -126,13 +125,11 @@ export async function chat(options: ChatOptions): Promise<void> {
     closed = true;
     waiting?.(undefined);
   });
-  // A terminal that reports 0 columns (a fresh pty) makes ora's line counting loop; print plainly there.
+  // A terminal that reports 0 columns (a fresh pty) makes ora's line counting loop; print plainly
+  // there. Off a terminal the spinner is silent: piped output holds the conversation only.
   const columns = (output as { columns?: number }).columns ?? 0;
-  const spinner = ora({
-    stream: output,
-    discardStdin: false,
-    isEnabled: output.isTTY === true && columns > 0,
-  });
+  const spinning = output.isTTY === true && columns > 0;
+  const spinner = ora({ stream: output, discardStdin: false, isEnabled: spinning, isSilent: !spinning });
   try {
     for (;;) {
       readline.setPrompt('you › ');
@@ -143,35 +140,13 @@ export async function chat(options: ChatOptions): Promise<void> {
       if (text === undefined || text.trim() === '/exit') break;
       if (text.trim() === '') continue;
       const run = await api.createRun(thread.thread_id, text, options.model);
-      spinner.start('thinking…');
-      const finished = await follower.follow(thread.thread_id, run.run_id, {
-        onProgress(current) {
-          if (spinner.isSpinning)
-            spinner.text = `${current.status_reason === 'awaiting_approval' ? 'waiting for approval' : 'working'}… ${money(current.usage.cost_usd)}`;
-        },
-        onMessage(message: AssistantMessage) {
-          spinner.stop();
-          for (const block of message.content) {
-            if (block.type === 'text') write(`keel › ${block.text}`);
-            else write(`  ⚙ ${block.name} ${JSON.stringify(block.input)}`);
-          }
-          spinner.start('working…');
-        },
-        async onApproval(approval) {
-          spinner.stop();
-          const answer = await askApproval(readline, output, approval);
-          if (answer !== 'expired') {
-            try {
-              await api.decide(thread.thread_id, approval.approval_id, answer);
-              write(answer === 'approve' ? '  approved' : '  denied');
-            } catch (error) {
-              write(`  ${error instanceof Error ? error.message : String(error)}`);
-            }
-          }
-          spinner.start('working…');
-        },
+      const finished = await followRun(follower, thread.thread_id, run.run_id, {
+        write,
+        output,
+        spinner,
+        ask: (approval) => askApproval(readline, output, approval),
+        decide: (approvalId, decision) => api.decide(thread.thread_id, approvalId, decision),
       });
-      spinner.stop();
       const after = await api.getThread(thread.thread_id);
       if (finished.status !== 'completed')
         write(
@@ -182,5 +157,109 @@ export async function chat(options: ChatOptions): Promise<void> {
   } finally {
     spinner.stop();
     readline.close();
+  }
+}
+
+interface RunScreen {
+  write: (line: string) => void;
+  output: NodeJS.WritableStream;
+  spinner: Ora;
+  ask: (approval: ApprovalRequest) => Promise<'approve' | 'deny' | 'expired'>;
+  decide: (approvalId: string, decision: 'approve' | 'deny') => Promise<unknown>;
+}
+
+/**
+ * Shows one run as it happens: streamed text on a `keel › ` line, a line per tool, the approval
+ * prompt, notes; the spinner only ever runs at the start of an empty line.
+ */
+async function followRun(
+  follower: RunFollower,
+  threadId: string,
+  runId: string,
+  screen: RunScreen,
+): Promise<Run> {
+  const { write, output, spinner } = screen;
+  let lineOpen = false;
+  let cost = '';
+  let activity = 'thinking…';
+  const endLine = () => {
+    if (lineOpen) output.write('\n');
+    lineOpen = false;
+  };
+  const busy = (what: string) => {
+    activity = what;
+    spinner.text = `${activity}${cost}`;
+    if (!lineOpen) spinner.start();
+  };
+  const say = (line: string) => {
+    spinner.stop();
+    endLine();
+    write(line);
+  };
+  const started = new Set<string>();
+  busy('thinking…');
+  try {
+    return await follower.follow(threadId, runId, {
+      onProgress(current) {
+        if (current.status === 'deferred') busy('waiting for the thread…');
+      },
+      onDelta(text) {
+        spinner.stop();
+        if (!lineOpen) output.write('keel › ');
+        lineOpen = true;
+        output.write(text);
+      },
+      onRetry(attempt) {
+        say(`  ↻ the model call failed midway and was retried (attempt ${attempt}); its answer starts over:`);
+      },
+      onMessage(message, streamed) {
+        spinner.stop();
+        endLine();
+        for (const block of message.content) {
+          if (block.type === 'text' && !streamed) write(`keel › ${block.text}`);
+          // Tools that ran were shown as they started; the rest never ran (denied, unknown, timed out).
+          if (block.type === 'tool_use' && !started.has(block.id))
+            write(`  ⚙ ${block.name} ${JSON.stringify(block.input)} (not run)`);
+        }
+        busy('thinking…');
+      },
+      onToolStarted(tool) {
+        started.add(tool.tool_use_id);
+        say(`  ⚙ ${tool.name} ${JSON.stringify(tool.input)}`);
+        busy(`running ${tool.name}…`);
+      },
+      onToolCompleted(tool) {
+        if (tool.is_error) say(`  ✗ ${tool.name} failed`);
+        busy('thinking…');
+      },
+      onUsage(usage) {
+        cost = ` ${money(usage.cost_usd)}`;
+        spinner.text = `${activity}${cost}`;
+      },
+      async onApproval(approval) {
+        spinner.stop();
+        endLine();
+        const answer = await screen.ask(approval);
+        if (answer !== 'expired') {
+          try {
+            await screen.decide(approval.approval_id, answer);
+            write(answer === 'approve' ? '  approved' : '  denied');
+          } catch (error) {
+            write(`  ${error instanceof Error ? error.message : String(error)}`);
+          }
+        }
+        busy('thinking…');
+      },
+      onNotice(text) {
+        say(`  (${text})`);
+        busy(activity);
+      },
+      onReconnecting() {
+        if (spinner.isSpinning) spinner.text = `reconnecting…${cost}`;
+      },
+    });
+  } finally {
+    spinner.stop();
+    endLine();
   }
 }

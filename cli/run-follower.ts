@@ -1,55 +1,261 @@
 /**
- * How `keel chat` follows a run: by polling the run, its transcript and its approvals. This is
- * the one place to swap for the SSE stream (`GET /threads/:id/runs/:run_id/stream`) once it
- * exists; the chat only sees the callbacks.
+ * How `keel chat` follows a run: over its SSE stream (`GET /threads/:id/runs/:run_id/stream`),
+ * so the answer shows token by token. The chat only sees the callbacks.
+ *
+ * The stream is read with `eventsource-parser` over `fetch` (docs/decisions/0053): a dropped
+ * connection (an API restart) is reopened with `Last-Event-ID`, and durable events at or below
+ * the last one handled are dropped, so nothing is shown twice. `message.delta` carries the model
+ * call's `attempt`: a retried call restarts its text, so deltas of an earlier attempt are dropped
+ * and the chat is told (`onRetry`) before the new attempt's text.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { PendingApproval } from '../common/approvals';
-import { isTerminal, type Run } from '../common/run';
-import type { AssistantMessage, Message } from '../common/transcript';
-import type { KeelApiClient } from './api-client';
+import type { KeelEvent } from '../common/events';
+import type { Run } from '../common/run';
+import type { AssistantMessage } from '../common/transcript';
+import type { Usage } from '../common/usage';
+import { ApiCallError, type KeelApiClient } from './api-client';
+
+/** An approval the run waits for, as `approval.requested` announces it. */
+export type ApprovalRequest = Pick<
+  PendingApproval,
+  'approval_id' | 'run_id' | 'tool' | 'input' | 'expires_at'
+>;
+
+export interface ToolActivity {
+  tool_use_id: string;
+  name: string;
+}
 
 export interface RunFollowerHandlers {
-  /** An assistant message of the run entered the transcript. */
-  onMessage(message: AssistantMessage): void;
+  /** More text of the model call in progress. */
+  onDelta(text: string): void;
+  /** The model call was retried: the text given since it began does not count; attempt `attempt`'s follows. */
+  onRetry(attempt: number): void;
+  /**
+   * An assistant message entered the transcript. `streamed`: its text already came through
+   * `onDelta`; otherwise the whole message is new to the reader.
+   */
+  onMessage(message: AssistantMessage, streamed: boolean): void;
+  onToolStarted(tool: ToolActivity & { input: Record<string, unknown> }): void;
+  onToolCompleted(tool: ToolActivity & { is_error: boolean }): void;
+  /** The run's and the thread's usage so far. */
+  onUsage(run: Usage, thread: Usage): void;
   /** The run now waits for this decision; resolve once it is answered (or expired). */
-  onApproval(approval: PendingApproval): Promise<void>;
+  onApproval(approval: ApprovalRequest): Promise<void>;
   onProgress(run: Run): void;
+  /** Something the reader should know that is not the answer: a budget warning, a lost stream. */
+  onNotice(text: string): void;
+  /** The stream dropped; it is being reopened. */
+  onReconnecting(): void;
 }
 
 export interface RunFollower {
   follow(threadId: string, runId: string, handlers: RunFollowerHandlers): Promise<Run>;
 }
 
-/** Polls every `intervalMs`. */
-export class PollingRunFollower implements RunFollower {
+export interface StreamingRunFollowerOptions {
+  /** Give up when no connection could be opened for this long. @default 120000 */
+  reconnectForMs?: number;
+  /** Reopen a connection that has been silent this long (the API sends `heartbeat` every 5 s). @default 30000 */
+  idleMs?: number;
+}
+
+interface StreamEvent {
+  id?: number;
+  event: string;
+  data: unknown;
+}
+
+const textOf = (message: AssistantMessage): string =>
+  message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+
+/** Follows one run: which deltas count, which events were handled, which messages were shown. */
+class RunView {
+  lastId: number | undefined;
+  ended = false;
+  /** The log was truncated past our cursor: some events were never seen. */
+  lostEvents = false;
+  readonly shownMessages = new Set<string>();
+  private readonly asked = new Set<string>();
+  private call: { step: number; attempt: number; text: string } | undefined;
+
+  constructor(private readonly handlers: RunFollowerHandlers) {}
+
+  async handle(message: StreamEvent): Promise<void> {
+    if (message.id !== undefined) {
+      if (this.lastId !== undefined && message.id <= this.lastId) return;
+      await this.durable({ event: message.event, data: message.data } as KeelEvent);
+      this.lastId = message.id;
+      return;
+    }
+    if (message.event === 'end') this.ended = true;
+    // A run whose events were truncated away is told by a `run.*` event without an id.
+    else if (message.event.startsWith('run.'))
+      await this.durable({ event: message.event, data: message.data } as KeelEvent);
+  }
+
+  private async durable(event: KeelEvent): Promise<void> {
+    const { handlers } = this;
+    switch (event.event) {
+      case 'message.delta':
+        return this.delta(event.data);
+      case 'message.completed': {
+        const { message } = event.data;
+        if (message.role !== 'assistant' || this.shownMessages.has(message.id)) return;
+        this.shownMessages.add(message.id);
+        const full = textOf(message);
+        const call = this.call;
+        const streamed = call?.text ?? '';
+        this.call = undefined;
+        if (full.startsWith(streamed)) {
+          // Text the stream did not carry (a last batch lost) is given as more deltas.
+          if (full.length > streamed.length && streamed !== '') handlers.onDelta(full.slice(streamed.length));
+          return handlers.onMessage(message, streamed !== '');
+        }
+        // The text streamed belongs to an attempt that did not count (the next one never streamed).
+        handlers.onRetry(call!.attempt + 1);
+        return handlers.onMessage(message, false);
+      }
+      case 'tool.started':
+        return handlers.onToolStarted(event.data);
+      case 'tool.completed':
+        return handlers.onToolCompleted(event.data);
+      case 'usage.updated':
+        return handlers.onUsage(event.data.usage, event.data.thread_usage);
+      case 'approval.requested':
+        if (this.asked.has(event.data.approval_id)) return;
+        this.asked.add(event.data.approval_id);
+        return handlers.onApproval(event.data);
+      case 'budget.warning':
+        return handlers.onNotice('budget warning: this thread has used 80 % of its limit');
+      case 'budget.exceeded':
+        return handlers.onNotice('budget exceeded: no further model call until the limit is raised');
+      case 'run.created':
+      case 'run.started':
+      case 'run.deferred':
+      case 'run.completed':
+      case 'run.failed':
+      case 'run.cancelled':
+        return handlers.onProgress(event.data.run);
+      default:
+        return;
+    }
+  }
+
+  private delta({ step, attempt, text }: { step: number; attempt: number; text: string }): void {
+    const call = this.call;
+    if (call !== undefined && call.step === step) {
+      if (attempt < call.attempt) return;
+      if (attempt > call.attempt) {
+        if (call.text !== '') this.handlers.onRetry(attempt);
+        this.call = { step, attempt, text: '' };
+      }
+    } else this.call = { step, attempt, text: '' };
+    this.call!.text += text;
+    this.handlers.onDelta(text);
+  }
+}
+
+export class StreamingRunFollower implements RunFollower {
+  private readonly reconnectForMs: number;
+  private readonly idleMs: number;
+
   constructor(
     private readonly api: KeelApiClient,
-    private readonly intervalMs = 250,
-  ) {}
+    options: StreamingRunFollowerOptions = {},
+  ) {
+    this.reconnectForMs = options.reconnectForMs ?? 120_000;
+    this.idleMs = options.idleMs ?? 30_000;
+  }
 
   async follow(threadId: string, runId: string, handlers: RunFollowerHandlers): Promise<Run> {
-    const shown = new Set<string>();
-    const asked = new Set<string>();
-    const showNew = (messages: Message[]) => {
-      for (const message of messages) {
-        if (message.run_id !== runId || message.role !== 'assistant' || shown.has(message.id)) continue;
-        shown.add(message.id);
-        handlers.onMessage(message);
-      }
-    };
-    for (;;) {
-      const run = await this.api.getRun(threadId, runId);
-      handlers.onProgress(run);
-      showNew(await this.api.messages(threadId));
-      if (isTerminal(run.status)) return run;
-      if (run.status_reason === 'awaiting_approval') {
-        for (const approval of await this.api.approvals(threadId)) {
-          if (approval.run_id !== runId || asked.has(approval.approval_id)) continue;
-          asked.add(approval.approval_id);
-          await handlers.onApproval(approval);
+    const path = `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/stream`;
+    const view = new RunView(handlers);
+    let failingSince: number | undefined;
+    let delay = 200;
+    while (!view.ended) {
+      try {
+        await this.read(path, view, () => {
+          failingSince = undefined;
+          delay = 200;
+        });
+        if (view.ended) break;
+      } catch (error) {
+        if (error instanceof ApiCallError && error.code === 'stream_cursor_expired') {
+          // Events after our cursor were truncated away: go on from the oldest kept, and fill in
+          // the messages the lost events carried at the end.
+          handlers.onNotice('part of the stream was lost; the missing messages follow at the end');
+          view.lostEvents = true;
+          view.lastId = undefined;
+          continue;
         }
+        // Our own mistake or a missing thread/run will not heal by retrying.
+        if (error instanceof ApiCallError && error.status !== undefined && error.status < 500) throw error;
       }
-      await new Promise((resolve) => setTimeout(resolve, this.intervalMs));
+      failingSince ??= Date.now();
+      if (Date.now() - failingSince > this.reconnectForMs)
+        throw new ApiCallError(
+          `lost the run's event stream at ${this.api.baseUrl} and could not reopen it for ${Math.round(this.reconnectForMs / 1000)}s`,
+        );
+      handlers.onReconnecting();
+      await sleep(delay);
+      delay = Math.min(delay * 2, 2_000);
+    }
+    if (view.lostEvents) {
+      for (const message of await this.api.messages(threadId)) {
+        if (message.run_id !== runId || message.role !== 'assistant' || view.shownMessages.has(message.id))
+          continue;
+        view.shownMessages.add(message.id);
+        handlers.onMessage(message, false);
+      }
+    }
+    return this.api.getRun(threadId, runId);
+  }
+
+  /** One connection: handles its events until `end`, or until it drops (throws or returns early). */
+  private async read(path: string, view: RunView, onOpen: () => void): Promise<void> {
+    const controller = new AbortController();
+    let idle: NodeJS.Timeout | undefined;
+    const watch = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => controller.abort(), this.idleMs);
+    };
+    watch();
+    try {
+      const response = await this.api.openStream(path, view.lastId, controller.signal);
+      onOpen();
+      const pending: StreamEvent[] = [];
+      const parser = createParser({
+        onEvent: (message: EventSourceMessage) =>
+          pending.push({
+            ...(message.id === undefined || message.id === '' ? {} : { id: Number(message.id) }),
+            event: message.event ?? 'message',
+            data: JSON.parse(message.data) as unknown,
+          }),
+      });
+      const decoder = new TextDecoder();
+      const reader: ReadableStreamDefaultReader<Uint8Array> = response.body!.getReader();
+      try {
+        for (;;) {
+          watch();
+          const { done, value } = await reader.read();
+          if (done) return;
+          parser.feed(decoder.decode(value, { stream: true }));
+          // Handlers may wait for a person (an approval): the silence meanwhile is not the API's.
+          clearTimeout(idle);
+          while (pending.length > 0) {
+            await view.handle(pending.shift()!);
+            if (view.ended) return;
+          }
+        }
+      } finally {
+        controller.abort();
+        reader.releaseLock();
+      }
+    } finally {
+      clearTimeout(idle);
     }
   }
 }

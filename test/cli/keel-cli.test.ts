@@ -84,17 +84,33 @@ describe('the keel CLI', () => {
     await closeTestClient();
   });
 
-  it('chats in a terminal: types a message, shows the answer, asks [y/N] with a countdown, shows the cost', async () => {
+  it('chats in a terminal: streams the answer as it arrives, asks [y/N] with a countdown, shows the cost', async () => {
+    // The typewriter scripted model streams a token every 25 ms: an answer takes seconds to arrive.
     const terminal = new Terminal(
-      `node ${keel.join(' ')} --url ${api.url} chat cli-thread-${Date.now()} --require-approval --max-cost 5`,
+      `node ${keel.join(' ')} --url ${api.url} chat cli-thread-${Date.now()} --require-approval --max-cost 5 --model scripted:typewriter`,
     );
     try {
       let at = await terminal.waitFor(/you › /);
-      expect(terminal.text).toMatch(/keel chat · thread cli-thread-\d+ · scripted:demo · approval require/);
+      expect(terminal.text).toMatch(
+        /keel chat · thread cli-thread-\d+ · scripted:typewriter · approval require/,
+      );
+      const words = Array.from({ length: 45 }, (_, index) => `stream-${String(index).padStart(2, '0')}`);
+      terminal.type(`${words.join(' ')}\r`);
+      // Part of the answer is on the screen while the rest is still being written.
+      const partial = await terminal.waitFor(/keel › \(Scripted model/, at);
+      const early = terminal.text.slice(partial);
+      expect(early).not.toContain('stream-44');
+      expect(early).not.toMatch(/\[run \d+ tokens/);
+      at = await terminal.waitFor(/stream-44”/, partial);
+      at = await terminal.waitFor(/\[run \d+ tokens/, at);
+      // Streamed once: the answer is on the screen exactly one time.
+      expect(terminal.text.split('stream-44').length - 1).toBe(2);
+
       terminal.type('run: echo from-the-cli\r');
       at = await terminal.waitFor(/Allow bash \{"command":"echo from-the-cli"\}\? \[y\/N\] \(\d+s\)/, at);
       terminal.type('y\r');
       at = await terminal.waitFor(/approved/, at);
+      at = await terminal.waitFor(/⚙ bash \{"command":"echo from-the-cli"\}/, at);
       at = await terminal.waitFor(/keel › [\s\S]*from-the-cli/, at);
       at = await terminal.waitFor(
         /\[run \d+ tokens \$\d+\.\d{4} · thread \d+ tokens \$\d+\.\d{4} of \$5\]/,
