@@ -51,7 +51,7 @@ const scenarios: Scenario[] = [
       throughput(system, {
         concurrency: quick ? [10, 100] : [10, 100, 500],
         turns: 5,
-        trials: (concurrency) => (quick ? 1 : concurrency >= 500 ? 2 : 3),
+        trials: (concurrency) => (quick || concurrency >= 500 ? 1 : 3),
       }),
   },
   {
