@@ -164,7 +164,11 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   ]);
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   await writeFile(bundlePath, bundle);
-  const connection = await Connection.connect({ address: server.address });
+  // Histories of long conversations come in pages larger than gRPC's 4 MiB default.
+  const connection = await Connection.connect({
+    address: server.address,
+    channelArgs: { 'grpc.max_receive_message_length': 256 * 2 ** 20 },
+  });
   const client = new Client({ connection });
   const taskQueue = 'keel-bench';
   const env: Record<string, string> = {

@@ -100,27 +100,45 @@ async function main(): Promise<void> {
   progress.done();
   const rows: Row[] = [];
   const results: Record<string, unknown> = {};
-  try {
-    for (const scenario of selected) {
-      progress.phase(scenario.title);
-      const result = await scenario.run(system, { quick: options.quick, fake });
-      rows.push(...result.rows);
-      results[scenario.name] = result.data;
-      progress.done();
-    }
-    const machine = await system.machine();
-    const file = path.join(__dirname, 'results', `${started.toISOString().replace(/[:.]/g, '-')}.json`);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(
+  const machine = await system.machine();
+  const file = path.join(__dirname, 'results', `${started.toISOString().replace(/[:.]/g, '-')}.json`);
+  await mkdir(path.dirname(file), { recursive: true });
+  // Written after every scenario, so a late failure keeps what was measured before it.
+  const save = () =>
+    writeFile(
       file,
       `${JSON.stringify({ started_at: started.toISOString(), quick: options.quick, machine, results }, null, 2)}\n`,
     );
+  let failed = false;
+  try {
+    for (const scenario of selected) {
+      progress.phase(scenario.title);
+      try {
+        const result = await scenario.run(system, { quick: options.quick, fake });
+        rows.push(...result.rows);
+        results[scenario.name] = result.data;
+        progress.done();
+      } catch (error) {
+        failed = true;
+        const message = error instanceof Error ? error.message : String(error);
+        rows.push({
+          scenario: scenario.title.split(':')[0]!,
+          metric: 'FAILED',
+          value: '—',
+          note: message.slice(0, 120),
+        });
+        results[scenario.name] = { error: message };
+        progress.note(`FAILED: ${error instanceof Error ? (error.stack ?? message) : message}`);
+      }
+      await save();
+    }
     process.stdout.write(`\n${table(rows)}\n\n`);
     process.stdout.write(
       `machine: ${machine.cores} cores (${machine.cpu_model}), ${(machine.memory_bytes / 2 ** 30).toFixed(0)} GiB, ` +
         `node ${machine.node}, ${machine.temporal_cli}, SDK ${machine.temporal_sdk}, keel ${machine.keel_commit}\n`,
     );
     process.stdout.write(`results: ${path.relative(process.cwd(), file)}\n`);
+    if (failed) process.exitCode = 1;
   } finally {
     progress.phase('stopping');
     await system.stop();
@@ -129,7 +147,7 @@ async function main(): Promise<void> {
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
     process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exit(1);
