@@ -20,6 +20,17 @@ export interface KeelWorkerOptions {
   identity?: string;
 }
 
+/** Keel's worker options beyond the SDK's defaults (the benchmark's floor can run with them too). */
+export const keelWorkerTuning = {
+  // When a worker dies, its sticky queue is abandoned after this, and the conversation
+  // continues on another worker (the default, 5 s, adds to every recovery).
+  stickyQueueScheduleToStartTimeout: '2 seconds',
+  // Cancellation reaches an activity only through a heartbeat response: sending heartbeats
+  // each second (instead of every 80 % of the timeout) makes a cancel land within a second.
+  maxHeartbeatThrottleInterval: '1 second',
+  defaultHeartbeatThrottleInterval: '1 second',
+} as const;
+
 export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
@@ -32,12 +43,6 @@ export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
     ...(options.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: options.maxCachedWorkflows }),
     ...(options.identity === undefined ? {} : { identity: options.identity }),
     shutdownGraceTime: `${options.shutdownGraceS} seconds`,
-    // When a worker dies, its sticky queue is abandoned after this, and the conversation
-    // continues on another worker (the default, 5 s, adds to every recovery).
-    stickyQueueScheduleToStartTimeout: '2 seconds',
-    // Cancellation reaches an activity only through a heartbeat response: sending heartbeats
-    // each second (instead of every 80 % of the timeout) makes a cancel land within a second.
-    maxHeartbeatThrottleInterval: '1 second',
-    defaultHeartbeatThrottleInterval: '1 second',
+    ...keelWorkerTuning,
   });
 }

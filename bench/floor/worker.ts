@@ -1,15 +1,16 @@
 /**
  * A worker for the floor workflow, in its own process like Keel's worker, with the SDK's
- * default options. Arguments: <temporal address> <task queue>.
+ * default options or Keel's worker tuning. Arguments: <temporal address> <task queue> [sdk|keel].
  */
 import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { keelWorkerTuning } from '../../worker/create-worker';
 import { floorActivities } from './activities';
 
 async function main(): Promise<void> {
-  const [address, taskQueue] = process.argv.slice(2);
+  const [address, taskQueue, tuning = 'sdk'] = process.argv.slice(2);
   if (address === undefined || taskQueue === undefined)
-    throw new Error('usage: worker.ts <address> <task queue>');
+    throw new Error('usage: worker.ts <address> <task queue> [sdk|keel]');
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
     taskQueue,
     workflowsPath: path.join(__dirname, 'workflows.ts'),
     activities: floorActivities,
+    ...(tuning === 'keel' ? keelWorkerTuning : {}),
   });
   process.once('SIGTERM', () => worker.shutdown());
   process.stdout.write('floor worker ready\n');

@@ -28,6 +28,60 @@ function perStep(tool: number[], plain: number[]): number {
   return (spread(tool).median - spread(plain).median) / 2;
 }
 
+interface FloorFigures {
+  step: number[];
+  one: number[];
+  three: number[];
+}
+
+async function measureFloor(
+  system: System,
+  tuning: 'sdk' | 'keel',
+  options: StepOverheadOptions,
+  total: number,
+): Promise<FloorFigures> {
+  const floorQueue = `floor-${tuning}-${randomUUID()}`;
+  const worker = await spawnNode(
+    'floor worker',
+    'bench/floor/worker.ts',
+    [system.server.address, floorQueue, tuning],
+    {},
+    /floor worker ready/,
+  );
+  const floor: FloorFigures = { step: [], one: [], three: [] };
+  try {
+    const execute = async (activities: number) => {
+      const started = performance.now();
+      await system.client.workflow.execute('floorWorkflow', {
+        taskQueue: floorQueue,
+        workflowId: `floor-${randomUUID()}`,
+        args: [activities],
+      });
+      return performance.now() - started;
+    };
+    await execute(1);
+    for (let trial = 0; trial < options.trials; trial++) {
+      const one: number[] = [];
+      const three: number[] = [];
+      for (let pair = 0; pair < options.pairs; pair++) {
+        one.push(await execute(1));
+        three.push(await execute(3));
+        progress.count(
+          `floor workflow pairs (${tuning} worker options)`,
+          trial * options.pairs + pair + 1,
+          total,
+        );
+      }
+      floor.step.push(perStep(three, one));
+      floor.one.push(...one);
+      floor.three.push(...three);
+    }
+  } finally {
+    await worker.stop();
+  }
+  return floor;
+}
+
 export async function stepOverhead(system: System, options: StepOverheadOptions): Promise<ScenarioResult> {
   const total = options.trials * options.pairs;
   // Keel, through the API, on a few threads at a time (their workflows stay cached).
@@ -78,42 +132,14 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
   }
   progress.note('in-process baseline done');
 
-  // (b) The raw Temporal floor: a minimal workflow and a no-op activity, in a worker process.
-  const floorQueue = `floor-${randomUUID()}`;
-  const worker = await spawnNode(
-    'floor worker',
-    'bench/floor/worker.ts',
-    [system.server.address, floorQueue],
-    {},
-    /floor worker ready/,
-  );
-  const floor = { step: [] as number[], one: [] as number[], three: [] as number[] };
-  try {
-    const execute = async (activities: number) => {
-      const started = performance.now();
-      await system.client.workflow.execute('floorWorkflow', {
-        taskQueue: floorQueue,
-        workflowId: `floor-${randomUUID()}`,
-        args: [activities],
-      });
-      return performance.now() - started;
-    };
-    await execute(1);
-    for (let trial = 0; trial < options.trials; trial++) {
-      const one: number[] = [];
-      const three: number[] = [];
-      for (let pair = 0; pair < options.pairs; pair++) {
-        one.push(await execute(1));
-        three.push(await execute(3));
-        progress.count('floor workflow pairs', trial * options.pairs + pair + 1, total);
-      }
-      floor.step.push(perStep(three, one));
-      floor.one.push(...one);
-      floor.three.push(...three);
-    }
-  } finally {
-    await worker.stop();
-  }
+  // (b) The raw Temporal floor: a minimal workflow and no-op activities, in a worker process,
+  // once with the SDK's default worker options and once with Keel's tuning; the lower counts.
+  const floors = {
+    sdk: await measureFloor(system, 'sdk', options, total),
+    keel: await measureFloor(system, 'keel', options, total),
+  };
+  const floor = spread(floors.sdk.step).median <= spread(floors.keel.step).median ? floors.sdk : floors.keel;
+  const floorName = floor === floors.sdk ? 'SDK defaults' : "Keel's worker tuning";
 
   const keelStep = spread(keel.step);
   const floorStep = spread(floor.step);
@@ -131,7 +157,12 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
         scenario: '',
         metric: '(b) raw Temporal floor, ms per step',
         value: showSpread(floorStep),
-        note: 'minimal workflow, (3 − 1 no-op activities) / 2',
+        note: `minimal workflow, (3 − 1 no-op activities) / 2, ${floorName} (the lower)`,
+      },
+      {
+        scenario: '',
+        metric: '  floor with SDK defaults / with Keel tuning',
+        value: `${showSpread(spread(floors.sdk.step))} / ${showSpread(spread(floors.keel.step))}`,
       },
       {
         scenario: '',
@@ -172,9 +203,12 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
         tool_turn_ms: spread(local.tool),
       },
       floor: {
+        worker_options: floorName,
         per_step_ms: floorStep,
         one_activity_ms: spread(floor.one),
         three_activities_ms: spread(floor.three),
+        sdk_defaults_per_step_ms: spread(floors.sdk.step),
+        keel_tuning_per_step_ms: spread(floors.keel.step),
       },
       ratios: {
         keel_over_floor: keelStep.median / floorStep.median,
