@@ -2,9 +2,12 @@
  * `callModel`: one model call for one step. It tells the model about the worker's tools and
  * reports back, with the answer, the flags of each tool the answer asks for.
  */
+import { Context } from '@temporalio/activity';
 import type { CallModelInput, CallModelResult } from '../common/activities';
+import { FailureType } from '../common/failures';
+import { getModelMessagesQuery } from '../common/messages';
 import { parseModelSpec } from '../common/model-spec';
-import { toolUsesOf } from '../common/transcript';
+import { type ModelMessage, toolUsesOf } from '../common/transcript';
 import { DeltaPublisher } from './delta-publisher';
 import { failure } from './errors';
 import { withHeartbeats } from './heartbeat';
@@ -26,6 +29,28 @@ export interface CallModelDependencies {
   prices: PriceTable;
 }
 
+/** The messages of a call whose input left them out: read from the workflow that asked for it. */
+async function messagesFromWorkflow(input: CallModelInput): Promise<ModelMessage[]> {
+  const context = Context.current();
+  const execution = context.info.workflowExecution;
+  if (execution === undefined)
+    throw failure(FailureType.modelRequestInvalid, 'no messages and no workflow to read them from', {
+      nonRetryable: true,
+    });
+  try {
+    return await context.client.workflow
+      .getHandle(execution.workflowId, execution.runId)
+      .query(getModelMessagesQuery, { run_id: input.run_id, step: input.step });
+  } catch (error) {
+    // A query handler's failure reaches the client as an error carrying its message.
+    const message = error instanceof Error ? error.message : String(error);
+    if (message.includes(FailureType.modelStepNotCurrent))
+      throw failure(FailureType.modelStepNotCurrent, message, { nonRetryable: true });
+    // Anything else (the workflow's worker is busy or gone) heals on the activity's next attempt.
+    throw error;
+  }
+}
+
 export function createCallModel({ clients, registry, prices }: CallModelDependencies) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
     const spec = parseModelSpec(input.model);
@@ -38,7 +63,7 @@ export function createCallModel({ clients, registry, prices }: CallModelDependen
         reply = await client.complete({
           model: spec.model,
           system: input.system ?? defaultSystemPrompt,
-          messages: input.messages,
+          messages: input.messages ?? (await messagesFromWorkflow(input)),
           tools: registry.schemas(),
           maxTokens: maxOutputTokens,
           signal,

@@ -14,8 +14,16 @@ export interface CallModelInput {
   /** `provider:model`. */
   model: string;
   system?: string;
-  messages: ModelMessage[];
+  /**
+   * The conversation so far. Absent when it is large (over `inlineMessagesLimit`): the activity
+   * then reads it from the workflow (`getModelMessages`), so a long conversation is not written
+   * into the history again at every step.
+   */
+  messages?: ModelMessage[];
 }
+
+/** Characters of JSON up to which a model call's messages travel inside its input. */
+export const inlineMessagesLimit = 64 * 1024;
 
 export interface CallModelResult {
   content: AssistantContent[];

@@ -14,6 +14,8 @@ export const FailureType = {
   modelAuth: 'ModelAuthenticationFailed',
   modelSpendLimit: 'ModelSpendLimitReached',
   modelNotConfigured: 'ModelNotConfigured',
+  /** The model step an activity was asked for is no longer the workflow's current one. */
+  modelStepNotCurrent: 'ModelStepNotCurrent',
   // Tools.
   toolNotFound: 'ToolNotFound',
   toolInputInvalid: 'ToolInputInvalid',
@@ -46,6 +48,7 @@ export const nonRetryableModelFailures: readonly FailureType[] = [
   FailureType.modelAuth,
   FailureType.modelSpendLimit,
   FailureType.modelNotConfigured,
+  FailureType.modelStepNotCurrent,
 ];
 
 export function isFailureType(value: unknown): value is FailureType {

@@ -7,7 +7,7 @@ import type { ChildCompleted } from './children';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from './approvals';
 import type { MultitaskStrategy, Run } from './run';
 import type { Thread } from './thread';
-import type { Message, UserContent } from './transcript';
+import type { Message, ModelMessage, UserContent } from './transcript';
 
 export interface SubmitInput {
   run_id: string;
@@ -33,6 +33,12 @@ export interface CancelRunInput extends RunRef {
 export interface AwaitRunInput extends RunRef {
   /** Answer with the run as it is after this long, finished or not. Without it: until it ends. */
   timeout_ms?: number;
+}
+
+export interface ModelMessagesQuery {
+  run_id: string;
+  /** The model step (model call index within the run) the messages are for. */
+  step: number;
 }
 
 export interface TranscriptQuery {
@@ -72,6 +78,11 @@ export const listRunsQuery = defineQuery<Run[], [ListRunsQuery]>('listRuns');
 /** The oldest offset the thread's event log still holds: a cursor before it has expired. */
 export const getStreamBaseQuery = defineQuery<number>('getStreamBase');
 export const getTranscriptQuery = defineQuery<Message[], [TranscriptQuery]>('getTranscript');
+/**
+ * What the model is sent for a run's current model step, for the model activity when its input
+ * leaves the messages out; fails with `ModelStepNotCurrent` once that step is over.
+ */
+export const getModelMessagesQuery = defineQuery<ModelMessage[], [ModelMessagesQuery]>('getModelMessages');
 
 /** Approves or denies a pending approval; the validator rejects unknown or already decided ids. */
 export const decideApprovalUpdate = defineUpdate<PendingApproval, [DecideApprovalInput]>('decideApproval');

@@ -16,10 +16,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { WorkflowStream } from '@temporalio/workflow-streams/workflow';
-import type { KeelActivities, SendWebhookInput } from '../common/activities';
+import { inlineMessagesLimit, type KeelActivities, type SendWebhookInput } from '../common/activities';
 import { spawnAgentToolName } from '../common/children';
 import { eventsTopic, type KeelEvent } from '../common/events';
-import { isFailureType } from '../common/failures';
+import { FailureType, isFailureType } from '../common/failures';
 import * as messages from '../common/messages';
 import { isTerminal } from '../common/run';
 import { searchAttributes } from '../common/search-attributes';
@@ -28,7 +28,7 @@ import { describeFailure, modelCallOptions, toolCallOptions } from './activity-o
 import { ChildAgents, reportToParent } from './children';
 import { ApprovalTimers } from './approval-timers';
 import { registerCheckpointHandlers } from './checkpoint-handlers';
-import { reduce } from './reducer';
+import { isCurrentModelStep, reduce } from './reducer';
 import { activeRunStatuses } from './run-index';
 import type { ConversationState } from './state';
 import { findRun, threadStatus } from './state';
@@ -182,6 +182,15 @@ export class Conversation {
     setHandler(messages.getRunQuery, ({ run_id }) => findRun(this.#state, run_id) ?? null);
     setHandler(messages.listRunsQuery, ({ limit }) => [...this.#state.runs].reverse().slice(0, limit ?? 100));
     setHandler(messages.getStreamBaseQuery, () => streamBaseOffset(this.#stream));
+    setHandler(messages.getModelMessagesQuery, ({ run_id, step }) => {
+      if (!isCurrentModelStep(this.#state, run_id, step))
+        throw ApplicationFailure.create({
+          type: FailureType.modelStepNotCurrent,
+          message: `${FailureType.modelStepNotCurrent}: step ${step} of run ${run_id} is not the current model step`,
+          nonRetryable: true,
+        });
+      return modelMessages(this.#state);
+    });
     setHandler(messages.getTranscriptQuery, ({ after, limit }) => {
       const start = Math.max(0, (after ?? 0) - this.#state.compacted_messages);
       return this.#state.transcript.slice(start, limit === undefined ? undefined : start + limit);
@@ -248,12 +257,16 @@ export class Conversation {
   async #callModel(runId: string, step: number): Promise<void> {
     const active = this.#state.active!;
     const system = this.#state.thread.config.system;
+    const messages = modelMessages(this.#state);
+    // A long conversation stays out of the input (and so out of the history at every step): the
+    // activity reads it with the getModelMessages query instead.
+    const inline = JSON.stringify(messages).length <= inlineMessagesLimit;
     const input = {
       thread_id: this.#state.thread.thread_id,
       run_id: runId,
       step,
       model: active.model,
-      messages: modelMessages(this.#state),
+      ...(inline ? { messages } : {}),
       ...(system === undefined ? {} : { system }),
     };
     const summary = summarizeModelCall(active.model, this.#state.totals.runs + 1, step);

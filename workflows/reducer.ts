@@ -171,7 +171,7 @@ function beginModelStep(state: ConversationState, now: number, commands: Command
   return { state: next, commands: [...commands, { type: 'callModel', run_id: active.run_id, step: steps }] };
 }
 
-function isCurrentModelStep(state: ConversationState, runId: string, step: number): boolean {
+export function isCurrentModelStep(state: ConversationState, runId: string, step: number): boolean {
   const active = state.active;
   return active !== null && active.run_id === runId && active.steps === step && active.step.kind === 'model';
 }

@@ -1,0 +1,80 @@
+/**
+ * A long conversation's messages stay out of the model activity's input: the activity reads them
+ * from the workflow with the getModelMessages query, so the history does not grow by the whole
+ * conversation at every step. The model must still receive exactly what it would have.
+ */
+import type { Client } from '@temporalio/client';
+import { inlineMessagesLimit } from '../../common/activities';
+import type { KeelConfig } from '../../common/config';
+import * as messages from '../../common/messages';
+import { type FakeAnthropic, startFakeAnthropic, toolUsingResponder } from '../fakes/anthropic-server';
+import { TestConversation } from '../helpers/conversation';
+import {
+  closeTestClient,
+  startTestWorker,
+  testClient,
+  testConfig,
+  type RunningWorker,
+} from '../helpers/temporal';
+
+describe('the model activity input', () => {
+  let client: Client;
+  let config: KeelConfig;
+  let worker: RunningWorker;
+  let fake: FakeAnthropic;
+
+  beforeAll(async () => {
+    fake = await startFakeAnthropic({ responder: toolUsingResponder });
+    client = await testClient();
+    config = await testConfig({ ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
+    worker = await startTestWorker({ config });
+  });
+
+  afterAll(async () => {
+    await worker.stop();
+    await fake.close();
+    await closeTestClient();
+  });
+
+  /** The callModel inputs the workflow scheduled, as JSON text. */
+  async function scheduledModelInputs(conversation: TestConversation): Promise<string[]> {
+    const history = await conversation.handle.fetchHistory();
+    return (history.events ?? [])
+      .map((event) => event.activityTaskScheduledEventAttributes)
+      .filter((attributes) => attributes?.activityType?.name === 'callModel')
+      .map((attributes) => Buffer.from(attributes!.input!.payloads![0]!.data!).toString('utf8'));
+  }
+
+  it('carries short conversations inline and reads long ones from the workflow, sending the model the same messages', async () => {
+    const conversation = await TestConversation.start(client, config, {
+      model: 'anthropic:claude-sonnet-4-5',
+    });
+    const short = await conversation.ask('run: echo short');
+    expect(short.status).toBe('completed');
+    const long = 'word '.repeat(Math.ceil(inlineMessagesLimit / 5) + 100);
+    const before = fake.requests.length;
+    const run = await conversation.ask(`run: echo long\n${long}`);
+    expect(run.status).toBe('completed');
+    // Model → tool → model for the long turn: both requests carried the whole conversation.
+    const requests = fake.requests.slice(before);
+    expect(requests).toHaveLength(2);
+    for (const request of requests) {
+      expect(JSON.stringify(request.body.messages)).toContain(long.trim());
+      expect(request.body.messages[0]).toMatchObject({ role: 'user' });
+    }
+    expect(fake.violations).toEqual([]);
+    const inputs = await scheduledModelInputs(conversation);
+    expect(inputs).toHaveLength(4);
+    expect(inputs.slice(0, 2).every((input) => input.includes('"messages"'))).toBe(true);
+    expect(inputs.slice(2).some((input) => input.includes('"messages"'))).toBe(false);
+    expect(Math.max(...inputs.slice(2).map((input) => input.length))).toBeLessThan(1_000);
+  });
+
+  it('refuses the messages of a step that is no longer current', async () => {
+    const conversation = await TestConversation.start(client, config);
+    const run = await conversation.ask('hello');
+    await expect(
+      conversation.handle.query(messages.getModelMessagesQuery, { run_id: run.run_id, step: 1 }),
+    ).rejects.toThrow(/ModelStepNotCurrent/);
+  });
+});
