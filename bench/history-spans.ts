@@ -8,7 +8,7 @@ import { temporal } from '@temporalio/proto';
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const EventType = temporal.api.enums.v1.EventType;
 
-const at = (event: HistoryEvent): number =>
+export const at = (event: HistoryEvent): number =>
   Number(event.eventTime?.seconds ?? 0) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
 
 /** Milliseconds from a workflow's start to its completion, as the server recorded them. */

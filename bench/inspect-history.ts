@@ -1,39 +1,77 @@
 /**
- * Prints the history of one conversation after a plain turn and a tool turn: every event's type
- * and payload bytes, to see what a step costs the server. `npx tsx bench/inspect-history.ts`
+ * Where a step's time goes, from the server's history: the floor workflow run 8 times each with
+ * 1 and 3 no-op activities on a fresh floor worker (client and server time of each), then one
+ * Keel tool turn, event by event with its time and size.
+ *
+ *   npx tsx bench/inspect-history.ts
  */
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { workflowIdFor } from '../api/conversations';
-import { startSystem } from './harness';
+import { spawnNode, startSystem } from './harness';
+import { at, workflowSpan } from './history-spans';
 import { expectCompleted, turn } from './turns';
+
+const names = temporal.api.enums.v1.EventType;
+
+function show(events: temporal.api.history.v1.IHistoryEvent[]): void {
+  const start = at(events[0]!);
+  for (const event of events) {
+    const bytes = temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
+    const name = (names[event.eventType ?? 0] ?? String(event.eventType)).replace('EVENT_TYPE_', '');
+    const update = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
+    const activity = event.activityTaskScheduledEventAttributes?.activityType?.name;
+    const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
+    const detail = update
+      ? `update ${update}`
+      : activity
+        ? `activity ${activity}`
+        : signal
+          ? `signal ${signal}`
+          : '';
+    process.stdout.write(
+      `${String(event.eventId).padStart(4)} +${(at(event) - start).toFixed(1).padStart(7)} ms ${name.padEnd(40)} ${String(bytes).padStart(7)} B ${detail}\n`,
+    );
+  }
+}
 
 async function main(): Promise<void> {
   const system = await startSystem();
+  const queue = `floor-${randomUUID()}`;
+  const floor = await spawnNode(
+    'floor worker',
+    'bench/floor/worker.ts',
+    [system.server.address, queue],
+    {},
+    /ready/,
+  );
   try {
+    process.stdout.write('floor workflow: activities, client ms, server ms\n');
+    for (let round = 0; round < 8; round++) {
+      for (const activities of [1, 3]) {
+        const workflowId = `floor-${randomUUID()}`;
+        const started = performance.now();
+        await system.client.workflow.execute('floorWorkflow', {
+          taskQueue: queue,
+          workflowId,
+          args: [activities],
+        });
+        const client = performance.now() - started;
+        const server = await workflowSpan(system.client, workflowId);
+        process.stdout.write(
+          `${activities} ${client.toFixed(0).padStart(5)} ${server.toFixed(0).padStart(5)}\n`,
+        );
+      }
+    }
     const thread = `inspect-${randomUUID()}`;
     expectCompleted(await turn(system.apiUrl, thread, 'hello'), 'plain turn');
     const handle = system.client.workflow.getHandle(workflowIdFor(thread));
     const before = (await handle.fetchHistory()).events?.length ?? 0;
     expectCompleted(await turn(system.apiUrl, thread, 'run: true'), 'tool turn');
-    const history = await handle.fetchHistory();
-    const types = temporal.api.enums.v1.EventType;
-    for (const event of (history.events ?? []).slice(before)) {
-      const bytes = temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
-      const name = types[event.eventType ?? 0] ?? String(event.eventType);
-      let detail = '';
-      const update = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
-      if (update) detail = `update ${update}`;
-      const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
-      if (signal) detail = `signal ${signal}`;
-      const activity = event.activityTaskScheduledEventAttributes?.activityType?.name;
-      if (activity) detail = `activity ${activity}`;
-      process.stdout.write(
-        `${String(event.eventId).padStart(4)} ${name.replace('EVENT_TYPE_', '').padEnd(40)} ${String(bytes).padStart(7)} B ${detail}\n`,
-      );
-    }
-    process.stdout.write(`events for the tool turn: ${(history.events?.length ?? 0) - before}\n`);
+    process.stdout.write('\nKeel tool turn (model, bash, model):\n');
+    show((await handle.fetchHistory()).events?.slice(before) ?? []);
   } finally {
+    await floor.stop();
     await system.stop();
   }
 }

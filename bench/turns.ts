@@ -22,12 +22,13 @@ export async function turn(
   });
   const body = await response.text();
   const ms = performance.now() - started;
-  let outcome = `HTTP ${response.status}`;
-  if (response.status === 200) {
-    const values = JSON.parse(body) as { __error__?: { error: string } };
-    outcome = values.__error__?.error ?? 'completed';
-  }
-  return { ms, status: response.status, outcome, bytes: body.length };
+  return { ms, status: response.status, outcome: outcomeOf(response.status, body), bytes: body.length };
+}
+
+/** A `runs/wait` or `join` answer's outcome: `completed`, the run's error, or the HTTP status. */
+export function outcomeOf(status: number, body: string): string {
+  if (status !== 200) return `HTTP ${status}`;
+  return (JSON.parse(body) as { __error__?: { error: string } }).__error__?.error ?? 'completed';
 }
 
 /** Fails loudly: a benchmark of turns that did not complete measures nothing. */

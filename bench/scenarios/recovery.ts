@@ -11,7 +11,7 @@ import type { System } from '../harness';
 import { progress } from '../progress';
 import type { ScenarioResult } from '../report';
 import { showSpread, spread } from '../stats';
-import { expectCompleted, turn } from '../turns';
+import { expectCompleted, outcomeOf, turn } from '../turns';
 
 /** The model call's heartbeat timeout (workflows/activity-options.ts). */
 const heartbeatTimeoutS = 10;
@@ -50,17 +50,8 @@ export async function recovery(
     retryArrived.push((performance.now() - killedAt) / 1000);
     const response = await answer;
     total.push((performance.now() - killedAt) / 1000);
-    const values = (await response.json()) as { __error__?: { error: string } };
-    expectCompleted(
-      {
-        ms: 0,
-        status: response.status,
-        bytes: 0,
-        outcome:
-          response.status === 200 ? (values.__error__?.error ?? 'completed') : `HTTP ${response.status}`,
-      },
-      'recovered run',
-    );
+    const outcome = outcomeOf(response.status, await response.text());
+    if (outcome !== 'completed') throw new Error(`recovered run: the run ended ${outcome}`);
     progress.count('kills', trial + 1, options.trials);
   }
   // A turn on the new worker, to prove the system is whole again.
