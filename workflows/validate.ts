@@ -15,9 +15,12 @@ export interface Rejection {
   message: string;
 }
 
+export const isValidRunId = (runId: string): boolean =>
+  idPattern.test(runId) && runId.length <= limits.maxIdChars;
+
 export function validateSubmit(state: ConversationState, input: SubmitInput): Rejection | undefined {
   if (state.closed) return { type: 'ThreadClosed', message: `thread ${state.thread.thread_id} is closed` };
-  if (!idPattern.test(input.run_id) || input.run_id.length > limits.maxIdChars) {
+  if (!isValidRunId(input.run_id)) {
     return { type: 'InvalidInput', message: `run_id "${input.run_id}" must match ${idPattern.source}` };
   }
   if (findRun(state, input.run_id) !== undefined) {
