@@ -19,6 +19,7 @@ import {
 
 /** gRPC codes that mean "the thread cannot take an update right now", not "the input is wrong". */
 const stallCodes = new Set([
+  1, // CANCELLED: how a query under our deadline sometimes ends when no worker answers it
   4, // DEADLINE_EXCEEDED: our wait ran out (no worker picked the update up)
   8, // RESOURCE_EXHAUSTED: too many updates in flight on the workflow
   9, // FAILED_PRECONDITION: its workflow task is failing or timing out (a worker just died)

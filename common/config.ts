@@ -31,7 +31,7 @@ const schema = z
     KEEL_API_HOST: z.string().default('127.0.0.1'),
     KEEL_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     KEEL_API_TOKENS: optionalString,
-    KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(500),
+    KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(300),
     KEEL_READ_TIMEOUT_MS: z.coerce.number().int().min(1).max(120_000).default(3_000),
     KEEL_MODEL: optionalString,
     ANTHROPIC_API_KEY: optionalString,
@@ -102,7 +102,7 @@ export interface KeelConfig {
     tokens: ApiToken[];
     /**
      * How long the door waits for the thread to take input by update before it delivers the
-     * input by signal instead (`KEEL_INTAKE_WAIT_MS`). @default 500
+     * input by signal instead (`KEEL_INTAKE_WAIT_MS`). @default 300
      */
     intakeWaitMs: number;
     /** How long a read (a query) may wait for the thread's worker before 503 (`KEEL_READ_TIMEOUT_MS`). @default 3000 */

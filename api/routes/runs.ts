@@ -2,6 +2,8 @@ import { Router, type Response } from 'express';
 import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
 import type { Conversations } from '../conversations';
+import { ApiError } from '../errors';
+import { checkInput } from '../../workflows/validate';
 import { waitForRun } from '../run-waiter';
 import {
   cancelBody,
@@ -43,6 +45,10 @@ export async function submitRunFromBody(
     ...(body.config.model === undefined ? {} : { model: body.config.model }),
     ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
   };
+  // Every rule that needs no thread state is checked here, before anything is sent: an input
+  // that may go by signal must not be one the thread would only refuse.
+  const invalid = checkInput(input);
+  if (invalid !== undefined) throw new ApiError(422, 'invalid_input', invalid.message, 'input.messages');
   return conversations.submitRun(threadId, input, create);
 }
 

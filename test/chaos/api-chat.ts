@@ -24,9 +24,10 @@ export class IntakeLedger {
   }
 }
 
+/** `status code`, grouped across threads (the message names the thread, so it is left out). */
 function reasonOf(status: number, body: Record<string, unknown>): string {
-  const error = body.error as { code?: string; message?: string } | undefined;
-  return `${status} ${error?.code ?? '?'}: ${(error?.message ?? JSON.stringify(body)).slice(0, 160)}`;
+  const error = body.error as { code?: string } | undefined;
+  return `${status} ${error?.code ?? JSON.stringify(body).slice(0, 80)}`;
 }
 
 /** Submits a run until the API accepts it (same run id every time); records refusals. */
