@@ -6,6 +6,7 @@ import { createModelClients, type ModelClients } from './model/clients';
 import { PriceTable } from './model/prices';
 import { createRunTool } from './run-tool';
 import { createSendWebhook } from './send-webhook';
+import { Sandbox } from './tools/sandbox';
 import { spawnAgentTool } from './tools/spawn-agent';
 import {
   bashTool,
@@ -28,7 +29,16 @@ export const builtinTools = [
 ];
 
 export interface ActivityDependencies {
-  config: Pick<KeelConfig, 'dataDir' | 'providers' | 'pricesFile' | 'childEnvironment' | 'webhookSecret'>;
+  config: Pick<
+    KeelConfig,
+    | 'dataDir'
+    | 'providers'
+    | 'pricesFile'
+    | 'childEnvironment'
+    | 'webhookSecret'
+    | 'webhookAllowHosts'
+    | 'sandbox'
+  >;
   registry?: ToolRegistry;
   clients?: ModelClients;
 }
@@ -45,6 +55,7 @@ export function createActivities({ config, registry, clients }: ActivityDependen
       registry: tools,
       dataDir: config.dataDir,
       environment: config.childEnvironment,
+      sandbox: new Sandbox(config.sandbox),
     }),
     sendWebhook: createSendWebhook({ secret: config.webhookSecret }),
   };
