@@ -57,6 +57,6 @@ export function createActivities({ config, registry, clients }: ActivityDependen
       environment: config.childEnvironment,
       sandbox: new Sandbox(config.sandbox),
     }),
-    sendWebhook: createSendWebhook({ secret: config.webhookSecret }),
+    sendWebhook: createSendWebhook({ secret: config.webhookSecret, allowHosts: config.webhookAllowHosts }),
   };
 }

@@ -401,12 +401,12 @@ describe('the HTTP API', () => {
 
   describe('with tokens', () => {
     let secured: RunningApi;
-    const alice = { authorization: 'Bearer alice-token' };
-    const bob = { authorization: 'Bearer bob-token' };
+    const alice = { authorization: 'Bearer alice-token-0123456789' };
+    const bob = { authorization: 'Bearer bob-token-0123456789' };
 
     beforeAll(async () => {
       const tokens = await testConfig({
-        KEEL_API_TOKENS: 'alice:alice-token,bob:bob-token',
+        KEEL_API_TOKENS: 'alice:alice-token-0123456789,bob:bob-token-0123456789',
         KEEL_TASK_QUEUE: config.taskQueue,
       });
       secured = await startTestApi(client, tokens);
