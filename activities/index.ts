@@ -41,9 +41,16 @@ export interface ActivityDependencies {
   >;
   registry?: ToolRegistry;
   clients?: ModelClients;
+  /** Built from `config.sandbox` unless given (the worker checks it at start). */
+  sandbox?: Sandbox;
 }
 
-export function createActivities({ config, registry, clients }: ActivityDependencies): KeelActivities {
+export function createActivities({
+  config,
+  registry,
+  clients,
+  sandbox,
+}: ActivityDependencies): KeelActivities {
   const tools = registry ?? new ToolRegistry(builtinTools);
   return {
     callModel: createCallModel({
@@ -55,7 +62,7 @@ export function createActivities({ config, registry, clients }: ActivityDependen
       registry: tools,
       dataDir: config.dataDir,
       environment: config.childEnvironment,
-      sandbox: new Sandbox(config.sandbox),
+      sandbox: sandbox ?? new Sandbox(config.sandbox),
     }),
     sendWebhook: createSendWebhook({ secret: config.webhookSecret, allowHosts: config.webhookAllowHosts }),
   };

@@ -54,6 +54,7 @@ const schema = z
     KEEL_SANDBOX: z.enum(['on', 'off']).default('on'),
     KEEL_SANDBOX_NETWORK: z.enum(['off', 'on']).default('off'),
     KEEL_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
+    KEEL_SANDBOX_TIMEOUT_S: z.coerce.number().int().positive().max(600).default(120),
     KEEL_SANDBOX_CPU_S: z.coerce.number().int().positive().default(600),
     KEEL_SANDBOX_MEMORY_MB: z.coerce.number().int().positive().default(4096),
     KEEL_SANDBOX_PROCESSES: z.coerce.number().int().positive().default(256),
@@ -96,6 +97,8 @@ export type KeelEnv = z.infer<typeof schema>;
  * sandbox, and a size-capped tmpfs for `/tmp`.
  */
 export interface SandboxLimits {
+  /** Wall-clock seconds before a command that names no timeout is killed (`KEEL_SANDBOX_TIMEOUT_S`, at most 600). @default 120 */
+  wallSeconds: number;
   /** CPU seconds per process (`KEEL_SANDBOX_CPU_S`). @default 600 */
   cpuSeconds: number;
   /** Address space per process in MiB (`KEEL_SANDBOX_MEMORY_MB`). @default 4096 */
@@ -297,6 +300,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       network: env.KEEL_SANDBOX_NETWORK,
       uid: env.KEEL_SANDBOX_UID,
       limits: {
+        wallSeconds: env.KEEL_SANDBOX_TIMEOUT_S,
         cpuSeconds: env.KEEL_SANDBOX_CPU_S,
         memoryMb: env.KEEL_SANDBOX_MEMORY_MB,
         processes: env.KEEL_SANDBOX_PROCESSES,

@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import { builtinTools, createActivities } from '../activities';
 import { ExtensionHost } from '../activities/extensions';
 import { ToolRegistry } from '../activities/tools';
+import { describeSandbox } from '../activities/tools/bash';
+import { Sandbox } from '../activities/tools/sandbox';
 import type { KeelConfig } from '../common/config';
 import type { TemporalConnectionOptions } from '../cli/env';
 import { createKeelWorker } from './create-worker';
@@ -37,6 +39,10 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   });
   const connection = await NativeConnection.connect(connectionOptions);
   await ensureSearchAttributes(connection, config.temporal.namespace, logger);
+  const sandbox = new Sandbox(config.sandbox);
+  const sandboxState = await describeSandbox(sandbox, config.sandbox.network);
+  if (sandboxState.ok) logger.info({ sandbox: sandboxState.line }, 'commands run in a sandbox');
+  else logger.warn({ sandbox: config.sandbox.mode }, sandboxState.line);
   const registry = new ToolRegistry(builtinTools);
   const extensions =
     config.extensionsFile === undefined
@@ -47,7 +53,7 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
           logger: logger.child({ component: 'extensions' }),
           environment: config.childEnvironment,
         });
-  const drain = withDrainLog(createActivities({ config, registry }), logger);
+  const drain = withDrainLog(createActivities({ config, registry, sandbox }), logger);
   const worker = await createKeelWorker({
     connection,
     namespace: config.temporal.namespace,

@@ -12,7 +12,6 @@ import type { ToolOutcome } from '../../common/tools';
 import { defineTool } from './registry';
 import { type Sandbox, type SandboxedCommand, type SandboxProbe, sandboxFix } from './sandbox';
 
-const defaultTimeoutS = 120;
 const maxTimeoutS = 600;
 /** After SIGTERM, how long a command gets before SIGKILL. */
 const killGraceMs = 2_000;
@@ -115,6 +114,27 @@ export function probeSandbox(sandbox: Sandbox): Promise<SandboxProbe> {
   });
 }
 
+/** What an operator should read at start about the sandbox: one line, and whether all is well. */
+export async function describeSandbox(
+  sandbox: Sandbox,
+  network: 'on' | 'off',
+): Promise<{ ok: boolean; line: string }> {
+  if (sandbox.mode === 'off')
+    return {
+      ok: false,
+      line:
+        'WARNING: KEEL_SANDBOX=off: the bash tool runs model-chosen commands unconfined, as this user, ' +
+        "with this machine's files, network and the worker's process list. Unset it to confine them.",
+    };
+  const probe = await probeSandbox(sandbox);
+  if (!probe.ok)
+    return {
+      ok: false,
+      line: `The sandbox for the bash tool cannot be created on this machine: ${probe.reason}. Until it can, bash answers every call with an error (everything else works). ${sandboxFix}`,
+    };
+  return { ok: true, line: `bubblewrap, network ${network}` };
+}
+
 function unconfined(command: string, workspace: string, env: Record<string, string>): SandboxedCommand {
   return {
     file: 'bash',
@@ -138,7 +158,7 @@ export const bashTool = defineTool({
       .positive()
       .max(maxTimeoutS)
       .optional()
-      .describe(`Seconds before the command is killed (default ${defaultTimeoutS})`),
+      .describe('Seconds before the command is killed (default 120, or as the operator set it)'),
   }),
   flags: { sideEffects: true, sensitive: true },
   async run({ command, timeout_s }, context) {
@@ -160,7 +180,7 @@ export const bashTool = defineTool({
         };
       launch = await sandbox.command({ command, workspace, env });
     }
-    const timeoutS = timeout_s ?? defaultTimeoutS;
+    const timeoutS = timeout_s ?? sandbox.limits.wallSeconds;
     const result = await runCommand(launch, { timeoutMs: timeoutS * 1000, signal: context.signal });
     if (result.aborted) throw context.signal.reason ?? new Error('command aborted');
     return describe(result, timeoutS);

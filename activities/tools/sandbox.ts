@@ -122,6 +122,10 @@ export class Sandbox {
     return this.#config.mode;
   }
 
+  get limits(): SandboxConfig['limits'] {
+    return this.#config.limits;
+  }
+
   /** The uid commands run as on the host, when it differs from the worker's. */
   get hostUid(): number | undefined {
     return this.#config.mode === 'on' && this.#root ? this.#config.uid : undefined;

@@ -57,7 +57,7 @@ describe('configuration', () => {
       mode: 'on',
       network: 'off',
       uid: 65534,
-      limits: { cpuSeconds: 600, memoryMb: 4096, processes: 256, fileMb: 1024, tmpMb: 512 },
+      limits: { wallSeconds: 120, cpuSeconds: 600, memoryMb: 4096, processes: 256, fileMb: 1024, tmpMb: 512 },
     });
     const custom = parseConfig(
       {
