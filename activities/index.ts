@@ -62,7 +62,7 @@ export function createActivities({
       registry: tools,
       dataDir: config.dataDir,
       environment: config.childEnvironment,
-      sandbox: sandbox ?? new Sandbox(config.sandbox),
+      sandbox: sandbox ?? new Sandbox(config.sandbox, config.childEnvironment.PATH),
     }),
     sendWebhook: createSendWebhook({ secret: config.webhookSecret, allowHosts: config.webhookAllowHosts }),
   };

@@ -106,7 +106,10 @@ export async function up(config: KeelConfig): Promise<number> {
     const early = shuttingDown();
     if (early !== undefined) return await early;
 
-    const sandbox = await describeSandbox(new Sandbox(config.sandbox), config.sandbox.network);
+    const sandbox = await describeSandbox(
+      new Sandbox(config.sandbox, config.childEnvironment.PATH),
+      config.sandbox.network,
+    );
     if (!sandbox.ok) say(sandbox.line);
 
     say('Bundling workflow code…');

@@ -39,7 +39,7 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   });
   const connection = await NativeConnection.connect(connectionOptions);
   await ensureSearchAttributes(connection, config.temporal.namespace, logger);
-  const sandbox = new Sandbox(config.sandbox);
+  const sandbox = new Sandbox(config.sandbox, config.childEnvironment.PATH);
   const sandboxState = await describeSandbox(sandbox, config.sandbox.network);
   if (sandboxState.ok) logger.info({ sandbox: sandboxState.line }, 'commands run in a sandbox');
   else logger.warn({ sandbox: config.sandbox.mode }, sandboxState.line);

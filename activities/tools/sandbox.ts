@@ -110,11 +110,14 @@ function limitedShell(config: SandboxConfig, command: string): string[] {
 
 export class Sandbox {
   readonly #config: SandboxConfig;
+  /** Where `bwrap` itself is looked up (the worker's PATH); commands inside get their own. */
+  readonly #hostPath: string | undefined;
   readonly #root: boolean;
   #probe: Promise<SandboxProbe> | undefined;
 
-  constructor(config: SandboxConfig) {
+  constructor(config: SandboxConfig, hostPath: string | undefined) {
     this.#config = config;
+    this.#hostPath = hostPath;
     this.#root = process.getuid?.() === 0;
   }
 
@@ -205,7 +208,13 @@ export class Sandbox {
           ]),
       ...limitedShell(this.#config, call.command),
     ];
-    return { file: 'bwrap', args, cwd: '/', env: {}, inputs: identityFiles(uid ?? sandboxUid) };
+    return {
+      file: 'bwrap',
+      args,
+      cwd: '/',
+      env: this.#hostPath === undefined ? {} : { PATH: this.#hostPath },
+      inputs: identityFiles(uid ?? sandboxUid),
+    };
   }
 
   /**

@@ -41,7 +41,7 @@ describe('the extension host', () => {
     signal: new AbortController().signal,
     idempotencyKey: 't:1',
     environment: {},
-    sandbox: new Sandbox(parseConfig({}, '/').sandbox),
+    sandbox: new Sandbox(parseConfig({}, '/').sandbox, undefined),
   });
 
   beforeEach(async () => {
