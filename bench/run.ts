@@ -16,6 +16,7 @@ import { type Row, type ScenarioResult, table } from './report';
 import { longConversation } from './scenarios/long-conversation';
 import { memory } from './scenarios/memory';
 import { recovery } from './scenarios/recovery';
+import { sandboxCost } from './scenarios/sandbox';
 import { stepOverhead } from './scenarios/step-overhead';
 import { throughput } from './scenarios/throughput';
 import { tokenLatency } from './scenarios/token-latency';
@@ -69,6 +70,11 @@ const scenarios: Scenario[] = [
     name: 'long',
     title: '6. long conversation: turns in one thread',
     run: (system, { quick }) => longConversation(system, { turns: quick ? 200 : 1_000, window: 20 }),
+  },
+  {
+    name: 'sandbox',
+    title: '7. sandbox: a bash call in bubblewrap vs unconfined',
+    run: (_system, { quick }) => sandboxCost({ calls: quick ? 20 : 100, trials: quick ? 1 : 3 }),
   },
 ];
 
