@@ -6,8 +6,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { isTerminal, type Run } from '../../common/run';
 import type { Conversations } from '../conversations';
-import { followEvents, requireLiveCursor, streamBase, type FollowEnd } from '../event-stream';
-import { currentOffset } from '../run-waiter';
+import { followEvents, requireLiveCursor, type FollowEnd } from '../event-stream';
 import { createRunBody } from '../schemas';
 import { defaultSseTimings, SseWriter, type SseTimings } from '../sse';
 import { clientGone, ownerOf, parseBody, parseQuery, pathId } from '../validate';
@@ -43,14 +42,13 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
     request: Request,
     response: Response,
   ): Promise<void> => {
-    if (cursor !== undefined) await requireLiveCursor(client, threadId, cursor + 1);
-    const base = await streamBase(client, threadId);
+    if (cursor !== undefined) await requireLiveCursor(conversations, threadId, cursor + 1);
+    const base = await conversations.streamBase(threadId);
     const first = run.first_event_offset ?? base;
     const fromOffset = cursor === undefined ? Math.max(first, base) : cursor + 1;
     // A finished run's events all lie before the log's end now: replay up to there and stop, even
     // when the cursor is already past its terminal event.
-    const untilOffset = isTerminal(run.status) ? await currentOffset(client, threadId) : undefined;
-    const signal = clientGone(request, response);
+    const untilOffset = isTerminal(run.status) ? await conversations.currentOffset(threadId) : undefined;
     const writer = new SseWriter(response, timings);
     writer.event('metadata', { run_id: run.run_id, thread_id: threadId });
     if (cursor === undefined && first < base && isTerminal(run.status)) {
@@ -59,12 +57,24 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
       writer.end();
       return;
     }
+    await follow(writer, threadId, run.run_id, fromOffset, untilOffset, request, response);
+  };
+
+  const follow = async (
+    writer: SseWriter,
+    threadId: string,
+    runId: string | undefined,
+    fromOffset: number | 'base',
+    untilOffset: number | undefined,
+    request: Request,
+    response: Response,
+  ): Promise<void> => {
     const end = await followEvents({
       client,
       threadId,
       fromOffset,
-      runId: run.run_id,
-      signal,
+      ...(runId === undefined ? {} : { runId }),
+      signal: clientGone(request, response),
       ...(untilOffset === undefined ? {} : { untilOffset }),
       onEvent: (at, event) => writer.event(event.event, event.data, at),
     });
@@ -77,7 +87,20 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
     const location = runStreamPath(threadId, run.run_id);
     response.setHeader('Content-Location', location);
     response.setHeader('Location', location);
-    await streamRun(threadId, run, undefined, request, response);
+    // A new run's events start at its first offset; one the thread has not seen yet (handed over
+    // by signal while no worker held the thread) starts wherever the log is when it arrives. No
+    // read of the log here: the stream opens at once and waits out an outage.
+    const writer = new SseWriter(response, timings);
+    writer.event('metadata', { run_id: run.run_id, thread_id: threadId });
+    await follow(
+      writer,
+      threadId,
+      run.run_id,
+      run.first_event_offset ?? 'base',
+      undefined,
+      request,
+      response,
+    );
   });
 
   router.get('/threads/:thread_id/runs/:run_id/stream', async (request, response) => {
@@ -92,20 +115,12 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
     const threadId = pathId(request, 'thread_id');
     const cursor = cursorOf(request);
     await conversations.authorize(threadId, ownerOf(response));
-    if (cursor !== undefined) await requireLiveCursor(client, threadId, cursor + 1);
+    if (cursor !== undefined) await requireLiveCursor(conversations, threadId, cursor + 1);
     // Without a cursor the thread stream is live: it starts with the next event.
-    const fromOffset = cursor === undefined ? await currentOffset(client, threadId) : cursor + 1;
-    const signal = clientGone(request, response);
+    const fromOffset = cursor === undefined ? await conversations.currentOffset(threadId) : cursor + 1;
     const writer = new SseWriter(response, timings);
     writer.event('metadata', { thread_id: threadId });
-    const end = await followEvents({
-      client,
-      threadId,
-      fromOffset,
-      signal,
-      onEvent: (at, event) => writer.event(event.event, event.data, at),
-    });
-    finish(writer, end);
+    await follow(writer, threadId, undefined, fromOffset, undefined, request, response);
   });
 
   return router;

@@ -1,5 +1,5 @@
 /**
- * 7. Sandbox: what bubblewrap adds to one bash tool call. The real tool runs `true` in a
+ * 8. Sandbox: what bubblewrap adds to one bash tool call. The real tool runs `true` in a
  * workspace, sandboxed and unconfined (`KEEL_SANDBOX=off`) in alternation; the difference of the
  * medians is the sandbox's cost per call (namespaces, mounts, the limits shell).
  */
@@ -61,7 +61,7 @@ export async function sandboxCost(options: SandboxOptions): Promise<ScenarioResu
     return {
       rows: [
         {
-          scenario: '7 sandbox',
+          scenario: '8 sandbox',
           metric: 'bash `true` in bubblewrap, ms per call',
           value: showSpread(onSpread, 1),
           note: `${total} calls`,
