@@ -40,9 +40,12 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   const connection = await NativeConnection.connect(connectionOptions);
   await ensureSearchAttributes(connection, config.temporal.namespace, logger);
   const sandbox = new Sandbox(config.sandbox, config.childEnvironment.PATH);
-  const sandboxState = await describeSandbox(sandbox, config.sandbox.network);
-  if (sandboxState.ok) logger.info({ sandbox: sandboxState.line }, 'commands run in a sandbox');
-  else logger.warn({ sandbox: config.sandbox.mode }, sandboxState.line);
+  // Not awaited: a worker polls at once (a replacement after a crash should not wait), and the
+  // bash tool awaits the same probe before its first command.
+  void describeSandbox(sandbox, config.sandbox.network).then((state) => {
+    if (state.ok) logger.info({ sandbox: state.line }, 'commands run in a sandbox');
+    else logger.warn({ sandbox: config.sandbox.mode }, state.line);
+  });
   const registry = new ToolRegistry(builtinTools);
   const extensions =
     config.extensionsFile === undefined

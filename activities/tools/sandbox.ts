@@ -223,18 +223,17 @@ export class Sandbox {
    */
   probe(run: (command: SandboxedCommand) => Promise<{ ok: boolean; output: string }>): Promise<SandboxProbe> {
     this.#probe ??= (async (): Promise<SandboxProbe> => {
-      const workspace = await mkdtemp(path.join(os.tmpdir(), 'keel-sandbox-probe-'));
+      let workspace: string | undefined;
       try {
+        workspace = await mkdtemp(path.join(os.tmpdir(), 'keel-sandbox-probe-'));
         const result = await run(await this.command({ command: 'exit 0', workspace, env: {} }));
         return result.ok ? { ok: true } : { ok: false, reason: result.output.trim() || 'bubblewrap failed' };
       } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        return {
-          ok: false,
-          reason: code === 'ENOENT' ? 'bubblewrap (bwrap) is not installed' : String(error),
-        };
+        const { code, syscall } = error as NodeJS.ErrnoException;
+        const missing = code === 'ENOENT' && syscall?.startsWith('spawn') === true;
+        return { ok: false, reason: missing ? 'bubblewrap (bwrap) is not installed' : String(error) };
       } finally {
-        await rm(workspace, { recursive: true, force: true });
+        if (workspace !== undefined) await rm(workspace, { recursive: true, force: true }).catch(() => {});
       }
     })();
     return this.#probe;
