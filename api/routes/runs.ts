@@ -33,6 +33,7 @@ export async function submitRunFromBody(
   response: Response,
 ): Promise<Run> {
   const owner = ownerOf(response);
+  if (body.webhook !== undefined) await conversations.checkWebhook(body.webhook);
   const create =
     body.if_not_exists === 'create' ? conversations.newConversation(threadId, owner, {}, {}) : undefined;
   if (create === undefined) await conversations.authorize(threadId, owner);
