@@ -113,7 +113,10 @@ describe('approvals, limits and sessions over HTTP', () => {
   });
 
   it('shows usage and the session summary on the thread and runs, and changes limits', async () => {
-    const threadId = await newThread({ config: { max_tokens: 100_000, max_cost_usd: 5 } });
+    // scripted:metered: the one offline model with a price, so the cost is not 0.
+    const threadId = await newThread({
+      config: { max_tokens: 100_000, max_cost_usd: 5, model: 'scripted:metered' },
+    });
     await waitRun(threadId, 'hello');
     const thread = (await call<Thread>(base, 'GET', `/threads/${threadId}`)).body;
     expect(thread.usage.cost_usd).toBeGreaterThan(0);
