@@ -29,6 +29,7 @@ export const FailureType = {
   runExists: 'RunExists',
   runNotFound: 'RunNotFound',
   approvalNotPending: 'ApprovalNotPending',
+  approvalNotFound: 'ApprovalNotFound',
   // Webhooks.
   webhookFailed: 'WebhookDeliveryFailed',
   // Any activity whose worker shut down past the grace period (retryable).
