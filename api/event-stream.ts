@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { eventsTopic, runIdOf, runTerminalEvents, type KeelEvent } from '../common/events';
 import * as messages from '../common/messages';
+import { withCallSignal } from './call-signal';
 import { workflowIdFor } from './conversations';
 import { ApiError } from './errors';
 
@@ -47,29 +48,33 @@ export async function followEvents(options: FollowOptions): Promise<FollowEnd> {
   let expected = options.fromOffset;
   const until = options.untilOffset ?? Number.POSITIVE_INFINITY;
   if (expected >= until) return 'run_finished';
+  const stream = WorkflowStreamClient.create(client, workflowIdFor(threadId));
+  const items = stream.subscribe<KeelEvent>(undefined, expected, {
+    resultType: true,
+    pollCooldown: '0 milliseconds',
+  });
   try {
-    return await client.withAbortSignal(signal, async () => {
-      const stream = WorkflowStreamClient.create(client, workflowIdFor(threadId));
-      for await (const item of stream.subscribe<KeelEvent>(undefined, expected, {
-        resultType: true,
-        pollCooldown: '0 milliseconds',
-      })) {
-        if (item.offset < expected) continue;
-        if (item.offset > expected) return 'cursor_expired';
-        expected = item.offset + 1;
-        const event = item.data;
-        if (item.topic !== eventsTopic || (runId !== undefined && runIdOf(event) !== runId)) {
-          if (expected >= until) return 'run_finished';
-          continue;
-        }
-        options.onEvent(item.offset, event);
-        if (runId !== undefined && runTerminalEvents.includes(event.event)) return 'run_finished';
+    for (;;) {
+      // Each poll under a signal of its own (see call-signal.ts).
+      const next = await withCallSignal(client, signal, () => items.next());
+      if (next.done === true) return 'thread_closed';
+      const item = next.value;
+      if (item.offset < expected) continue;
+      if (item.offset > expected) return 'cursor_expired';
+      expected = item.offset + 1;
+      const event = item.data;
+      if (item.topic !== eventsTopic || (runId !== undefined && runIdOf(event) !== runId)) {
         if (expected >= until) return 'run_finished';
+        continue;
       }
-      return 'thread_closed';
-    });
+      options.onEvent(item.offset, event);
+      if (runId !== undefined && runTerminalEvents.includes(event.event)) return 'run_finished';
+      if (expected >= until) return 'run_finished';
+    }
   } catch (error) {
     if (signal.aborted) return 'client_gone';
     throw error;
+  } finally {
+    await items.return(undefined).catch(() => undefined);
   }
 }

@@ -14,6 +14,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { awaitRunUpdate, getRunQuery } from '../common/messages';
 import { isTerminal, type Run } from '../common/run';
+import { withCallSignal } from './call-signal';
 import { workflowIdFor } from './conversations';
 
 /** The stream offset now: events published after this call are at or beyond it. */
@@ -59,7 +60,7 @@ export async function waitForRun(
   try {
     while (!controller.signal.aborted) {
       try {
-        const asking = client.withAbortSignal(controller.signal, () =>
+        const asking = withCallSignal(client, controller.signal, () =>
           handle.executeUpdate(awaitRunUpdate, {
             args: [{ run_id: runId, timeout_ms: Math.max(1, deadline - Date.now()) }],
           }),
