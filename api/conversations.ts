@@ -18,10 +18,13 @@ import type { Thread, ThreadConfig } from '../common/thread';
 import type { Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
 import type { NewConversation, conversationWorkflow } from '../workflows/conversation-workflow';
-import { ApiError } from './errors';
+import { ApiError, threadNotFound } from './errors';
 import type { ThreadConfigInput } from './schemas';
 
 export const workflowIdFor = (threadId: string): string => `conversation-${threadId}`;
+
+/** A conversation workflow in this state is a deleted thread (only DELETE terminates one). */
+export const deletedStatus = 'TERMINATED';
 
 /** The caller, as authentication established it; undefined when the API runs without tokens. */
 export type Owner = string | undefined;
@@ -86,9 +89,10 @@ export class Conversations {
   /** Starts the thread's workflow. The view is built from the input: the workflow shows the same. */
   async createThread(conversation: NewConversation, ifExists: 'raise' | 'do_nothing'): Promise<Thread> {
     try {
+      // A closed thread keeps its id; a deleted (terminated) one frees it at once.
       await this.client.workflow.start('conversationWorkflow', {
         ...this.#startOptions(conversation),
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       });
     } catch (error) {
       if (ifExists === 'do_nothing' && error instanceof WorkflowExecutionAlreadyStartedError) {
@@ -111,17 +115,30 @@ export class Conversations {
     };
   }
 
-  /** The thread, or 404 when it does not exist or belongs to someone else. */
+  /** The thread, or 404 when it does not exist, was deleted, or belongs to someone else. */
   async getThread(threadId: string, owner: Owner): Promise<Thread> {
-    const thread = await this.handle(threadId).query(messages.getThreadQuery);
-    if (owner !== undefined && thread.owner !== owner)
-      throw new ApiError(404, 'thread_not_found', 'thread not found');
+    const [thread] = await Promise.all([
+      this.handle(threadId).query(messages.getThreadQuery),
+      this.requireExisting(threadId),
+    ]);
+    if (owner !== undefined && thread.owner !== owner) throw threadNotFound(threadId);
     return thread;
   }
 
-  /** Checks ownership only when the API authenticates callers (otherwise Temporal says 404 itself). */
+  /** 404 unless the thread exists, is not deleted, and (when the API authenticates) is the caller's. */
   async authorize(threadId: string, owner: Owner): Promise<void> {
     if (owner !== undefined) await this.getThread(threadId, owner);
+    else await this.requireExisting(threadId);
+  }
+
+  /**
+   * 404 for a thread that does not exist or was deleted. Temporal removes a deleted workflow's
+   * history some 30 s after it was asked to; DELETE terminates the workflow first, so a
+   * terminated workflow is a deleted thread from the moment DELETE answers (see sessions.ts).
+   */
+  async requireExisting(threadId: string): Promise<void> {
+    const description = await this.handle(threadId).describe();
+    if (description.status.name === deletedStatus) throw threadNotFound(threadId);
   }
 
   /** The operator's full state dump (after the owner check). */

@@ -50,6 +50,13 @@ export class ApiError extends Error {
   }
 }
 
+/** 404 for a thread that does not exist (or is another owner's), naming it. */
+export function threadNotFound(threadId: string | undefined): ApiError {
+  const shown =
+    threadId === undefined ? '' : ` ${threadId.length > 100 ? `${threadId.slice(0, 100)}…` : threadId}`;
+  return new ApiError(404, 'thread_not_found', `thread${shown} not found`);
+}
+
 export function validationError(error: ZodError, where: 'body' | 'query'): ApiError {
   const issue = error.issues[0];
   const param = issue?.path.join('.') ?? '';
@@ -74,7 +81,7 @@ const unavailableCodes = new Set([4, 14]); // DEADLINE_EXCEEDED, UNAVAILABLE
 export function fromTemporal(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (error instanceof WorkflowNotFoundError)
-    return new ApiError(404, 'thread_not_found', 'thread not found');
+    return threadNotFound(/^conversation-(.+)$/.exec(error.workflowId ?? '')?.[1]);
   if (error instanceof WorkflowExecutionAlreadyStartedError)
     return new ApiError(409, 'thread_exists', 'a thread with this id already exists');
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {

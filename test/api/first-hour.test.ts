@@ -2,6 +2,7 @@
  * What a new user meets in their first hour with the API (issue 13): no Node warning on streamed
  * runs, a DELETE that is final when it answers, and errors that name what they refer to.
  */
+import { randomUUID } from 'node:crypto';
 import type { Thread } from '../../common/thread';
 import { apiHarness, call, freePort, userInput } from '../helpers/api';
 import { readSse } from '../helpers/sse';
@@ -11,6 +12,12 @@ jest.setTimeout(120_000);
 
 describe('the API in the first hour', () => {
   const harness = apiHarness();
+
+  const newThread = async (body: Record<string, unknown> = {}): Promise<string> => {
+    const response = await call<Thread>(harness.base, 'POST', '/threads', body);
+    expect(response.status).toBe(200);
+    return response.body.thread_id;
+  };
 
   it('streams many runs, and follows a thread throughout, without a MaxListenersExceededWarning', async () => {
     // Node prints the warning on the API process's stderr, as `npm start` showed it.
@@ -60,4 +67,102 @@ describe('the API in the first hour', () => {
       await apiProcess.exited;
     }
   });
+
+  it('names the thread a request could not find', async () => {
+    const missing = `missing-${randomUUID()}`;
+    for (const [method, path] of [
+      ['GET', `/threads/${missing}`],
+      ['GET', `/threads/${missing}/state`],
+      ['GET', `/threads/${missing}/runs`],
+      ['POST', `/threads/${missing}/runs`],
+      ['DELETE', `/threads/${missing}`],
+    ] as const) {
+      const response = await call<{ error: { code: string; message: string } }>(
+        harness.base,
+        method,
+        path,
+        method === 'POST' ? userInput('hello') : undefined,
+      );
+      expect({ method, path, status: response.status, error: response.body.error }).toEqual({
+        method,
+        path,
+        status: 404,
+        error: expect.objectContaining({
+          code: 'thread_not_found',
+          message: `thread ${missing} not found`,
+        }),
+      });
+    }
+  });
+
+  it('deletes a thread for good the moment DELETE answers: 404 on every read, no run, the id free again', async () => {
+    const threadId = `deleted-${randomUUID()}`;
+    await newThread({ thread_id: threadId, metadata: { first_hour: threadId } });
+    expect(
+      (await call(harness.base, 'POST', `/threads/${threadId}/runs/wait`, userInput('before-deletion')))
+        .status,
+    ).toBe(200);
+    // A run in progress does not hold the deletion up.
+    await call(harness.base, 'POST', `/threads/${threadId}/runs`, userInput('think: 30'));
+
+    const deleted = await call(harness.base, 'DELETE', `/threads/${threadId}`);
+    expect(deleted).toMatchObject({ status: 200, body: { thread_id: threadId, deleted: true } });
+    for (const [method, path] of [
+      ['GET', `/threads/${threadId}`],
+      ['GET', `/threads/${threadId}/state`],
+      ['GET', `/threads/${threadId}/runs`],
+      ['GET', `/threads/${threadId}/approvals`],
+      ['POST', `/threads/${threadId}/runs`],
+      ['POST', `/threads/${threadId}/runs/wait`],
+      ['DELETE', `/threads/${threadId}`],
+    ] as const) {
+      const response = await call<{ error: { code: string; message: string } }>(
+        harness.base,
+        method,
+        path,
+        method === 'POST' ? userInput('still there?') : undefined,
+      );
+      expect({ method, path, status: response.status, code: response.body.error?.code }).toEqual({
+        method,
+        path,
+        status: 404,
+        code: 'thread_not_found',
+      });
+      expect(response.body.error.message).toBe(`thread ${threadId} not found`);
+    }
+    const search = await call<Array<{ thread_id: string }>>(harness.base, 'POST', '/threads/search', {
+      metadata: { first_hour: threadId },
+    });
+    expect(search.body).toEqual([]);
+
+    // The id is free: a new, empty thread takes it, and it works.
+    const again = await call<Thread>(harness.base, 'POST', '/threads', { thread_id: threadId });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ thread_id: threadId, status: 'idle', messages_count: 0 });
+    const answered = await call(
+      harness.base,
+      'POST',
+      `/threads/${threadId}/runs/wait`,
+      userInput('new life'),
+    );
+    expect(answered.status).toBe(200);
+    expect(JSON.stringify(answered.body)).not.toContain('before-deletion');
+    const state = await call<{ values: { messages: unknown[] } }>(
+      harness.base,
+      'GET',
+      `/threads/${threadId}/state`,
+    );
+    expect(state.body.values.messages).toHaveLength(2);
+  });
+
+  it('deletes a thread that had already closed by waiting for Temporal to remove it', async () => {
+    const threadId = await newThread();
+    const handle = harness.client.workflow.getHandle(`conversation-${threadId}`);
+    await handle.signal('close', {});
+    await handle.result();
+    expect((await call<Thread>(harness.base, 'GET', `/threads/${threadId}`)).body.status).toBe('closed');
+    expect((await call(harness.base, 'DELETE', `/threads/${threadId}`)).status).toBe(200);
+    expect((await call(harness.base, 'GET', `/threads/${threadId}`)).status).toBe(404);
+    expect((await call(harness.base, 'POST', '/threads', { thread_id: threadId })).status).toBe(200);
+  }, 180_000);
 });
