@@ -116,7 +116,11 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     const parser = error as BodyParserError;
     let apiError: ApiError | undefined;
     if (parser.type === 'entity.parse.failed')
-      apiError = new ApiError(400, 'invalid_json', 'the request body is not valid JSON');
+      apiError = new ApiError(
+        400,
+        'invalid_json',
+        `the request body is not valid JSON${request.headers['content-type'] === undefined ? '' : ` (content-type: ${request.headers['content-type']})`}; send a JSON object`,
+      );
     else if (parser.type === 'entity.too.large') {
       apiError = new ApiError(
         413,

@@ -3,6 +3,7 @@
  * runs, a DELETE that is final when it answers, and errors that name what they refer to.
  */
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import type { Thread } from '../../common/thread';
 import { apiHarness, call, freePort, userInput } from '../helpers/api';
 import { readSse } from '../helpers/sse';
@@ -165,4 +166,76 @@ describe('the API in the first hour', () => {
     expect((await call(harness.base, 'GET', `/threads/${threadId}`)).status).toBe(404);
     expect((await call(harness.base, 'POST', '/threads', { thread_id: threadId })).status).toBe(200);
   }, 180_000);
+
+  it('reads a JSON body whatever its content-type says, and says what is wrong with one that is not JSON', async () => {
+    for (const contentType of [undefined, 'application/x-www-form-urlencoded', 'text/plain']) {
+      const threadId = `typed-${randomUUID()}`;
+      const response = await rawPost(
+        harness.base,
+        '/threads',
+        JSON.stringify({ thread_id: threadId }),
+        contentType,
+      );
+      expect({ contentType, status: response.status, thread: response.body.thread_id }).toEqual({
+        contentType,
+        status: 200,
+        thread: threadId,
+      });
+    }
+    const form = await rawPost(harness.base, '/threads', 'thread_id=x', 'application/x-www-form-urlencoded');
+    expect(form.status).toBe(400);
+    expect(form.body.error).toMatchObject({
+      code: 'invalid_json',
+      message:
+        'the request body is not valid JSON (content-type: application/x-www-form-urlencoded); send a JSON object',
+    });
+  });
+
+  it('says what a message without content is missing', async () => {
+    const threadId = await newThread();
+    const response = await call<{ error: { code: string; message: string; param: string } }>(
+      harness.base,
+      'POST',
+      `/threads/${threadId}/runs`,
+      { input: { messages: [{ role: 'user' }] } },
+    );
+    expect(response.status).toBe(422);
+    expect(response.body.error).toMatchObject({
+      param: 'input.messages.0.content',
+      message:
+        'body.input.messages.0.content: missing: each message needs "content", a string or a list of {"type": "text", "text": …} blocks',
+    });
+  });
 });
+
+interface RawBody {
+  thread_id?: string;
+  error?: { code: string; message: string };
+}
+
+/** POSTs `body` with exactly the content-type given (none when undefined), as curl or a script might. */
+function rawPost(
+  base: string,
+  path: string,
+  body: string,
+  contentType: string | undefined,
+): Promise<{ status: number; body: RawBody }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${base}${path}`, {
+      method: 'POST',
+      headers: {
+        'content-length': Buffer.byteLength(body),
+        ...(contentType === undefined ? {} : { 'content-type': contentType }),
+      },
+    });
+    request.on('error', reject);
+    request.on('response', (response) => {
+      let text = '';
+      response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as RawBody }),
+      );
+    });
+    request.end(body);
+  });
+}
