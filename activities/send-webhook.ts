@@ -6,6 +6,7 @@
  */
 import { Webhook } from 'standardwebhooks';
 import type { SendWebhookInput } from '../common/activities';
+import { innermostMessage, urlForLogs } from '../common/urls';
 import { failure } from './errors';
 
 /** One attempt may take this long before it is abandoned and retried. */
@@ -28,6 +29,7 @@ export function createSendWebhook({ secret }: SendWebhookDependencies) {
     };
     if (signer !== undefined)
       headers['webhook-signature'] = signer.sign(input.webhook_id, new Date(input.timestamp * 1000), body);
+    const shown = urlForLogs(input.url);
     let response: Response;
     try {
       response = await fetch(input.url, {
@@ -38,12 +40,25 @@ export function createSendWebhook({ secret }: SendWebhookDependencies) {
         redirect: 'manual',
       });
     } catch (error) {
-      throw failure('WebhookDeliveryFailed', `webhook ${input.url} unreachable: ${String(error)}`, {
-        cause: error,
-      });
+      // The cause (undici's) does not survive serialization: its reason goes into the message,
+      // without the URL's secrets (fetch quotes a URL it refuses).
+      const reason = reasonOf(error).split(input.url).join(shown);
+      throw failure('WebhookDeliveryFailed', `webhook ${shown} unreachable: ${reason}`);
     }
     await response.body?.cancel();
     if (response.status < 200 || response.status >= 300)
-      throw failure('WebhookDeliveryFailed', `webhook ${input.url} answered ${response.status}`);
+      throw failure(
+        'WebhookDeliveryFailed',
+        `webhook ${shown} answered ${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`}`,
+      );
   };
+}
+
+/** Why a fetch failed, in words: a timeout, or the network error under "fetch failed". */
+function reasonOf(error: unknown): string {
+  if (error instanceof DOMException && error.name === 'TimeoutError')
+    return `no answer within ${attemptTimeoutMs / 1000} s`;
+  const { cause } = error as { cause?: { code?: string } };
+  const message = innermostMessage(error);
+  return cause?.code !== undefined && !message.includes(cause.code) ? `${message} (${cause.code})` : message;
 }
