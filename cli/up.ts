@@ -11,6 +11,7 @@ import { buildWorkflowBundle } from '../worker/bundle';
 import { type DevServer, startDevServer, waitForTemporal } from './dev-server';
 import { childProcessEnvironment } from './env';
 import { Supervised } from './supervisor';
+import { modelBanner } from './model-banner';
 import { ensureTemporalCli } from './temporal-cli';
 
 const projectRoot = path.resolve(__dirname, '..');
@@ -42,13 +43,6 @@ async function waitForReady(url: string, timeoutMs: number, failed: () => boolea
     await sleep(300);
   }
   throw new Error(`Keel did not become ready within ${timeoutMs / 1000} s: ${last}`);
-}
-
-function modelNote(config: KeelConfig): string {
-  if (config.model.default.startsWith('scripted:')) {
-    return `${config.model.default} — the offline scripted model (not a real model). For Claude: export ANTHROPIC_API_KEY=sk-ant-… and restart.`;
-  }
-  return config.model.default;
 }
 
 export async function up(config: KeelConfig): Promise<number> {
@@ -139,7 +133,7 @@ export async function up(config: KeelConfig): Promise<number> {
       `  Temporal  ${temporalAddress(config)}${server === undefined ? '' : `   (dev server, data in ${shown(server.databaseFile)})`}`,
     );
     if (server !== undefined) say(`  Web UI    ${server.uiUrl}`);
-    say(`  Model     ${modelNote(config)}`);
+    say(`  Model     ${modelBanner(config)}`);
     say('');
     say(
       `  Try:  curl -s -X POST ${apiUrl}/threads -H 'content-type: application/json' -d '{"thread_id":"demo"}'`,
