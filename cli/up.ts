@@ -4,6 +4,7 @@
  * on Ctrl-C or SIGTERM stops them in order: API, worker (draining), server.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { temporalAddress, type KeelConfig } from '../common/config';
@@ -45,6 +46,23 @@ async function waitForReady(url: string, timeoutMs: number, failed: () => boolea
   throw new Error(`Keel did not become ready within ${timeoutMs / 1000} s: ${last}`);
 }
 
+/** Fails with what to do when something already listens on the API's address. */
+async function requireFreePort(host: string, port: number): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${port} on ${host} is in use (another \`npm start\`?): stop it, or set KEEL_API_PORT to another port`,
+            )
+          : error,
+      ),
+    );
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
 export async function up(config: KeelConfig): Promise<number> {
   await mkdir(config.dataDir, { recursive: true });
   let server: DevServer | undefined;
@@ -80,6 +98,8 @@ export async function up(config: KeelConfig): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   try {
+    // Before anything starts: another API on the port would answer our readiness check.
+    await requireFreePort(config.api.host, config.api.port);
     if (config.temporal.address === undefined) {
       const cliPath = await ensureTemporalCli(config, say);
       say(`Starting the Temporal dev server (${cliPath})…`);
