@@ -28,7 +28,13 @@ export function authenticate(tokens: readonly ApiToken[]): RequestHandler {
     const match =
       presented === undefined ? undefined : tokens.find((token) => matches(presented, token.token));
     if (match === undefined) {
-      next(new ApiError(401, 'unauthenticated', 'send a valid token as "Authorization: Bearer <token>"'));
+      next(
+        new ApiError(
+          401,
+          'unauthenticated',
+          'send a valid token as "Authorization: Bearer <token>" or "x-api-key: <token>"',
+        ),
+      );
       return;
     }
     response.locals.owner = match.owner;

@@ -426,6 +426,21 @@ describe('the HTTP API', () => {
       expect((await call(secured.url, 'GET', '/healthz')).status).toBe(200);
     });
 
+    it('takes the token as x-api-key too, and says so when none is sent', async () => {
+      const refused = await call<{ error: { message: string } }>(secured.url, 'GET', '/threads/any');
+      expect(refused.body.error.message).toBe(
+        'send a valid token as "Authorization: Bearer <token>" or "x-api-key: <token>"',
+      );
+      const created = await call<{ owner: string }>(
+        secured.url,
+        'POST',
+        '/threads',
+        {},
+        { 'x-api-key': 'bob-token' },
+      );
+      expect(created).toMatchObject({ status: 200, body: { owner: 'bob' } });
+    });
+
     it("hides one owner's threads from another (404, as if they did not exist)", async () => {
       const created = await call<{ thread_id: string; owner: string }>(
         secured.url,
