@@ -103,11 +103,13 @@ describe('the API in the first hour', () => {
       (await call(harness.base, 'POST', `/threads/${threadId}/runs/wait`, userInput('before-deletion')))
         .status,
     ).toBe(200);
-    // A run in progress does not hold the deletion up.
+    // A run in progress does not hold the deletion up, and a reader of the thread's stream is told.
     await call(harness.base, 'POST', `/threads/${threadId}/runs`, userInput('think: 30'));
+    const following = readSse(`${harness.base}/threads/${threadId}/stream`);
 
     const deleted = await call(harness.base, 'DELETE', `/threads/${threadId}`);
     expect(deleted).toMatchObject({ status: 200, body: { thread_id: threadId, deleted: true } });
+    expect((await following).events.at(-1)?.event).toBe('end');
     for (const [method, path] of [
       ['GET', `/threads/${threadId}`],
       ['GET', `/threads/${threadId}/state`],
