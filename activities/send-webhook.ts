@@ -10,8 +10,9 @@ import { request as httpsRequest } from 'node:https';
 import { log } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
 import type { SendWebhookInput } from '../common/activities';
+import { innermostMessage, urlForLogs } from '../common/urls';
 import { failure } from './errors';
-import { checkOutboundUrl, guardedLookup, redactUrl, RefusedUrl } from './outbound-address';
+import { checkOutboundUrl, guardedLookup, RefusedUrl } from './outbound-address';
 
 /** One attempt may take this long before it is abandoned and retried. */
 const attemptTimeoutMs = 10_000;
@@ -47,7 +48,7 @@ function post(url: URL, headers: Record<string, string>, body: string, allowHost
 export function createSendWebhook({ secret, allowHosts }: SendWebhookDependencies) {
   const signer = secret === undefined ? undefined : new Webhook(secret);
   return async function sendWebhook(input: SendWebhookInput): Promise<void> {
-    const shown = redactUrl(input.url);
+    const shown = urlForLogs(input.url);
     const refuse = (why: string, cause?: unknown) => {
       log.warn('webhook refused', { url: shown, reason: why });
       return failure('WebhookRefused', `webhook ${shown} refused: ${why}`, { nonRetryable: true, cause });
@@ -71,16 +72,21 @@ export function createSendWebhook({ secret, allowHosts }: SendWebhookDependencie
       response = await post(new URL(input.url), headers, body, allowHosts);
     } catch (error) {
       if (error instanceof RefusedUrl) throw refuse(error.message, error);
-      const why = error instanceof Error ? error.message : String(error);
+      // Read structurally: a network error may come from another realm than our Error.
+      const why = innermostMessage(error).split(input.url).join(shown);
       log.warn('webhook delivery failed', { url: shown, reason: why });
       throw failure('WebhookDeliveryFailed', `webhook ${shown} unreachable: ${why}`, { cause: error });
     }
     const status = response.statusCode ?? 0;
     if (status < 200 || status >= 300) {
+      const text =
+        response.statusMessage === undefined || response.statusMessage === ''
+          ? ''
+          : ` ${response.statusMessage}`;
       const why =
         status >= 300 && status < 400
-          ? `answered ${status} (redirects are not followed)`
-          : `answered ${status}`;
+          ? `answered ${status}${text} (redirects are not followed)`
+          : `answered ${status}${text}`;
       log.warn('webhook delivery failed', { url: shown, reason: why });
       throw failure('WebhookDeliveryFailed', `webhook ${shown} ${why}`);
     }

@@ -31,7 +31,8 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(express.json({ limit: maxBodyBytes }));
+  // JSON whatever the content-type says (curl -d sends form-urlencoded; some clients send none).
+  app.use(express.json({ limit: maxBodyBytes, type: () => true }));
   app.use(authenticate(config.api.tokens));
   const conversations = new Conversations(client, config);
   app.get('/openapi.json', (_request, response) => {

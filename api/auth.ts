@@ -39,7 +39,13 @@ export function authenticate(configured: readonly ApiToken[]): RequestHandler {
       : request.header('x-api-key')?.trim();
     const owner = ownerOf(presented, tokens);
     if (owner === undefined) {
-      next(new ApiError(401, 'unauthenticated', 'send a valid token as "Authorization: Bearer <token>"'));
+      next(
+        new ApiError(
+          401,
+          'unauthenticated',
+          'send a valid token as "Authorization: Bearer <token>" or "x-api-key: <token>"',
+        ),
+      );
       return;
     }
     response.locals.owner = owner;

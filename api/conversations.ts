@@ -21,11 +21,14 @@ import type { Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
 import type { NewConversation, conversationWorkflow } from '../workflows/conversation-workflow';
 import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
-import { ApiError } from './errors';
+import { ApiError, threadNotFound } from './errors';
 import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
 
 export const workflowIdFor = (threadId: string): string => `conversation-${threadId}`;
+
+/** A conversation workflow in this state is a deleted thread (only DELETE terminates one). */
+export const deletedStatus = 'TERMINATED';
 
 /** The caller, as authentication established it; undefined when the API runs without tokens. */
 export type Owner = string | undefined;
@@ -131,9 +134,10 @@ export class Conversations {
   /** Starts the thread's workflow. The view is built from the input: the workflow shows the same. */
   async createThread(conversation: NewConversation, ifExists: 'raise' | 'do_nothing'): Promise<Thread> {
     try {
+      // A closed thread keeps its id; a deleted (terminated) one frees it at once.
       await this.client.workflow.start('conversationWorkflow', {
         ...this.#startOptions(conversation),
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       });
     } catch (error) {
       if (ifExists === 'do_nothing' && error instanceof WorkflowExecutionAlreadyStartedError) {
@@ -156,22 +160,36 @@ export class Conversations {
     };
   }
 
-  /** The thread, or 404 when it does not exist or belongs to someone else. */
+  /** The thread, or 404 when it does not exist, was deleted, or belongs to someone else. */
   async getThread(threadId: string, owner: Owner): Promise<Thread> {
-    const thread = await this.read(threadId, () => this.handle(threadId).query(messages.getThreadQuery));
+    const [thread] = await Promise.all([
+      this.read(threadId, () => this.handle(threadId).query(messages.getThreadQuery)),
+      this.requireExisting(threadId),
+    ]);
     if (owner !== undefined && thread.owner !== owner) throw threadNotFound(threadId);
     return thread;
   }
 
   /**
-   * Checks ownership only when the API authenticates callers (otherwise Temporal says 404 itself),
-   * from the owner search attribute: the server answers that without a worker.
+   * 404 unless the thread exists, is not deleted, and (when the API authenticates) is the
+   * caller's — from the workflow's status and owner search attribute, which the server answers
+   * without a worker.
    */
   async authorize(threadId: string, owner: Owner): Promise<void> {
-    if (owner === undefined) return;
     const description = await this.handle(threadId).describe();
-    if (description.typedSearchAttributes.get(searchAttributes.owner) !== owner)
+    if (description.status.name === deletedStatus) throw threadNotFound(threadId);
+    if (owner !== undefined && description.typedSearchAttributes.get(searchAttributes.owner) !== owner)
       throw threadNotFound(threadId);
+  }
+
+  /**
+   * 404 for a thread that does not exist or was deleted. Temporal removes a deleted workflow's
+   * history some 30 s after it was asked to; DELETE terminates the workflow first, so a
+   * terminated workflow is a deleted thread from the moment DELETE answers (see sessions.ts).
+   */
+  async requireExisting(threadId: string): Promise<void> {
+    const description = await this.handle(threadId).describe();
+    if (description.status.name === deletedStatus) throw threadNotFound(threadId);
   }
 
   /** The operator's full state dump (after the owner check). */
@@ -314,6 +332,3 @@ export class Conversations {
     return this.read(threadId, () => this.handle(threadId).query(messages.getStreamBaseQuery));
   }
 }
-
-export const threadNotFound = (threadId: string): ApiError =>
-  new ApiError(404, 'thread_not_found', `thread ${threadId} not found`);

@@ -50,6 +50,13 @@ export class ApiError extends Error {
   }
 }
 
+/** 404 for a thread that does not exist (or is another owner's), naming it. */
+export function threadNotFound(threadId: string | undefined): ApiError {
+  const shown =
+    threadId === undefined ? '' : ` ${threadId.length > 100 ? `${threadId.slice(0, 100)}…` : threadId}`;
+  return new ApiError(404, 'thread_not_found', `thread${shown} not found`);
+}
+
 export function validationError(error: ZodError, where: 'body' | 'query'): ApiError {
   const issue = error.issues[0];
   const param = issue?.path.join('.') ?? '';
@@ -65,6 +72,7 @@ const rejections: Record<string, [number, string]> = {
   InvalidInput: [422, 'invalid_input'],
   RunNotFound: [404, 'run_not_found'],
   ApprovalNotPending: [409, 'approval_not_pending'],
+  ApprovalNotFound: [404, 'approval_not_found'],
 };
 
 const unavailableCodes = new Set([4, 14]); // DEADLINE_EXCEEDED, UNAVAILABLE
@@ -75,7 +83,7 @@ export const retryAfterS = 2;
 export function fromTemporal(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (error instanceof WorkflowNotFoundError)
-    return new ApiError(404, 'thread_not_found', 'thread not found');
+    return threadNotFound(/^conversation-(.+)$/.exec(error.workflowId ?? '')?.[1]);
   if (error instanceof WorkflowExecutionAlreadyStartedError)
     return new ApiError(409, 'thread_exists', 'a thread with this id already exists');
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
@@ -110,7 +118,11 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     const parser = error as BodyParserError;
     let apiError: ApiError | undefined;
     if (parser.type === 'entity.parse.failed')
-      apiError = new ApiError(400, 'invalid_json', 'the request body is not valid JSON');
+      apiError = new ApiError(
+        400,
+        'invalid_json',
+        `the request body is not valid JSON${request.headers['content-type'] === undefined ? '' : ` (content-type: ${request.headers['content-type']})`}; send a JSON object`,
+      );
     else if (parser.type === 'entity.too.large') {
       apiError = new ApiError(
         413,

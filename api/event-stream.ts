@@ -13,6 +13,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { eventsTopic, runIdOf, runTerminalEvents, type KeelEvent } from '../common/events';
+import { withCallSignal } from './call-signal';
 import type { Conversations } from './conversations';
 import { workflowIdFor } from './conversations';
 import { ApiError } from './errors';
@@ -59,36 +60,40 @@ export async function followEvents(options: FollowOptions): Promise<FollowEnd> {
   const handle = client.workflow.getHandle(workflowIdFor(threadId));
   let pause = backoffMs.first;
   while (!signal.aborted) {
+    const stream = WorkflowStreamClient.create(client, workflowIdFor(threadId));
+    const items = stream.subscribe<KeelEvent>(undefined, expected ?? 0, {
+      resultType: true,
+      pollCooldown: '0 milliseconds',
+    });
     try {
-      const end = await client.withAbortSignal(signal, async (): Promise<FollowEnd | undefined> => {
-        const stream = WorkflowStreamClient.create(client, workflowIdFor(threadId));
-        for await (const item of stream.subscribe<KeelEvent>(undefined, expected ?? 0, {
-          resultType: true,
-          pollCooldown: '0 milliseconds',
-        })) {
-          pause = backoffMs.first;
-          expected ??= item.offset;
-          if (item.offset < expected) continue;
-          if (item.offset > expected) return 'cursor_expired';
-          expected = item.offset + 1;
-          const event = item.data;
-          if (item.topic !== eventsTopic || (runId !== undefined && runIdOf(event) !== runId)) {
-            if (expected >= until) return 'run_finished';
-            continue;
-          }
-          options.onEvent(item.offset, event);
-          if (runId !== undefined && runTerminalEvents.includes(event.event)) return 'run_finished';
+      for (;;) {
+        // Each poll under a signal of its own (see call-signal.ts).
+        const next = await withCallSignal(client, signal, () => items.next());
+        if (next.done === true) break;
+        const item = next.value;
+        pause = backoffMs.first;
+        expected ??= item.offset;
+        if (item.offset < expected) continue;
+        if (item.offset > expected) return 'cursor_expired';
+        expected = item.offset + 1;
+        const event = item.data;
+        if (item.topic !== eventsTopic || (runId !== undefined && runIdOf(event) !== runId)) {
           if (expected >= until) return 'run_finished';
+          continue;
         }
-        // The subscription ended: the thread closed, or a poll was cut short while it still runs.
-        const description = await handle.describe();
-        return description.status.name === 'RUNNING' ? undefined : 'thread_closed';
-      });
-      if (end !== undefined) return end;
+        options.onEvent(item.offset, event);
+        if (runId !== undefined && runTerminalEvents.includes(event.event)) return 'run_finished';
+        if (expected >= until) return 'run_finished';
+      }
+      // The subscription ended: the thread closed, or a poll was cut short while it still runs.
+      const description = await withCallSignal(client, signal, () => handle.describe());
+      if (description.status.name !== 'RUNNING') return 'thread_closed';
     } catch (error) {
       if (signal.aborted) return 'client_gone';
       if (error instanceof WorkflowNotFoundError) return 'thread_closed';
       if (!isOutage(error)) throw error;
+    } finally {
+      await items.return(undefined).catch(() => undefined);
     }
     await sleep(pause, undefined, { signal }).catch(() => undefined);
     pause = Math.min(pause * 2, backoffMs.max);

@@ -13,6 +13,7 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { awaitRunUpdate, getRunQuery } from '../common/messages';
 import { isTerminal, type Run } from '../common/run';
+import { withCallSignal } from './call-signal';
 import { workflowIdFor } from './conversations';
 import { isOutage } from './intake';
 
@@ -62,7 +63,7 @@ export async function waitForRun(
   try {
     while (!controller.signal.aborted) {
       try {
-        const asking = client.withAbortSignal(controller.signal, () =>
+        const asking = withCallSignal(client, controller.signal, () =>
           handle.executeUpdate(awaitRunUpdate, {
             args: [{ run_id: runId, timeout_ms: Math.max(1, deadline - Date.now()) }],
           }),

@@ -54,7 +54,12 @@ const inputMessage = z
   .object({
     role: z.string().optional(),
     type: z.string().optional(),
-    content: z.union([z.string(), z.array(textBlock).min(1)]),
+    content: z.union([z.string(), z.array(textBlock).min(1)], {
+      error: (issue) =>
+        issue.input === undefined
+          ? 'missing: each message needs "content", a string or a list of {"type": "text", "text": …} blocks'
+          : 'must be a string or a list of {"type": "text", "text": …} blocks',
+    }),
   })
   .refine((message) => ['user', 'human'].includes(message.role ?? message.type ?? 'user'), {
     message: 'only user messages can be sent as input (role "user" or "human")',

@@ -20,7 +20,15 @@ export async function startApi(options: AppOptions & { host: string; port: numbe
   const app = createApp({ ...options, stopping: stopping.signal });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = app.listen(options.port, options.host, () => resolve(listening));
-    listening.once('error', reject);
+    listening.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${options.port} on ${options.host} is in use: stop what listens there, or set KEEL_API_PORT`,
+            )
+          : error,
+      ),
+    );
   });
   // Long waits (runs/wait, join) must not be cut by Node's default request timeout.
   server.requestTimeout = 0;

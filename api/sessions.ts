@@ -4,11 +4,12 @@
  * applied to the listed executions here, after the search-attribute query.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Client, type WorkflowExecutionInfo, WorkflowNotFoundError } from '@temporalio/client';
 import type { ThreadStatus } from '../common/thread';
 import { searchAttributes } from '../common/search-attributes';
-import type { Owner } from './conversations';
-import { workflowIdFor } from './conversations';
+import { deletedStatus, workflowIdFor, type Owner } from './conversations';
+import { threadNotFound } from './errors';
 
 /** A thread as visibility sees it: no query to its workflow is needed. */
 export interface ThreadListing {
@@ -75,18 +76,43 @@ export class Sessions {
     return found;
   }
 
-  /** Closes the thread (its runs end as `thread_closed`) and deletes its history. */
-  async remove(threadId: string): Promise<void> {
+  /**
+   * Deletes the thread, final when this returns: its workflow is terminated (its runs stop
+   * where they are) and its history deletion requested. Temporal deletes the history some 30 s
+   * later; until then the terminated workflow reads as deleted (404) and its id can be reused
+   * (see `Conversations.requireExisting`). A thread that had already closed cannot be marked:
+   * with `waitUntilGone` this waits for Temporal to finish deleting it.
+   */
+  async remove(threadId: string, { waitUntilGone = false } = {}): Promise<void> {
     const handle = this.client.workflow.getHandle(workflowIdFor(threadId));
     const description = await handle.describe();
+    if (description.status.name === deletedStatus) throw threadNotFound(threadId);
     if (description.status.name === 'RUNNING') {
-      await handle.signal('close', { reason: 'deleted' });
-      await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000))]);
+      await handle.terminate('thread deleted').catch((error: unknown) => {
+        // It closed meanwhile: delete it as a closed thread.
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+      });
     }
     await this.client.workflowService.deleteWorkflowExecution({
       namespace: this.client.options.namespace,
-      workflowExecution: { workflowId: workflowIdFor(threadId) },
+      // This run only: the id may be reused before Temporal gets to the deletion.
+      workflowExecution: { workflowId: workflowIdFor(threadId), runId: description.runId },
     });
+    if (description.status.name !== 'RUNNING' && waitUntilGone) await this.gone(threadId);
+  }
+
+  private async gone(threadId: string, timeoutMs = 120_000): Promise<void> {
+    const handle = this.client.workflow.getHandle(workflowIdFor(threadId));
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      try {
+        await handle.describe();
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return;
+        throw error;
+      }
+      await sleep(500);
+    }
   }
 }
 
@@ -103,7 +129,9 @@ function matches(listing: ThreadListing, filter: ThreadFilter, now: number): boo
 }
 
 function toListing(execution: WorkflowExecutionInfo): ThreadListing | undefined {
-  if (!execution.workflowId.startsWith('conversation-')) return undefined;
+  // A deleted thread is gone from the moment DELETE answered, though visibility still lists it.
+  if (!execution.workflowId.startsWith('conversation-') || execution.status.name === deletedStatus)
+    return undefined;
   const attributes = execution.typedSearchAttributes;
   const memo = (execution.memo ?? {}) as { metadata?: Record<string, unknown>; created_at?: string };
   const owner = attributes.get(searchAttributes.owner);

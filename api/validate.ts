@@ -2,7 +2,7 @@
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import { idPattern, limits } from '../common/limits';
-import { ApiError, validationError } from './errors';
+import { ApiError, threadNotFound, validationError } from './errors';
 
 export function parseBody<S extends z.ZodType>(schema: S, request: Request): z.infer<S> {
   const result = schema.safeParse(request.body ?? {});
@@ -20,11 +20,9 @@ export function parseQuery<S extends z.ZodType>(schema: S, request: Request): z.
 export function pathId(request: Request, name: 'thread_id' | 'run_id'): string {
   const value = request.params[name];
   if (typeof value !== 'string' || value.length > limits.maxIdChars || !idPattern.test(value)) {
-    throw new ApiError(
-      404,
-      name === 'thread_id' ? 'thread_not_found' : 'run_not_found',
-      `${name === 'thread_id' ? 'thread' : 'run'} not found`,
-    );
+    const shown = String(value).length > 100 ? `${String(value).slice(0, 100)}…` : String(value);
+    if (name === 'thread_id') throw threadNotFound(String(value));
+    throw new ApiError(404, 'run_not_found', `run ${shown} not found`);
   }
   return value;
 }

@@ -146,6 +146,14 @@ export class KeelApiClient {
     );
   }
 
+  cancelRun(threadId: string, runId: string): Promise<Run> {
+    return this.request(
+      'POST',
+      `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel`,
+      { reason: 'stopped from keel chat' },
+    );
+  }
+
   updateLimits(threadId: string, limits: { max_tokens?: number; max_cost_usd?: number }): Promise<Thread> {
     return this.request('POST', `/threads/${encodeURIComponent(threadId)}/limits`, limits);
   }

@@ -2,30 +2,41 @@
  * `keel chat [thread]`: an interactive session. The answer is printed as it streams, token by
  * token; a spinner shows while the model thinks or a tool runs (on a terminal only), approvals
  * are asked with a `[y/N]` prompt and a countdown, and the running cost shows in the spinner and
- * after every run.
+ * after every run. Ctrl-C stops the run in progress; pressed again (or at the prompt) it leaves.
+ *
+ * Piped (stdin or stdout not a terminal) the output is the conversation only: no prompts,
+ * spinner or countdown. An approval is answered by the next input line; once input has ended,
+ * `--approve-all`/`--deny-all` answer it, and without either the chat cancels the run and fails.
  */
-import { createInterface, type Interface } from 'node:readline';
-import ora, { type Ora } from 'ora';
 import type { Run } from '../common/run';
 import type { Thread } from '../common/thread';
 import { totalTokens } from '../common/usage';
 import { ApiCallError, type KeelApiClient } from './api-client';
+import { ChatInput } from './chat-input';
+import { ChatScreen, type ChatOutput } from './chat-screen';
+import { followRun, money, type Answer } from './chat-run';
 import { StreamingRunFollower, type ApprovalRequest, type RunFollower } from './run-follower';
 
 export interface ChatOptions {
   api: KeelApiClient;
   threadId?: string;
   approval?: 'auto' | 'require';
+  /** Answers every approval without asking (`--approve-all`, `--deny-all`). */
+  answerApprovals?: 'approve' | 'deny';
   maxTokens?: number;
   maxCostUsd?: number;
   model?: string;
-  input?: NodeJS.ReadableStream;
-  output?: NodeJS.WritableStream & { isTTY?: boolean };
+  input?: NodeJS.ReadableStream & { isTTY?: boolean };
+  output?: ChatOutput;
   follower?: RunFollower;
 }
 
-const money = (usd: number) => `$${usd.toFixed(4)}`;
+/** Ends the chat with one line and a non-zero exit (an approval nobody can answer). */
+export class ChatError extends Error {
+  override readonly name = 'ChatError';
+}
 
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 export function formatCost(run: Run, thread: Thread): string {
   const limits = [
     ...(thread.config.max_tokens === undefined ? [] : [`${thread.config.max_tokens} tokens`]),
@@ -63,203 +74,135 @@ async function openThread(options: ChatOptions): Promise<Thread> {
   }
 }
 
-/** Asks `[y/N]` with a countdown to the approval's expiry; no answer in time counts as no decision. */
-function askApproval(
-  readline: Interface,
-  output: NodeJS.WritableStream,
+/**
+ * Asks `[y/N]` (with a countdown on a terminal) until the approval expires. Piped, the next
+ * input line answers; with no input left the flag answers, or the chat fails.
+ */
+async function askApproval(
+  input: ChatInput,
+  screen: ChatScreen,
   approval: ApprovalRequest,
-): Promise<'approve' | 'deny' | 'expired'> {
+  preset: 'approve' | 'deny' | undefined,
+): Promise<Answer> {
   const detail = JSON.stringify(approval.input);
-  const question = () => {
-    const left = Math.max(0, Math.ceil((Date.parse(approval.expires_at) - Date.now()) / 1000));
-    return `Allow ${approval.tool} ${detail.length > 200 ? `${detail.slice(0, 199)}…` : detail}? [y/N] (${left}s) `;
-  };
-  return new Promise((resolve) => {
-    readline.setPrompt(question());
-    readline.prompt();
-    const ticker = setInterval(() => {
-      if (Date.parse(approval.expires_at) <= Date.now()) return finish('expired');
-      output.write('\r\u001b[2K');
-      readline.setPrompt(question());
-      readline.prompt(true);
-    }, 1000);
-    const onLine = (answer: string) => finish(/^y(es)?$/i.test(answer.trim()) ? 'approve' : 'deny');
-    const finish = (result: 'approve' | 'deny' | 'expired') => {
-      clearInterval(ticker);
-      readline.off('line', onLine);
-      if (result === 'expired') output.write('\n(no answer in time)\n');
-      resolve(result);
-    };
-    readline.once('line', onLine);
-  });
-}
-
-export async function chat(options: ChatOptions): Promise<void> {
-  const output = options.output ?? process.stdout;
-  const input = options.input ?? process.stdin;
-  const { api } = options;
-  const follower = options.follower ?? new StreamingRunFollower(api);
-  const thread = await openThread(options);
-  const write = (text: string) => output.write(`${text}\n`);
-  write(
-    `keel chat · thread ${thread.thread_id} · ${options.model ?? thread.config.model} · approval ${thread.config.approval}` +
-      ' · /exit to leave',
-  );
-  const readline = createInterface({ input, output, terminal: output.isTTY === true });
-  const lines: string[] = [];
-  let waiting: ((line: string | undefined) => void) | undefined;
-  let closed = false;
-  const nextLine = (): Promise<string | undefined> => {
-    if (lines.length > 0) return Promise.resolve(lines.shift());
-    if (closed) return Promise.resolve(undefined);
-    return new Promise((resolve) => (waiting = resolve));
-  };
-  const onLine = (line: string) => {
-    if (waiting !== undefined) {
-      const resolve = waiting;
-      waiting = undefined;
-      resolve(line);
-    } else lines.push(line);
-  };
-  readline.on('close', () => {
-    closed = true;
-    waiting?.(undefined);
-  });
-  // A terminal that reports 0 columns (a fresh pty) makes ora's line counting loop; print plainly
-  // there. Off a terminal the spinner is silent: piped output holds the conversation only.
-  const columns = (output as { columns?: number }).columns ?? 0;
-  const spinning = output.isTTY === true && columns > 0;
-  const spinner = ora({ stream: output, discardStdin: false, isEnabled: spinning, isSilent: !spinning });
+  const call = `${approval.tool} ${detail.length > 200 ? `${detail.slice(0, 199)}…` : detail}`;
+  const secondsLeft = () => Math.ceil((Date.parse(approval.expires_at) - Date.now()) / 1000);
+  if (preset !== undefined) {
+    screen.line(`Allow ${call}? ${preset === 'approve' ? 'yes (--approve-all)' : 'no (--deny-all)'}`);
+    return preset;
+  }
+  if (!screen.interactive && input.ended) throw noAnswer(call);
+  const question = () =>
+    `Allow ${call}? [y/N]${screen.interactive ? ` (${Math.max(0, secondsLeft())}s)` : ''} `;
+  let expired = false;
+  const ticker = setInterval(() => {
+    if (secondsLeft() > 0) return input.refreshPrompt(question());
+    expired = true;
+    input.cancelWait();
+  }, 1000);
   try {
-    for (;;) {
-      readline.setPrompt('you › ');
-      readline.prompt();
-      readline.on('line', onLine);
-      const text = await nextLine();
-      readline.off('line', onLine);
-      if (text === undefined || text.trim() === '/exit') break;
-      if (text.trim() === '') continue;
-      const run = await api.createRun(thread.thread_id, text, options.model);
-      const finished = await followRun(follower, thread.thread_id, run.run_id, {
-        write,
-        output,
-        spinner,
-        ask: (approval) => askApproval(readline, output, approval),
-        decide: (approvalId, decision) => api.decide(thread.thread_id, approvalId, decision),
-      });
-      const after = await api.getThread(thread.thread_id);
-      if (finished.status !== 'completed')
-        write(
-          `(run ${finished.status}${finished.status_reason === undefined ? '' : `: ${finished.status_reason}`})`,
-        );
-      write(formatCost(finished, after));
+    const answer = await input.next(question());
+    if (expired) {
+      screen.line('  (no answer in time)');
+      return 'expired';
     }
+    if (answer === undefined) {
+      if (!screen.interactive && input.ended) throw noAnswer(call);
+      return 'interrupted';
+    }
+    if (!screen.interactive) screen.line(`${question()}${answer}`);
+    return /^y(es)?$/i.test(answer.trim()) ? 'approve' : 'deny';
   } finally {
-    spinner.stop();
-    readline.close();
+    clearInterval(ticker);
   }
 }
 
-interface RunScreen {
-  write: (line: string) => void;
-  output: NodeJS.WritableStream;
-  spinner: Ora;
-  ask: (approval: ApprovalRequest) => Promise<'approve' | 'deny' | 'expired'>;
-  decide: (approvalId: string, decision: 'approve' | 'deny') => Promise<unknown>;
+function noAnswer(call: string): ChatError {
+  return new ChatError(
+    `the run asks to allow ${call}, but the input has ended; ` +
+      'pass --approve-all or --deny-all to answer approvals when input is piped (the run was cancelled)',
+  );
 }
 
-/**
- * Shows one run as it happens: streamed text on a `keel › ` line, a line per tool, the approval
- * prompt, notes; the spinner only ever runs at the start of an empty line.
- */
-async function followRun(
-  follower: RunFollower,
-  threadId: string,
-  runId: string,
-  screen: RunScreen,
-): Promise<Run> {
-  const { write, output, spinner } = screen;
-  let lineOpen = false;
-  let cost = '';
-  let activity = 'thinking…';
-  const endLine = () => {
-    if (lineOpen) output.write('\n');
-    lineOpen = false;
+const left = Symbol('left');
+
+export async function chat(options: ChatOptions): Promise<void> {
+  const output = options.output ?? process.stdout;
+  const source = options.input ?? process.stdin;
+  const { api } = options;
+  const follower = options.follower ?? new StreamingRunFollower(api);
+  const screen = new ChatScreen(output, source.isTTY === true);
+  let current: { runId: string; stopping: boolean } | undefined;
+  let leave = (): void => undefined;
+  const leaving = new Promise<typeof left>((resolve) => (leave = () => resolve(left)));
+  const input = new ChatInput({
+    input: source,
+    output,
+    interactive: screen.interactive,
+    onInterrupt: () => interrupt(),
+  });
+  // First Ctrl-C stops the run in progress (and any question it asked); the next one leaves.
+  const interrupt = (): void => {
+    if (current === undefined || current.stopping) {
+      input.cancelWait();
+      leave();
+      return;
+    }
+    current.stopping = true;
+    input.cancelWait();
+    screen.line('  (stopping the run; Ctrl-C again leaves)');
+    void api
+      .cancelRun(thread.thread_id, current.runId)
+      .catch((error: unknown) => screen.line(`  ${messageOf(error)}`));
   };
-  const busy = (what: string) => {
-    activity = what;
-    spinner.text = `${activity}${cost}`;
-    if (!lineOpen) spinner.start();
-  };
-  const say = (line: string) => {
-    spinner.stop();
-    endLine();
-    write(line);
-  };
-  const started = new Set<string>();
-  busy('thinking…');
+  process.on('SIGINT', interrupt);
+  const thread = await openThread(options).catch((error: unknown) => {
+    process.off('SIGINT', interrupt);
+    input.close();
+    throw error;
+  });
+  screen.line(
+    `keel chat · thread ${thread.thread_id} · ${options.model ?? thread.config.model} · approval ${thread.config.approval}` +
+      ` · /exit${screen.interactive ? ' or Ctrl-C' : ''} to leave`,
+  );
   try {
-    return await follower.follow(threadId, runId, {
-      onProgress(current) {
-        if (current.status === 'deferred') busy('waiting for the thread…');
-      },
-      onDelta(text) {
-        spinner.stop();
-        if (!lineOpen) output.write('keel › ');
-        lineOpen = true;
-        output.write(text);
-      },
-      onRetry(attempt) {
-        say(`  ↻ the model call failed midway and was retried (attempt ${attempt}); its answer starts over:`);
-      },
-      onMessage(message, streamed) {
-        spinner.stop();
-        endLine();
-        for (const block of message.content) {
-          if (block.type === 'text' && !streamed) write(`keel › ${block.text}`);
-          // Tools that ran were shown as they started; the rest never ran (denied, unknown, timed out).
-          if (block.type === 'tool_use' && !started.has(block.id))
-            write(`  ⚙ ${block.name} ${JSON.stringify(block.input)} (not run)`);
-        }
-        busy('thinking…');
-      },
-      onToolStarted(tool) {
-        started.add(tool.tool_use_id);
-        say(`  ⚙ ${tool.name} ${JSON.stringify(tool.input)}`);
-        busy(`running ${tool.name}…`);
-      },
-      onToolCompleted(tool) {
-        if (tool.is_error) say(`  ✗ ${tool.name} failed`);
-        busy('thinking…');
-      },
-      onUsage(usage) {
-        cost = ` ${money(usage.cost_usd)}`;
-        spinner.text = `${activity}${cost}`;
-      },
-      async onApproval(approval) {
-        spinner.stop();
-        endLine();
-        const answer = await screen.ask(approval);
-        if (answer !== 'expired') {
-          try {
-            await screen.decide(approval.approval_id, answer);
-            write(answer === 'approve' ? '  approved' : '  denied');
-          } catch (error) {
-            write(`  ${error instanceof Error ? error.message : String(error)}`);
-          }
-        }
-        busy('thinking…');
-      },
-      onNotice(text) {
-        say(`  (${text})`);
-        busy(activity);
-      },
-      onReconnecting() {
-        if (spinner.isSpinning) spinner.text = `reconnecting…${cost}`;
-      },
-    });
+    for (;;) {
+      screen.settle();
+      const text = await Promise.race([input.next('you › '), leaving]);
+      if (text === left || text === undefined || text.trim() === '/exit') break;
+      if (text.trim() === '') continue;
+      if (!screen.interactive) screen.line(`you › ${text}`);
+      let finished: Run | typeof left;
+      try {
+        const run = await api.createRun(thread.thread_id, text, options.model);
+        current = { runId: run.run_id, stopping: false };
+        const following = followRun(follower, thread.thread_id, run.run_id, {
+          screen,
+          ask: (approval) => askApproval(input, screen, approval, options.answerApprovals),
+          decide: (approvalId, decision) => api.decide(thread.thread_id, approvalId, decision),
+          cancel: () => api.cancelRun(thread.thread_id, run.run_id),
+        });
+        // Leaving abandons the follow: whatever it ends with later is nobody's concern.
+        following.catch(() => undefined);
+        finished = await Promise.race([following, leaving]);
+      } catch (error) {
+        if (!(error instanceof ApiCallError)) throw error;
+        screen.line(`  ✗ ${error.message}`);
+        continue;
+      } finally {
+        current = undefined;
+      }
+      if (finished === left) break;
+      const after = await api.getThread(thread.thread_id);
+      if (finished.status !== 'completed')
+        screen.line(
+          `(run ${finished.status}${finished.status_reason === undefined ? '' : `: ${finished.status_reason}`})`,
+        );
+      screen.line(formatCost(finished, after));
+    }
   } finally {
-    spinner.stop();
-    endLine();
+    screen.settle();
+    input.close();
+    process.off('SIGINT', interrupt);
   }
 }

@@ -45,9 +45,19 @@ export function temporalConnectionOptions(config: KeelConfig): TemporalConnectio
   return options;
 }
 
-export function createLogger(config: Pick<KeelConfig, 'log'>, name: string): Logger {
-  const options = { name, level: config.log.level };
-  if (config.log.format === 'json') return pino(options);
+/**
+ * A process's logger. Errors are serialized with their message and causes under `err` and under
+ * `error` (the key Temporal's own log lines use): plain JSON turns an Error into `{}`.
+ */
+export function createLogger(
+  config: Pick<KeelConfig, 'log'>,
+  name: string,
+  destination?: pino.DestinationStream,
+): Logger {
+  const serializers = { err: pino.stdSerializers.errWithCause, error: pino.stdSerializers.errWithCause };
+  const options = { name, level: config.log.level, serializers };
+  if (config.log.format === 'json')
+    return destination === undefined ? pino(options) : pino(options, destination);
   return pino(
     options,
     pretty({ sync: true, colorize: process.stdout.isTTY, ignore: 'pid,hostname', translateTime: 'HH:MM:ss' }),

@@ -110,9 +110,16 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 program
   .command('chat [thread]')
-  .description('talk to a thread (created when missing); approvals are asked here')
+  .description(
+    'talk to a thread (created when missing); approvals are asked here. A line ending in \\ continues ' +
+      'the message; on a terminal a pasted block of lines is one message',
+  )
   .addOption(new Option('--require-approval', 'ask before sensitive tools run').conflicts('autoApprove'))
   .option('--auto-approve', 'run every tool without asking')
+  .addOption(
+    new Option('--approve-all', 'answer every approval with yes, without asking').conflicts('denyAll'),
+  )
+  .option('--deny-all', 'answer every approval with no, without asking')
   .option('--max-tokens <n>', 'token budget for the thread', positiveInteger)
   .option('--max-cost <usd>', 'cost budget for the thread, in dollars', positiveNumber)
   .option('--model <provider:model>', 'the model, e.g. scripted:demo or anthropic:claude-sonnet-4-5')
@@ -122,6 +129,8 @@ program
       options: {
         requireApproval?: boolean;
         autoApprove?: boolean;
+        approveAll?: boolean;
+        denyAll?: boolean;
         maxTokens?: number;
         maxCost?: number;
         model?: string;
@@ -132,6 +141,8 @@ program
         ...(thread === undefined ? {} : { threadId: thread }),
         ...(options.requireApproval === true ? { approval: 'require' as const } : {}),
         ...(options.autoApprove === true ? { approval: 'auto' as const } : {}),
+        ...(options.approveAll === true ? { answerApprovals: 'approve' as const } : {}),
+        ...(options.denyAll === true ? { answerApprovals: 'deny' as const } : {}),
         ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
         ...(options.maxCost === undefined ? {} : { maxCostUsd: options.maxCost }),
         ...(options.model === undefined ? {} : { model: options.model }),

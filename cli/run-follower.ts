@@ -39,7 +39,8 @@ export interface RunFollowerHandlers {
    */
   onMessage(message: AssistantMessage, streamed: boolean): void;
   onToolStarted(tool: ToolActivity & { input: Record<string, unknown> }): void;
-  onToolCompleted(tool: ToolActivity & { is_error: boolean }): void;
+  /** A tool call has its result: it ran, or it never will (denied, timed out); `content` is a preview. */
+  onToolCompleted(tool: ToolActivity & { is_error: boolean; content: string }): void;
   /** The run's and the thread's usage so far. */
   onUsage(run: Usage, thread: Usage): void;
   /** The run now waits for this decision; resolve once it is answered (or expired). */
@@ -66,6 +67,13 @@ interface StreamEvent {
   id?: number;
   event: string;
   data: unknown;
+}
+
+/** A handler threw: the follow ends with its error instead of reconnecting. */
+class HandlerFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('a run follower handler failed');
+  }
 }
 
 const textOf = (message: AssistantMessage): string =>
@@ -183,6 +191,8 @@ export class StreamingRunFollower implements RunFollower {
         });
         if (view.ended) break;
       } catch (error) {
+        // A handler's own failure (the reader cannot answer an approval) is not the stream's.
+        if (error instanceof HandlerFailed) throw error.cause;
         if (error instanceof ApiCallError && error.code === 'stream_cursor_expired') {
           // Events after our cursor were truncated away: go on from the oldest kept, and fill in
           // the messages the lost events carried at the end.
@@ -246,7 +256,9 @@ export class StreamingRunFollower implements RunFollower {
           // Handlers may wait for a person (an approval): the silence meanwhile is not the API's.
           clearTimeout(idle);
           while (pending.length > 0) {
-            await view.handle(pending.shift()!);
+            await view.handle(pending.shift()!).catch((error: unknown) => {
+              throw new HandlerFailed(error);
+            });
             if (view.ended) return;
           }
         }

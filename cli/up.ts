@@ -4,6 +4,7 @@
  * on Ctrl-C or SIGTERM stops them in order: API, worker (draining), server.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeSandbox } from '../activities/tools/bash';
@@ -13,6 +14,7 @@ import { buildWorkflowBundle } from '../worker/bundle';
 import { type DevServer, startDevServer, waitForTemporal } from './dev-server';
 import { childProcessEnvironment } from './env';
 import { Supervised } from './supervisor';
+import { modelBanner } from './model-banner';
 import { ensureTemporalCli } from './temporal-cli';
 
 const projectRoot = path.resolve(__dirname, '..');
@@ -46,11 +48,21 @@ async function waitForReady(url: string, timeoutMs: number, failed: () => boolea
   throw new Error(`Keel did not become ready within ${timeoutMs / 1000} s: ${last}`);
 }
 
-function modelNote(config: KeelConfig): string {
-  if (config.model.default.startsWith('scripted:')) {
-    return `${config.model.default} — the offline scripted model (not a real model). For Claude: export ANTHROPIC_API_KEY=sk-ant-… and restart.`;
-  }
-  return config.model.default;
+/** Fails with what to do when something already listens on the API's address. */
+async function requireFreePort(host: string, port: number): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${port} on ${host} is in use (another \`npm start\`?): stop it, or set KEEL_API_PORT to another port`,
+            )
+          : error,
+      ),
+    );
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
 }
 
 export async function up(config: KeelConfig): Promise<number> {
@@ -88,6 +100,8 @@ export async function up(config: KeelConfig): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   try {
+    // Before anything starts: another API on the port would answer our readiness check.
+    await requireFreePort(config.api.host, config.api.port);
     if (config.temporal.address === undefined) {
       const cliPath = await ensureTemporalCli(config, say);
       say(`Starting the Temporal dev server (${cliPath})…`);
@@ -147,7 +161,7 @@ export async function up(config: KeelConfig): Promise<number> {
       `  Temporal  ${temporalAddress(config)}${server === undefined ? '' : `   (dev server, data in ${shown(server.databaseFile)})`}`,
     );
     if (server !== undefined) say(`  Web UI    ${server.uiUrl}`);
-    say(`  Model     ${modelNote(config)}`);
+    say(`  Model     ${modelBanner(config)}`);
     say(
       `  Sandbox   ${sandbox.ok ? sandbox.line : config.sandbox.mode === 'off' ? 'OFF (unconfined)' : 'unavailable (see above)'}`,
     );

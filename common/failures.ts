@@ -29,6 +29,7 @@ export const FailureType = {
   runExists: 'RunExists',
   runNotFound: 'RunNotFound',
   approvalNotPending: 'ApprovalNotPending',
+  approvalNotFound: 'ApprovalNotFound',
   // Webhooks.
   webhookFailed: 'WebhookDeliveryFailed',
   /** The webhook's URL leads to an address Keel does not reach (not retried). */

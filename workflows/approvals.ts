@@ -29,9 +29,28 @@ export function validateDecision(
 ): Rejection | undefined {
   if (input.decision !== 'approve' && input.decision !== 'deny')
     return { type: 'InvalidInput', message: 'decision must be "approve" or "deny"' };
-  if (!pendingCalls(state).some((call) => call.approval?.approval_id === input.approval_id))
-    return { type: 'ApprovalNotPending', message: `approval ${input.approval_id} is not pending` };
-  return undefined;
+  if (pendingCalls(state).some((call) => call.approval?.approval_id === input.approval_id)) return undefined;
+  if (couldHaveBeenRequested(state, input.approval_id))
+    return {
+      type: 'ApprovalNotPending',
+      message: `approval ${input.approval_id} is not pending (it was decided, expired, or its run ended)`,
+    };
+  const threadId = state.thread.thread_id;
+  return {
+    type: 'ApprovalNotFound',
+    message: `approval ${input.approval_id} not found on thread ${threadId}; GET /threads/${threadId}/approvals lists the pending ones`,
+  };
+}
+
+/**
+ * Approval ids are `<run_id>.<step>.<call>` (see `requestApproval`): an id naming a step that a
+ * known run reached may have been pending once; any other id never was.
+ */
+function couldHaveBeenRequested(state: ConversationState, approvalId: string): boolean {
+  const match = /^(.+)\.(\d+)\.(\d+)$/.exec(approvalId);
+  if (match === null) return false;
+  const run = state.runs.find((candidate) => candidate.run_id === match[1]);
+  return run !== undefined && Number(match[2]) <= run.steps && Number(match[3]) >= 1;
 }
 
 /** True when a call of the active step ran out of time: the run ends instead of asking the model. */

@@ -37,6 +37,7 @@ import { summarizeModelCall, summarizeToolCall } from './summaries';
 import { modelMessages } from './transcript';
 import type { Command, EventInput } from './transitions';
 import { isValidRunId, validateSubmit, type Rejection } from './validate';
+import { innermostMessage, urlForLogs } from '../common/urls';
 import { webhookDeliveries, webhookOptions } from './webhooks';
 import { currentDetails, resumeCommands, toThread } from './views';
 
@@ -117,7 +118,12 @@ export class Conversation {
       ),
     )
       .catch((error: unknown) =>
-        log.warn('webhook not delivered', { webhook_id: delivery.webhook_id, error }),
+        log.warn('webhook not delivered', {
+          webhook_id: delivery.webhook_id,
+          url: urlForLogs(delivery.url),
+          // An error object would be logged as `{"cause": {}}`; its reason is what helps.
+          error: innermostMessage(error),
+        }),
       )
       .finally(() => {
         this.#inFlight--;

@@ -6,13 +6,14 @@ import type { Conversations } from '../conversations';
 import { ApiError } from '../errors';
 import { ownerOf, parseBody, pathId } from '../validate';
 
-function pathApprovalId(request: Request): string {
+/** An id that cannot name an approval answers 404, like any other unknown id. */
+function pathApprovalId(request: Request, threadId: string): string {
   const parsed = approvalId.safeParse(request.params.approval_id);
   if (!parsed.success)
     throw new ApiError(
-      409,
-      'approval_not_pending',
-      `approval ${String(request.params.approval_id)} is not pending`,
+      404,
+      'approval_not_found',
+      `approval ${String(request.params.approval_id)} not found on thread ${threadId}`,
     );
   return parsed.data;
 }
@@ -28,7 +29,7 @@ export function checkpointRoutes(conversations: Conversations): Router {
 
   router.post('/threads/:thread_id/approvals/:approval_id', async (request, response) => {
     const threadId = pathId(request, 'thread_id');
-    const id = pathApprovalId(request);
+    const id = pathApprovalId(request, threadId);
     const body = parseBody(decisionBody, request);
     await conversations.authorize(threadId, ownerOf(response));
     const decision = {

@@ -52,10 +52,11 @@ export function sessionRoutes(conversations: Conversations, sessions: Sessions):
     response.type('text/markdown; charset=utf-8').send(transcriptMarkdown(document));
   });
 
+  /** Final when it answers: GET answers 404, runs are refused, and the id can be used again. */
   router.delete('/threads/:thread_id', async (request, response) => {
     const threadId = pathId(request, 'thread_id');
     await conversations.authorize(threadId, ownerOf(response));
-    await sessions.remove(threadId);
+    await sessions.remove(threadId, { waitUntilGone: true });
     response.json({ thread_id: threadId, deleted: true });
   });
 

@@ -437,18 +437,19 @@ describe('the HTTP API', () => {
       expectError(await call(secured.url, 'POST', '/threads', {}, headers), 401, 'unauthenticated');
     });
 
-    it('accepts a token as x-api-key too', async () => {
+    it('takes the token as x-api-key too, and says so when none is sent', async () => {
+      const refused = await call<{ error: { message: string } }>(secured.url, 'GET', '/threads/any');
+      expect(refused.body.error.message).toBe(
+        'send a valid token as "Authorization: Bearer <token>" or "x-api-key: <token>"',
+      );
       const created = await call<{ owner: string }>(
         secured.url,
         'POST',
         '/threads',
         {},
-        {
-          'x-api-key': 'bob-token-0123456789',
-        },
+        { 'x-api-key': 'bob-token-0123456789' },
       );
-      expect(created.status).toBe(200);
-      expect(created.body.owner).toBe('bob');
+      expect(created).toMatchObject({ status: 200, body: { owner: 'bob' } });
     });
 
     it("hides one owner's threads from another (404, as if they did not exist)", async () => {

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -112,5 +113,25 @@ describe('keel up (npm start)', () => {
     expect(continued.body.messages).toHaveLength(10);
     second.process.kill('SIGTERM');
     expect(await second.exited).toBe(0);
+  });
+
+  it('refuses to start, saying what to do, when the API port is taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const up = keelUp({
+        TEMPORAL_CLI_PATH: process.env.KEEL_TEST_CLI_PATH!,
+        KEEL_API_PORT: String(port),
+        KEEL_DATA_DIR: await mkdtemp(path.join(os.tmpdir(), 'keel-up-')),
+      });
+      expect(await up.exited).toBe(1);
+      expect(up.output()).toContain(
+        `keel up failed: port ${port} on 127.0.0.1 is in use (another \`npm start\`?): stop it, or set KEEL_API_PORT to another port`,
+      );
+      expect(up.output()).not.toContain('Starting the Temporal dev server');
+    } finally {
+      taken.close();
+    }
   });
 });

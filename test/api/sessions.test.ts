@@ -53,7 +53,7 @@ describe('approvals, limits and sessions over HTTP', () => {
     await closeTestClient();
   });
 
-  it('lists a pending approval, decides it, and answers 409 approval_not_pending for decided or unknown ids', async () => {
+  it('lists a pending approval, decides it, and answers 409 for a decided id and 404 for an unknown one', async () => {
     const threadId = await newThread();
     const created = await call<Thread>(base, 'GET', `/threads/${threadId}`);
     expect(created.body.config).toMatchObject({ approval: 'require', approval_timeout_s: 300 });
@@ -86,7 +86,8 @@ describe('approvals, limits and sessions over HTTP', () => {
     );
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('approval_not_pending');
-    const unknown = await call<{ error: { code: string } }>(
+    // Issue 13: an id that was never an approval is unknown (404), not "not pending" (409).
+    const unknown = await call<{ error: { code: string; message: string } }>(
       base,
       'POST',
       `/threads/${threadId}/approvals/nope`,
@@ -94,8 +95,20 @@ describe('approvals, limits and sessions over HTTP', () => {
         decision: 'approve',
       },
     );
-    expect(unknown.status).toBe(409);
-    expect(unknown.body.error.code).toBe('approval_not_pending');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('approval_not_found');
+    expect(unknown.body.error.message).toContain(`approval nope not found on thread ${threadId}`);
+    const unreachedStep = await call<{ error: { code: string } }>(
+      base,
+      'POST',
+      `/threads/${threadId}/approvals/${run.body.run_id}.99.1`,
+      { decision: 'approve' },
+    );
+    expect(unreachedStep.status).toBe(404);
+    const malformed = await call(base, 'POST', `/threads/${threadId}/approvals/${'x'.repeat(300)}`, {
+      decision: 'approve',
+    });
+    expect(malformed.status).toBe(404);
     const joined = await call(base, 'GET', `/threads/${threadId}/runs/${run.body.run_id}/join?timeout_s=30`);
     expect(joined.status).toBe(200);
     expect(JSON.stringify(joined.body)).toContain('via-http');
@@ -113,7 +126,10 @@ describe('approvals, limits and sessions over HTTP', () => {
   });
 
   it('shows usage and the session summary on the thread and runs, and changes limits', async () => {
-    const threadId = await newThread({ config: { max_tokens: 100_000, max_cost_usd: 5 } });
+    // scripted:metered: the one offline model with a price, so the cost is not 0.
+    const threadId = await newThread({
+      config: { max_tokens: 100_000, max_cost_usd: 5, model: 'scripted:metered' },
+    });
     await waitRun(threadId, 'hello');
     const thread = (await call<Thread>(base, 'GET', `/threads/${threadId}`)).body;
     expect(thread.usage.cost_usd).toBeGreaterThan(0);

@@ -97,7 +97,7 @@ describe('webhook addresses at delivery', () => {
       .run(send, delivery('/redirect'))
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ type: 'WebhookDeliveryFailed' });
-    expect((error as Error).message).toMatch(/answered 302 \(redirects are not followed\)/);
+    expect((error as Error).message).toMatch(/answered 302 Found \(redirects are not followed\)/);
     expect(requests).toEqual(['/hook', '/redirect']);
   });
 });

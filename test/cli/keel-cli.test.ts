@@ -199,7 +199,7 @@ describe('the keel CLI', () => {
     );
     expect(failure).toMatchObject({ code: 1, stdout: '' });
     expect((failure as { stderr: string }).stderr).toBe(
-      'keel: thread not found (HTTP 404 thread_not_found)\n',
+      'keel: thread no-such-thread not found (HTTP 404 thread_not_found)\n',
     );
     const unreachable = await run('node', [...keel, '--url', 'http://127.0.0.1:9', 'threads', 'list']).catch(
       (error: { code: number; stderr: string }) => error,

@@ -1,6 +1,7 @@
 /**
  * A real `keel worker` process, for chaos tests: spawned from the CLI with the prebuilt bundle,
- * its JSON log lines collected, killed with whatever signal the scenario calls for.
+ * its JSON log lines collected, killed with whatever signal the scenario calls for. The same
+ * harness runs a `keel api` process, for what only a process's own output shows (Node warnings).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
@@ -30,10 +31,15 @@ export interface WorkerProcess {
 export interface WorkerProcessOptions {
   /** Configuration variables, as a worker's environment would carry them. */
   env: Record<string, string>;
+  /** The `keel` command to run. @default 'worker' */
+  command?: 'worker' | 'api';
 }
 
-export async function startWorkerProcess({ env }: WorkerProcessOptions): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'worker'], {
+export async function startWorkerProcess({
+  env,
+  command = 'worker',
+}: WorkerProcessOptions): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/keel.ts', command], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
@@ -110,6 +116,6 @@ export async function startWorkerProcess({ env }: WorkerProcessOptions): Promise
       });
     },
   };
-  await worker.waitForLog((line) => line.msg === 'worker ready');
+  await worker.waitForLog((line) => line.msg === `${command} ready`);
   return worker;
 }

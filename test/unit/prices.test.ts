@@ -20,6 +20,13 @@ describe('the price table', () => {
     expect(table.cost('mystery:model', usage)).toBe(0);
   });
 
+  it('charges nothing for the offline scripted models, but a nominal price for scripted:metered', () => {
+    const table = PriceTable.load(undefined);
+    expect(table.cost('scripted:demo', usage)).toBe(0);
+    expect(table.cost('scripted:typewriter', usage)).toBe(0);
+    expect(table.cost('scripted:metered', usage)).toBeCloseTo(3 + 1.5 + 0.06, 6);
+  });
+
   it('lets a file override and extend the built-in prices', async () => {
     const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'keel-prices-')), 'prices.json');
     await writeFile(

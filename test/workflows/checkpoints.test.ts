@@ -138,7 +138,8 @@ const describeCheckpoints = (label: string, options: { maxCachedWorkflows?: numb
       const unknown = conversation.handle.executeUpdate(messages.decideApprovalUpdate, {
         args: [{ approval_id: 'no-such-approval', decision: 'approve' }],
       });
-      await expect(unknown).rejects.toMatchObject({ cause: { type: 'ApprovalNotPending' } });
+      // Issue 13: an id that was never an approval is unknown (the API answers 404), not "not pending".
+      await expect(unknown).rejects.toMatchObject({ cause: { type: 'ApprovalNotFound' } });
       await decide(conversation, approvals[1]!, 'approve');
       await eventually(async () => ((await conversation.run(run.run_id)).steps === 1 ? true : undefined));
       expect((await pending(conversation, 1))[0]!.approval_id).toBe(approvals[0]!.approval_id);
