@@ -7,7 +7,7 @@ import type { RequestHandler } from 'express';
 import type { ApiToken } from '../common/config';
 import { ApiError } from './errors';
 
-const publicPaths = new Set(['/healthz', '/readyz', '/openapi.json']);
+const publicPaths = new Set(['/healthz', '/readyz', '/openapi.json', '/ok', '/info']);
 
 function matches(candidate: string, token: string): boolean {
   const a = Buffer.from(candidate);

@@ -23,7 +23,7 @@ export interface FollowOptions {
   /** Stop on reaching this offset (exclusive): the log's end when the run had already finished. */
   untilOffset?: number;
   signal: AbortSignal;
-  onEvent(offset: number, event: KeelEvent): void;
+  onEvent(offset: number, event: KeelEvent): void | Promise<void>;
 }
 
 /** The oldest offset the thread's log still holds. */
@@ -62,7 +62,7 @@ export async function followEvents(options: FollowOptions): Promise<FollowEnd> {
           if (expected >= until) return 'run_finished';
           continue;
         }
-        options.onEvent(item.offset, event);
+        await options.onEvent(item.offset, event);
         if (runId !== undefined && runTerminalEvents.includes(event.event)) return 'run_finished';
         if (expected >= until) return 'run_finished';
       }

@@ -31,6 +31,7 @@ const schema = z
     KEEL_API_HOST: z.string().default('127.0.0.1'),
     KEEL_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     KEEL_API_TOKENS: optionalString,
+    KEEL_API_CORS_ORIGINS: optionalString,
     KEEL_MODEL: optionalString,
     ANTHROPIC_API_KEY: optionalString,
     ANTHROPIC_BASE_URL: optionalString,
@@ -94,7 +95,16 @@ export interface KeelConfig {
   };
   taskQueue: string;
   dataDir: string;
-  api: { host: string; port: number; tokens: ApiToken[] };
+  api: {
+    host: string;
+    port: number;
+    tokens: ApiToken[];
+    /**
+     * Browser origins allowed to call the API (`KEEL_API_CORS_ORIGINS`, comma-separated; `*` for
+     * any). @default `["*"]` on a loopback host, else none
+     */
+    corsOrigins: string[];
+  };
   model: { default: string; explicit: boolean };
   providers: {
     anthropicApiKey: string | undefined;
@@ -171,6 +181,14 @@ function parseTokens(raw: string | undefined): ApiToken[] {
     });
 }
 
+/** A comma-separated list; undefined when unset. */
+function parseList(raw: string | undefined): string[] | undefined {
+  return raw
+    ?.split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
 export function parseConfig(raw: Record<string, string | undefined>, cwd: string): KeelConfig {
   const result = schema.safeParse(raw);
   if (!result.success) {
@@ -200,7 +218,13 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     },
     taskQueue: env.KEEL_TASK_QUEUE,
     dataDir,
-    api: { host: env.KEEL_API_HOST, port: env.KEEL_API_PORT, tokens: parseTokens(env.KEEL_API_TOKENS) },
+    api: {
+      host: env.KEEL_API_HOST,
+      port: env.KEEL_API_PORT,
+      tokens: parseTokens(env.KEEL_API_TOKENS),
+      corsOrigins:
+        parseList(env.KEEL_API_CORS_ORIGINS) ?? (loopbackHosts.has(env.KEEL_API_HOST) ? ['*'] : []),
+    },
     model: { default: model, explicit: env.KEEL_MODEL !== undefined },
     providers: {
       anthropicApiKey: env.ANTHROPIC_API_KEY,
@@ -210,10 +234,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       ollamaHost: env.OLLAMA_HOST,
       ollamaModel: env.OLLAMA_MODEL,
       stallTimeoutS: env.KEEL_MODEL_STALL_TIMEOUT_S,
-      toollessModels: (env.KEEL_TOOLLESS_MODELS ?? '')
-        .split(',')
-        .map((entry) => entry.trim())
-        .filter((entry) => entry !== ''),
+      toollessModels: parseList(env.KEEL_TOOLLESS_MODELS) ?? [],
     },
     defaults: {
       approval: env.KEEL_APPROVAL,

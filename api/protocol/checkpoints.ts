@@ -93,6 +93,9 @@ const tasksFor = (checkpointId: string, next: string[]): ThreadTask[] =>
     state: null,
   }));
 
+/** The id of a thread's first message (workflows/state.ts starts the sequence at 1). */
+const firstMessageId = 'm1';
+
 /** The id of the empty checkpoint a thread starts from. */
 export const initialCheckpointId = 'start';
 
@@ -109,7 +112,7 @@ export function threadCheckpoints(
   const states: ThreadState[] = [];
   let parent: CheckpointRef | null = null;
   // A compacted transcript no longer starts at the thread's beginning: there is no empty start.
-  if (messages[0] === undefined || messages[0].id === 'm0') {
+  if (messages[0] === undefined || messages[0].id === firstMessageId) {
     const start = ref(threadId, initialCheckpointId);
     states.push({
       values: { messages: [] },

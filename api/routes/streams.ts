@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { isTerminal, type Run } from '../../common/run';
 import type { Conversations } from '../conversations';
 import { followEvents, requireLiveCursor, streamBase, type FollowEnd } from '../event-stream';
+import { parseStreamMode, streamModeQuery, type StreamSelection } from '../protocol/stream-modes';
+import { resumeOffset, runStreamWriter, streamCursorOf, type StreamCursor } from '../protocol/stream-writer';
 import { currentOffset } from '../run-waiter';
 import { createRunBody } from '../schemas';
 import { defaultSseTimings, SseWriter, type SseTimings } from '../sse';
@@ -39,23 +41,35 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
   const streamRun = async (
     threadId: string,
     run: Run,
-    cursor: number | undefined,
+    cursor: StreamCursor | undefined,
+    selection: StreamSelection,
     request: Request,
     response: Response,
   ): Promise<void> => {
-    if (cursor !== undefined) await requireLiveCursor(client, threadId, cursor + 1);
+    if (cursor !== undefined) await requireLiveCursor(client, threadId, resumeOffset(cursor));
     const base = await streamBase(client, threadId);
     const first = run.first_event_offset ?? base;
-    const fromOffset = cursor === undefined ? Math.max(first, base) : cursor + 1;
+    const fromOffset = cursor === undefined ? Math.max(first, base) : resumeOffset(cursor);
     // A finished run's events all lie before the log's end now: replay up to there and stop, even
     // when the cursor is already past its terminal event.
     const untilOffset = isTerminal(run.status) ? await currentOffset(client, threadId) : undefined;
     const signal = clientGone(request, response);
-    const writer = new SseWriter(response, timings);
-    writer.event('metadata', { run_id: run.run_id, thread_id: threadId });
+    const writer = new SseWriter(response, timings, selection.native ? 'keel' : 'langgraph');
+    const events = runStreamWriter({
+      writer,
+      selection,
+      threadId,
+      cursor,
+      readTranscript: () => conversations.transcript(threadId),
+    });
+    writer.event('metadata', {
+      run_id: run.run_id,
+      thread_id: threadId,
+      ...(selection.native ? {} : { attempt: 1 }),
+    });
     if (cursor === undefined && first < base && isTerminal(run.status)) {
       // Its events were truncated away: say how it ended, without an id (nothing to resume from).
-      writer.event(`run.${run.status}`, { run });
+      await events.summarize(run.run_id, { event: `run.${run.status}`, data: { run } });
       writer.end();
       return;
     }
@@ -66,26 +80,31 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
       runId: run.run_id,
       signal,
       ...(untilOffset === undefined ? {} : { untilOffset }),
-      onEvent: (at, event) => writer.event(event.event, event.data, at),
+      onEvent: (at, event) => events.write(at, event),
     });
-    finish(writer, end);
+    finish(writer, end, selection);
   };
 
   router.post('/threads/:thread_id/runs/stream', async (request, response) => {
     const threadId = pathId(request, 'thread_id');
+    const selection = parseStreamMode(
+      (request.body as { stream_mode?: unknown } | undefined)?.stream_mode,
+      'body',
+    );
     const run = await submitRunFromBody(conversations, threadId, parseBody(createRunBody, request), response);
-    const location = runStreamPath(threadId, run.run_id);
-    response.setHeader('Content-Location', location);
-    response.setHeader('Location', location);
-    await streamRun(threadId, run, undefined, request, response);
+    // LangGraph's SDK reads the run id from Content-Location and reconnects to Location.
+    response.setHeader('Content-Location', `/threads/${threadId}/runs/${run.run_id}`);
+    response.setHeader('Location', `${runStreamPath(threadId, run.run_id)}?${streamModeQuery(selection)}`);
+    await streamRun(threadId, run, undefined, selection, request, response);
   });
 
   router.get('/threads/:thread_id/runs/:run_id/stream', async (request, response) => {
     const threadId = pathId(request, 'thread_id');
-    const cursor = cursorOf(request);
+    const selection = parseStreamMode(request.query.stream_mode, 'query');
+    const cursor = streamCursorOf(request, selection);
     await conversations.authorize(threadId, ownerOf(response));
     const run = await conversations.getRun(threadId, pathId(request, 'run_id'));
-    await streamRun(threadId, run, cursor, request, response);
+    await streamRun(threadId, run, cursor, selection, request, response);
   });
 
   router.get('/threads/:thread_id/stream', async (request, response) => {
@@ -105,20 +124,23 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
       signal,
       onEvent: (at, event) => writer.event(event.event, event.data, at),
     });
-    finish(writer, end);
+    finish(writer, end, { native: true });
   });
 
   return router;
 }
 
-function finish(writer: SseWriter, end: FollowEnd): void {
+function finish(writer: SseWriter, end: FollowEnd, selection: StreamSelection): void {
   if (end === 'client_gone') return writer.close();
   if (end === 'cursor_expired') {
     // No `end`: the client reconnects with its Last-Event-ID and is told 410.
-    writer.event('error', {
-      code: 'stream_cursor_expired',
-      message: 'the event log was truncated past this reader',
-    });
+    const message = 'the event log was truncated past this reader';
+    writer.event(
+      'error',
+      selection.native
+        ? { code: 'stream_cursor_expired', message }
+        : { error: 'stream_cursor_expired', message },
+    );
     return writer.close();
   }
   writer.end();

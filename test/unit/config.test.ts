@@ -28,6 +28,16 @@ describe('configuration', () => {
     ]);
   });
 
+  it('lets any browser origin call a loopback API, and only the listed ones otherwise', () => {
+    expect(parseConfig({}, '/').api.corsOrigins).toEqual(['*']);
+    const exposed = { KEEL_API_HOST: '0.0.0.0', KEEL_API_TOKENS: 'alice:s3cret' };
+    expect(parseConfig(exposed, '/').api.corsOrigins).toEqual([]);
+    expect(
+      parseConfig({ ...exposed, KEEL_API_CORS_ORIGINS: 'https://chat.example, http://localhost:3000' }, '/')
+        .api.corsOrigins,
+    ).toEqual(['https://chat.example', 'http://localhost:3000']);
+  });
+
   it.each([
     ['KEEL_MODEL', 'gpt4', /unknown model provider "gpt4"/],
     ['KEEL_MODEL', 'anthropic:', /names no model/],

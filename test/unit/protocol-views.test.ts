@@ -9,9 +9,9 @@ import { parseStreamMode, type ProtocolStreamMode } from '../../api/protocol/str
 
 const at = '2026-01-01T00:00:00.000Z';
 const transcript: Message[] = [
-  { id: 'm0', run_id: 'r1', created_at: at, role: 'user', content: [{ type: 'text', text: 'run: echo hi' }] },
+  { id: 'm1', run_id: 'r1', created_at: at, role: 'user', content: [{ type: 'text', text: 'run: echo hi' }] },
   {
-    id: 'm1',
+    id: 'm2',
     run_id: 'r1',
     created_at: at,
     role: 'assistant',
@@ -23,14 +23,14 @@ const transcript: Message[] = [
     ],
   },
   {
-    id: 'm2',
+    id: 'm3',
     run_id: 'r1',
     created_at: at,
     role: 'user',
     content: [{ type: 'tool_result', tool_use_id: 'tu1', content: 'hi' }],
   },
   {
-    id: 'm3',
+    id: 'm4',
     run_id: 'r1',
     created_at: at,
     role: 'assistant',
@@ -96,16 +96,16 @@ describe('checkpoints of a transcript', () => {
       })),
     ).toEqual([
       { id: 'start', parent: null, step: -1, next: ['__start__'], tasks: [], messages: [] },
-      { id: 'm0', parent: 'start', step: 0, next: ['agent'], tasks: ['agent'], messages: ['human'] },
+      { id: 'm1', parent: 'start', step: 0, next: ['agent'], tasks: ['agent'], messages: ['human'] },
       {
-        id: 'm2',
-        parent: 'm0',
+        id: 'm3',
+        parent: 'm1',
         step: 1,
         next: ['agent'],
         tasks: ['agent'],
         messages: ['human', 'ai', 'tool'],
       },
-      { id: 'm3', parent: 'm2', step: 2, next: [], tasks: [], messages: ['human', 'ai', 'tool', 'ai'] },
+      { id: 'm4', parent: 'm3', step: 2, next: [], tasks: [], messages: ['human', 'ai', 'tool', 'ai'] },
     ]);
   });
 
@@ -115,8 +115,8 @@ describe('checkpoints of a transcript', () => {
   });
 
   it('reads the values through the step that committed a message', () => {
-    expect(messagesThroughStep(transcript, 'm1')!.map((message) => message.id)).toEqual(['m0', 'm1', 'm2']);
-    expect(messagesThroughStep(transcript, 'm9')).toBeUndefined();
+    expect(messagesThroughStep(transcript, 'm2')!.map((message) => message.id)).toEqual(['m1', 'm2', 'm3']);
+    expect(messagesThroughStep(transcript, 'm10')).toBeUndefined();
   });
 });
 
@@ -151,7 +151,7 @@ describe('translating Keel events into stream modes', () => {
     expect(values.map(([event]) => event)).toEqual(['values', 'values', 'values']);
     expect(
       values.map(([, data]) => (data as { messages: Array<{ id: string }> }).messages.map((m) => m.id)),
-    ).toEqual([['m0'], ['m0', 'm1', 'm2'], ['m0', 'm1', 'm2', 'm3']]);
+    ).toEqual([['m1'], ['m1', 'm2', 'm3'], ['m1', 'm2', 'm3', 'm4']]);
   });
 
   it('messages-tuple: text chunks, a closing chunk with the tool calls, then the tool message', async () => {
@@ -174,7 +174,7 @@ describe('translating Keel events into stream modes', () => {
     expect(tuples).toEqual([
       ['messages', 'AIMessageChunk', first, 'Running.', 0, 'agent'],
       ['messages', 'AIMessageChunk', first, '', 1, 'agent'],
-      ['messages', 'tool', 'm2', 'hi', undefined, 'tools'],
+      ['messages', 'tool', 'm3', 'hi', undefined, 'tools'],
       ['messages', 'AIMessageChunk', second, 'It said hi.', 0, 'agent'],
       ['messages', 'AIMessageChunk', second, '', 0, 'agent'],
     ]);
