@@ -5,6 +5,7 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Conversations } from '../conversations';
+import { ApiError } from '../errors';
 import { threadCheckpoints, type ThreadState } from '../protocol/checkpoints';
 import { ownerOf, parseBody, parseQuery, pathId } from '../validate';
 
@@ -12,8 +13,8 @@ import { ownerOf, parseBody, parseQuery, pathId } from '../validate';
 const checkpointRef = z
   .union([
     z.string(),
-    z.object({ checkpoint_id: z.string().optional() }),
-    z.object({ configurable: z.object({ checkpoint_id: z.string().optional() }) }),
+    z.object({ configurable: z.object({ checkpoint_id: z.string() }) }),
+    z.object({ checkpoint_id: z.string() }),
   ])
   .optional()
   .transform((value) =>
@@ -25,6 +26,8 @@ const checkpointRef = z
           ? value.configurable.checkpoint_id
           : value.checkpoint_id,
   );
+
+const checkpointBody = z.object({ checkpoint: checkpointRef });
 
 const historyFilter = z.object({
   limit: z.coerce.number().int().min(1).max(1_000).default(10),
@@ -49,6 +52,23 @@ export function threadStateRoutes(conversations: Conversations): Router {
   router.get('/threads/:thread_id/state', async (request, response) => {
     const [latest] = await checkpointsOf(request, response);
     response.json(latest);
+  });
+
+  /** One checkpoint's state, or 404 `checkpoint_not_found`. */
+  const stateAt = async (request: Request, response: Response, checkpointId: string | undefined) => {
+    const states = await checkpointsOf(request, response);
+    const found = states.find((state) => state.checkpoint.checkpoint_id === checkpointId);
+    if (found === undefined)
+      throw new ApiError(404, 'checkpoint_not_found', `checkpoint ${String(checkpointId)} not found`);
+    response.json(found);
+  };
+
+  router.post('/threads/:thread_id/state/checkpoint', async (request, response) => {
+    await stateAt(request, response, parseBody(checkpointBody, request).checkpoint);
+  });
+
+  router.get('/threads/:thread_id/state/:checkpoint_id', async (request, response) => {
+    await stateAt(request, response, String(request.params.checkpoint_id));
   });
 
   const history = async (request: Request, response: Response, filter: z.infer<typeof historyFilter>) => {

@@ -239,6 +239,15 @@ describe("LangGraph's JS SDK against Keel", () => {
       history.slice(0, -1).forEach((entry, index) => {
         expect(entry.parent_checkpoint?.checkpoint_id).toBe(history[index + 1]!.checkpoint.checkpoint_id);
       });
+      const earlier = await client.threads.getState(thread.thread_id, history[1]!.checkpoint);
+      expect(earlier).toEqual(history[1]);
+      expect(await client.threads.getState(thread.thread_id, history[2]!.checkpoint.checkpoint_id!)).toEqual(
+        history[2],
+      );
+      const unknown = await failureOf(
+        client.threads.getState(thread.thread_id, { ...state.checkpoint, checkpoint_id: 'm999' }),
+      );
+      expect(unknown).toMatchObject({ status: 404, body: { error: { code: 'checkpoint_not_found' } } });
       const older = await client.threads.getHistory(thread.thread_id, {
         limit: 2,
         before: { configurable: { checkpoint_id: history[1]!.checkpoint.checkpoint_id } },
