@@ -207,7 +207,10 @@ describe("LangGraph's JS SDK against Keel", () => {
       expect(finalValues.messages[2]!.tool_call_id).toBe(finalValues.messages[1]!.tool_calls![0]!.id);
 
       // Resuming after any event replays exactly what came after it.
-      for (const cut of [1, Math.floor(durable.length / 2), durable.length - 2]) {
+      // One Keel event became several LangGraph events: resuming between them repeats none.
+      const inside = durable.findIndex((part) => part.id!.includes('-'));
+      expect(inside).toBeGreaterThan(0);
+      for (const cut of [1, inside, Math.floor(durable.length / 2), durable.length - 2]) {
         const rest = await collect(
           client.runs.joinStream(thread.thread_id, runId, {
             lastEventId: durable[cut]!.id!,
