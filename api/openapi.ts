@@ -94,6 +94,23 @@ export function openApiDocument(): Record<string, unknown> {
           responses: ok('The state'),
         },
       },
+      '/threads/{thread_id}/state/checkpoint': {
+        post: {
+          summary: 'The state at a checkpoint ({checkpoint: {checkpoint_id}}); 404 checkpoint_not_found',
+          parameters: [threadId],
+          responses: ok('The state'),
+        },
+      },
+      '/threads/{thread_id}/state/{checkpoint_id}': {
+        get: {
+          summary: 'The state at a checkpoint; 404 checkpoint_not_found',
+          parameters: [
+            threadId,
+            { name: 'checkpoint_id', in: 'path', required: true, schema: { type: 'string' } },
+          ],
+          responses: ok('The state'),
+        },
+      },
       '/threads/{thread_id}/history': {
         get: {
           summary: 'Checkpoints, newest first: one per committed step (?limit, ?before=<checkpoint_id>)',
