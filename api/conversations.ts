@@ -10,15 +10,18 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
 import type { KeelConfig } from '../common/config';
 import * as messages from '../common/messages';
-import type { Run } from '../common/run';
+import { queuedRun, type Run } from '../common/run';
 import { searchAttributes } from '../common/search-attributes';
 import type { Thread, ThreadConfig } from '../common/thread';
 import type { Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
 import type { NewConversation, conversationWorkflow } from '../workflows/conversation-workflow';
 import { ApiError } from './errors';
+import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
 
 export const workflowIdFor = (threadId: string): string => `conversation-${threadId}`;
@@ -29,8 +32,32 @@ export type Owner = string | undefined;
 export class Conversations {
   constructor(
     readonly client: Client,
-    private readonly config: Pick<KeelConfig, 'taskQueue' | 'model' | 'defaults'>,
+    private readonly config: Pick<KeelConfig, 'taskQueue' | 'model' | 'defaults'> & {
+      api: Pick<KeelConfig['api'], 'intakeWaitMs' | 'readTimeoutMs'>;
+    },
   ) {}
+
+  /**
+   * A read of the thread's live state (a query), bounded: a query needs a worker, and with none
+   * (a deploy, an outage) the server would hold it for minutes. 503 with Retry-After instead.
+   */
+  async read<T>(threadId: string, query: () => Promise<T>): Promise<T> {
+    try {
+      return await this.client.withDeadline(Date.now() + this.config.api.readTimeoutMs, query);
+    } catch (error) {
+      if (!isStall(error)) throw error;
+      throw new ApiError(
+        503,
+        'thread_unavailable',
+        `thread ${threadId} did not answer within ${this.config.api.readTimeoutMs} ms: no worker holds it right now (a restart or a deploy); nothing is lost, retry shortly`,
+      );
+    }
+  }
+
+  /** Hands input to the thread by update, or by signal when it cannot take it now (see intake.ts). */
+  #deliver<T>(byUpdate: () => Promise<T>, bySignal: () => Promise<void>): Promise<Delivery<T>> {
+    return deliver({ client: this.client, waitMs: this.config.api.intakeWaitMs, byUpdate, bySignal });
+  }
 
   handle(threadId: string) {
     return this.client.workflow.getHandle<typeof conversationWorkflow>(workflowIdFor(threadId));
@@ -113,30 +140,40 @@ export class Conversations {
 
   /** The thread, or 404 when it does not exist or belongs to someone else. */
   async getThread(threadId: string, owner: Owner): Promise<Thread> {
-    const thread = await this.handle(threadId).query(messages.getThreadQuery);
-    if (owner !== undefined && thread.owner !== owner)
-      throw new ApiError(404, 'thread_not_found', 'thread not found');
+    const thread = await this.read(threadId, () => this.handle(threadId).query(messages.getThreadQuery));
+    if (owner !== undefined && thread.owner !== owner) throw threadNotFound(threadId);
     return thread;
   }
 
-  /** Checks ownership only when the API authenticates callers (otherwise Temporal says 404 itself). */
+  /**
+   * Checks ownership only when the API authenticates callers (otherwise Temporal says 404 itself),
+   * from the owner search attribute: the server answers that without a worker.
+   */
   async authorize(threadId: string, owner: Owner): Promise<void> {
-    if (owner !== undefined) await this.getThread(threadId, owner);
+    if (owner === undefined) return;
+    const description = await this.handle(threadId).describe();
+    if (description.typedSearchAttributes.get(searchAttributes.owner) !== owner)
+      throw threadNotFound(threadId);
   }
 
   /** The operator's full state dump (after the owner check). */
   async debugState(threadId: string, owner: Owner): Promise<messages.StateDump> {
     await this.authorize(threadId, owner);
-    return this.handle(threadId).query(messages.getStateQuery);
+    return this.read(threadId, () => this.handle(threadId).query(messages.getStateQuery));
   }
 
   async transcript(threadId: string): Promise<Message[]> {
-    return this.handle(threadId).query(messages.getTranscriptQuery, {});
+    return this.read(threadId, () => this.handle(threadId).query(messages.getTranscriptQuery, {}));
+  }
+
+  pendingApprovals(threadId: string): Promise<PendingApproval[]> {
+    return this.read(threadId, () => this.handle(threadId).query(messages.getPendingApprovalsQuery));
   }
 
   /**
    * Submits a run. A `run_id` already on the thread returns that run (creation is idempotent);
-   * with `ifNotExists: 'create'` a missing thread is created in the same call.
+   * with `create` a missing thread is created in the same call. When the thread cannot take the
+   * input at once, it is written to the thread's history by signal and answered as `queued`.
    */
   async submitRun(
     threadId: string,
@@ -144,19 +181,13 @@ export class Conversations {
     create: NewConversation | undefined,
   ): Promise<Run> {
     try {
-      if (create === undefined)
-        return await this.handle(threadId).executeUpdate(messages.submitInputUpdate, { args: [input] });
-      const startWorkflowOperation = new WithStartWorkflowOperation<typeof conversationWorkflow>(
-        'conversationWorkflow',
-        {
-          ...this.#startOptions(create),
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        },
+      const delivery = await this.#deliver(
+        () => this.#submitByUpdate(threadId, input, create),
+        () => this.#submitBySignal(threadId, input, create),
       );
-      return await this.client.workflow.executeUpdateWithStart(messages.submitInputUpdate, {
-        args: [input],
-        startWorkflowOperation,
-      });
+      if (delivery.kind === 'taken') return delivery.value;
+      const model = create?.config.model ?? (await this.#modelOf(threadId));
+      return queuedRun({ thread_id: threadId, model }, input, Date.now());
     } catch (error) {
       if (
         error instanceof WorkflowUpdateFailedError &&
@@ -169,24 +200,102 @@ export class Conversations {
     }
   }
 
+  #submitByUpdate(
+    threadId: string,
+    input: messages.SubmitInput,
+    create: NewConversation | undefined,
+  ): Promise<Run> {
+    if (create === undefined)
+      return this.handle(threadId).executeUpdate(messages.submitInputUpdate, { args: [input] });
+    const startWorkflowOperation = new WithStartWorkflowOperation<typeof conversationWorkflow>(
+      'conversationWorkflow',
+      { ...this.#startOptions(create), workflowIdConflictPolicy: 'USE_EXISTING' },
+    );
+    return this.client.workflow.executeUpdateWithStart(messages.submitInputUpdate, {
+      args: [input],
+      startWorkflowOperation,
+    });
+  }
+
+  async #submitBySignal(
+    threadId: string,
+    input: messages.SubmitInput,
+    create: NewConversation | undefined,
+  ): Promise<void> {
+    if (create === undefined) {
+      await this.handle(threadId).signal(messages.userMessageSignal, input);
+      return;
+    }
+    await this.client.workflow.signalWithStart('conversationWorkflow', {
+      ...this.#startOptions(create),
+      signal: messages.userMessageSignal,
+      signalArgs: [input],
+    });
+  }
+
+  /** The thread's model as visibility records it (no worker needed), for a run answered as queued. */
+  async #modelOf(threadId: string): Promise<string> {
+    const description = await this.handle(threadId).describe();
+    return description.typedSearchAttributes.get(searchAttributes.model) ?? this.config.model.default;
+  }
+
   async getRun(threadId: string, runId: string): Promise<Run> {
-    const run = await this.handle(threadId).query(messages.getRunQuery, { run_id: runId });
+    const run = await this.read(threadId, () =>
+      this.handle(threadId).query(messages.getRunQuery, { run_id: runId }),
+    );
     if (run === null)
       throw new ApiError(404, 'run_not_found', `run ${runId} not found on thread ${threadId}`);
     return run;
   }
 
   listRuns(threadId: string, limit: number): Promise<Run[]> {
-    return this.handle(threadId).query(messages.listRunsQuery, { limit });
+    return this.read(threadId, () => this.handle(threadId).query(messages.listRunsQuery, { limit }));
   }
 
-  deferRun(threadId: string, runId: string): Promise<Run> {
-    return this.handle(threadId).executeUpdate(messages.deferRunUpdate, { args: [{ run_id: runId }] });
+  /**
+   * Marks the run `deferred` (its caller stopped waiting). Cosmetic, so it is not queued by signal:
+   * when the thread cannot answer now, the run is returned as `known` and left as it is.
+   */
+  async deferRun(threadId: string, known: Run): Promise<Run> {
+    try {
+      return await this.client.withDeadline(Date.now() + this.config.api.intakeWaitMs, () =>
+        this.handle(threadId).executeUpdate(messages.deferRunUpdate, { args: [{ run_id: known.run_id }] }),
+      );
+    } catch (error) {
+      if (isStall(error)) return known;
+      throw error;
+    }
   }
 
-  cancelRun(threadId: string, runId: string, reason: string | undefined): Promise<Run> {
-    return this.handle(threadId).executeUpdate(messages.requestCancelUpdate, {
-      args: [{ run_id: runId, ...(reason === undefined ? {} : { reason }) }],
-    });
+  /** Cancels a run; `queued` when the cancel went by signal (the thread applies it when it can). */
+  cancelRun(threadId: string, runId: string, reason: string | undefined): Promise<Delivery<Run>> {
+    const input = { run_id: runId, ...(reason === undefined ? {} : { reason }) };
+    return this.#deliver(
+      () => this.handle(threadId).executeUpdate(messages.requestCancelUpdate, { args: [input] }),
+      () => this.handle(threadId).signal(messages.cancelRunSignal, input),
+    );
+  }
+
+  /** Decides an approval; `queued` when the decision went by signal. */
+  decideApproval(threadId: string, decision: DecideApprovalInput): Promise<Delivery<PendingApproval>> {
+    return this.#deliver(
+      () => this.handle(threadId).executeUpdate(messages.decideApprovalUpdate, { args: [decision] }),
+      () => this.handle(threadId).signal(messages.approvalSignal, decision),
+    );
+  }
+
+  /** The stream offset now: events published after this are at or beyond it. */
+  currentOffset(threadId: string): Promise<number> {
+    return this.read(threadId, () =>
+      WorkflowStreamClient.create(this.client, workflowIdFor(threadId)).getOffset(),
+    );
+  }
+
+  /** The oldest offset the thread's event log still holds. */
+  streamBase(threadId: string): Promise<number> {
+    return this.read(threadId, () => this.handle(threadId).query(messages.getStreamBaseQuery));
   }
 }
+
+export const threadNotFound = (threadId: string): ApiError =>
+  new ApiError(404, 'thread_not_found', `thread ${threadId} not found`);

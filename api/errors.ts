@@ -68,6 +68,8 @@ const rejections: Record<string, [number, string]> = {
 };
 
 const unavailableCodes = new Set([4, 14]); // DEADLINE_EXCEEDED, UNAVAILABLE
+/** What a 503 tells the caller to wait before retrying, in seconds. */
+export const retryAfterS = 2;
 
 /** Maps anything thrown while talking to Temporal to an ApiError, or returns undefined. */
 export function fromTemporal(error: unknown): ApiError | undefined {
@@ -122,6 +124,8 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       logger.error({ err: error, method: request.method, path: request.path }, 'request failed');
       apiError = new ApiError(500, 'internal_error', 'internal error');
     }
+    // Nothing was lost: the caller should come back (the worker or Temporal is on its way back).
+    if (apiError.status === 503) response.setHeader('Retry-After', String(retryAfterS));
     response.status(apiError.status).json(apiError.body());
   };
 }

@@ -3,21 +3,28 @@
  * event is on one topic), so a jump means the log was truncated under a slow reader: the
  * follower stops with `cursor_expired` instead of silently skipping events, as
  * `WorkflowStreamClient.subscribe` would (it restarts from the log's start on `TruncatedOffset`).
+ *
+ * An open stream outlives outages: when the thread's worker is gone (a deploy, a crash) or
+ * Temporal itself is unreachable, the follower keeps the connection (the SSE writer's heartbeats
+ * go on) and resumes from the next offset it expects once events flow again.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { eventsTopic, runIdOf, runTerminalEvents, type KeelEvent } from '../common/events';
-import * as messages from '../common/messages';
+import type { Conversations } from './conversations';
 import { workflowIdFor } from './conversations';
 import { ApiError } from './errors';
+import { isOutage } from './intake';
 
 export type FollowEnd = 'run_finished' | 'thread_closed' | 'client_gone' | 'cursor_expired';
 
 export interface FollowOptions {
   client: Client;
   threadId: string;
-  /** The first offset to deliver. */
-  fromOffset: number;
+  /** The first offset to deliver; `base`: from the oldest event the log holds (a run not yet seen). */
+  fromOffset: number | 'base';
   /** Deliver only this run's events, and stop after its terminal event. */
   runId?: string;
   /** Stop on reaching this offset (exclusive): the log's end when the run had already finished. */
@@ -26,14 +33,13 @@ export interface FollowOptions {
   onEvent(offset: number, event: KeelEvent): void | Promise<void>;
 }
 
-/** The oldest offset the thread's log still holds. */
-export function streamBase(client: Client, threadId: string): Promise<number> {
-  return client.workflow.getHandle(workflowIdFor(threadId)).query(messages.getStreamBaseQuery);
-}
-
 /** 410 `stream_cursor_expired` when `fromOffset` is older than the log. */
-export async function requireLiveCursor(client: Client, threadId: string, fromOffset: number): Promise<void> {
-  const base = await streamBase(client, threadId);
+export async function requireLiveCursor(
+  conversations: Conversations,
+  threadId: string,
+  fromOffset: number,
+): Promise<void> {
+  const base = await conversations.streamBase(threadId);
   if (fromOffset < base)
     throw new ApiError(
       410,
@@ -42,34 +48,53 @@ export async function requireLiveCursor(client: Client, threadId: string, fromOf
     );
 }
 
+/** Waits between attempts while the thread or Temporal is unreachable. */
+const backoffMs = { first: 250, max: 2_000 };
+
 export async function followEvents(options: FollowOptions): Promise<FollowEnd> {
   const { client, threadId, runId, signal } = options;
-  let expected = options.fromOffset;
+  let expected: number | undefined = options.fromOffset === 'base' ? undefined : options.fromOffset;
   const until = options.untilOffset ?? Number.POSITIVE_INFINITY;
-  if (expected >= until) return 'run_finished';
-  try {
-    return await client.withAbortSignal(signal, async () => {
-      const stream = WorkflowStreamClient.create(client, workflowIdFor(threadId));
-      for await (const item of stream.subscribe<KeelEvent>(undefined, expected, {
-        resultType: true,
-        pollCooldown: '0 milliseconds',
-      })) {
-        if (item.offset < expected) continue;
-        if (item.offset > expected) return 'cursor_expired';
-        expected = item.offset + 1;
-        const event = item.data;
-        if (item.topic !== eventsTopic || (runId !== undefined && runIdOf(event) !== runId)) {
+  if (expected !== undefined && expected >= until) return 'run_finished';
+  const handle = client.workflow.getHandle(workflowIdFor(threadId));
+  let pause = backoffMs.first;
+  while (!signal.aborted) {
+    try {
+      const end = await client.withAbortSignal(signal, async (): Promise<FollowEnd | undefined> => {
+        const stream = WorkflowStreamClient.create(client, workflowIdFor(threadId));
+        for await (const item of stream.subscribe<KeelEvent>(undefined, expected ?? 0, {
+          resultType: true,
+          pollCooldown: '0 milliseconds',
+        })) {
+          pause = backoffMs.first;
+          expected ??= item.offset;
+          if (item.offset < expected) continue;
+          if (item.offset > expected) return 'cursor_expired';
+          const event = item.data;
+          if (item.topic !== eventsTopic || (runId !== undefined && runIdOf(event) !== runId)) {
+            expected = item.offset + 1;
+            if (expected >= until) return 'run_finished';
+            continue;
+          }
+          // Delivered before the cursor moves on: a delivery that reads the thread and meets an
+          // outage is retried from this event, not skipped.
+          await options.onEvent(item.offset, event);
+          expected = item.offset + 1;
+          if (runId !== undefined && runTerminalEvents.includes(event.event)) return 'run_finished';
           if (expected >= until) return 'run_finished';
-          continue;
         }
-        await options.onEvent(item.offset, event);
-        if (runId !== undefined && runTerminalEvents.includes(event.event)) return 'run_finished';
-        if (expected >= until) return 'run_finished';
-      }
-      return 'thread_closed';
-    });
-  } catch (error) {
-    if (signal.aborted) return 'client_gone';
-    throw error;
+        // The subscription ended: the thread closed, or a poll was cut short while it still runs.
+        const description = await handle.describe();
+        return description.status.name === 'RUNNING' ? undefined : 'thread_closed';
+      });
+      if (end !== undefined) return end;
+    } catch (error) {
+      if (signal.aborted) return 'client_gone';
+      if (error instanceof WorkflowNotFoundError) return 'thread_closed';
+      if (!isOutage(error)) throw error;
+    }
+    await sleep(pause, undefined, { signal }).catch(() => undefined);
+    pause = Math.min(pause * 2, backoffMs.max);
   }
+  return 'client_gone';
 }

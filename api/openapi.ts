@@ -33,8 +33,21 @@ const errors = {
   '409': { description: 'Conflict (thread_busy, thread_exists, thread_closed)', ...json(errorSchema) },
   '413': { description: 'Body too large', ...json(errorSchema) },
   '422': { description: 'Validation failed', ...json(errorSchema) },
-  '503': { description: 'Temporal unavailable', ...json(errorSchema) },
+  '503': {
+    description:
+      'Temporal unreachable, or (thread_unavailable) no worker answered a read in time; retry after Retry-After seconds',
+    ...json(errorSchema),
+  },
 };
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'Without a run_id: retries with the same key reach the same run',
+  schema: { type: 'string' },
+};
+/** The answer when the thread could not take a decision or cancel at once: it is in its history. */
+const queued = (description: string) => ({ '202': { description, ...json({ type: 'object' }) } });
 const threadId = { name: 'thread_id', in: 'path', required: true, schema: { type: 'string' } };
 const runId = { name: 'run_id', in: 'path', required: true, schema: { type: 'string' } };
 const timeout = {
@@ -133,8 +146,9 @@ export function openApiDocument(): Record<string, unknown> {
       '/threads/{thread_id}/runs': {
         get: { summary: 'List runs, newest first', parameters: [threadId], responses: ok('Runs') },
         post: {
-          summary: 'Create a run (not awaited)',
-          parameters: [threadId],
+          summary:
+            'Create a run (not awaited). Durable: with no worker holding the thread it is still taken, `queued`',
+          parameters: [threadId, idempotencyKey],
           requestBody: body(createRunBody),
           responses: ok('The run'),
         },
@@ -169,7 +183,10 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Cancel a run (idempotent)',
           parameters: [threadId, runId],
           requestBody: { ...body(cancelBody), required: false },
-          responses: ok('The run'),
+          responses: {
+            ...ok('The run'),
+            ...queued('The cancel is queued: no worker holds the thread right now'),
+          },
         },
       },
       '/threads/{thread_id}/runs/stream': {
@@ -221,7 +238,10 @@ export function openApiDocument(): Record<string, unknown> {
             { name: 'approval_id', in: 'path', required: true, schema: { type: 'string' } },
           ],
           requestBody: body(decisionBody),
-          responses: ok('The decided approval'),
+          responses: {
+            ...ok('The decided approval'),
+            ...queued('The decision is queued: no worker holds the thread right now'),
+          },
         },
       },
       '/threads/{thread_id}/limits': {

@@ -11,18 +11,15 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { awaitRunUpdate, getRunQuery } from '../common/messages';
 import { isTerminal, type Run } from '../common/run';
 import { workflowIdFor } from './conversations';
-
-/** The stream offset now: events published after this call are at or beyond it. */
-export function currentOffset(client: Client, threadId: string): Promise<number> {
-  return WorkflowStreamClient.create(client, workflowIdFor(threadId)).getOffset();
-}
+import { isOutage } from './intake';
 
 /** Between asking an ended run and its successor: continue-as-new takes a moment. */
 const handOverPauseMs = 50;
+/** Between asks while the thread's worker is gone or Temporal is unreachable. */
+const outagePauseMs = 500;
 
 /** The update reached a run that ended (continued as new, or the thread closed) before answering. */
 function endedUnderUs(error: unknown): boolean {
@@ -33,6 +30,12 @@ function endedUnderUs(error: unknown): boolean {
     error.cause.type === 'AcceptedUpdateCompletedWorkflow'
   );
 }
+
+/** A run handed over by signal that the thread has not taken in yet (its worker is coming back). */
+const notSeenYet = (error: unknown): boolean =>
+  error instanceof WorkflowUpdateFailedError &&
+  error.cause instanceof ApplicationFailure &&
+  error.cause.type === 'RunNotFound';
 
 /**
  * Resolves with the finished run, or undefined when `timeoutMs` passes first (or the caller
@@ -74,6 +77,12 @@ export async function waitForRun(
           // The thread's workflow has ended (closed): its last state still answers queries.
           const run = await handle.query(getRunQuery, { run_id: runId });
           return run !== null && isTerminal(run.status) ? run : undefined;
+        }
+        if (isOutage(error) || notSeenYet(error)) {
+          // No worker holds the thread right now (a deploy, a crash), or it has not taken the run in
+          // yet: wait it out, then ask again.
+          await sleep(outagePauseMs, undefined, { signal: controller.signal }).catch(() => undefined);
+          continue;
         }
         if (!endedUnderUs(error)) throw error;
       }

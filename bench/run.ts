@@ -13,6 +13,7 @@ import { type FakeAnthropic, startFakeAnthropic } from '../test/fakes/anthropic-
 import { type System, startSystem } from './harness';
 import { progress } from './progress';
 import { type Row, type ScenarioResult, table } from './report';
+import { intake } from './scenarios/intake';
 import { longConversation } from './scenarios/long-conversation';
 import { memory } from './scenarios/memory';
 import { recovery } from './scenarios/recovery';
@@ -69,6 +70,11 @@ const scenarios: Scenario[] = [
     name: 'long',
     title: '6. long conversation: turns in one thread',
     run: (system, { quick }) => longConversation(system, { turns: quick ? 200 : 1_000, window: 20 }),
+  },
+  {
+    name: 'intake',
+    title: '7. intake: POST runs on the normal path, during kills, with no worker',
+    run: (system, { quick }) => intake(system, { messages: quick ? 20 : 100, killSeconds: quick ? 20 : 60 }),
   },
 ];
 

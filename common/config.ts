@@ -32,6 +32,8 @@ const schema = z
     KEEL_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     KEEL_API_TOKENS: optionalString,
     KEEL_API_CORS_ORIGINS: optionalString,
+    KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(300),
+    KEEL_READ_TIMEOUT_MS: z.coerce.number().int().min(1).max(120_000).default(3_000),
     KEEL_MODEL: optionalString,
     ANTHROPIC_API_KEY: optionalString,
     ANTHROPIC_BASE_URL: optionalString,
@@ -104,6 +106,13 @@ export interface KeelConfig {
      * any). @default `["*"]` on a loopback host, else none
      */
     corsOrigins: string[];
+    /**
+     * How long the door waits for the thread to take input by update before it delivers the
+     * input by signal instead (`KEEL_INTAKE_WAIT_MS`). @default 300
+     */
+    intakeWaitMs: number;
+    /** How long a read (a query) may wait for the thread's worker before 503 (`KEEL_READ_TIMEOUT_MS`). @default 3000 */
+    readTimeoutMs: number;
   };
   model: { default: string; explicit: boolean };
   providers: {
@@ -224,6 +233,8 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       tokens: parseTokens(env.KEEL_API_TOKENS),
       corsOrigins:
         parseList(env.KEEL_API_CORS_ORIGINS) ?? (loopbackHosts.has(env.KEEL_API_HOST) ? ['*'] : []),
+      intakeWaitMs: env.KEEL_INTAKE_WAIT_MS,
+      readTimeoutMs: env.KEEL_READ_TIMEOUT_MS,
     },
     model: { default: model, explicit: env.KEEL_MODEL !== undefined },
     providers: {

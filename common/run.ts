@@ -1,6 +1,7 @@
 import type { SessionSummary } from './thread';
-import type { Usage } from './usage';
+import { zeroUsage, type Usage } from './usage';
 import type { FailureType } from './failures';
+import type { SubmitInput } from './messages';
 
 export const RunStatus = {
   queued: 'queued',
@@ -32,6 +33,9 @@ export const StatusReason = {
   cancelledByUser: 'cancelled_by_user',
   superseded: 'superseded',
   threadClosed: 'thread_closed',
+  /** Taken durably while the thread could not decide at once, then refused by its rules. */
+  threadBusy: 'thread_busy',
+  invalidInput: 'invalid_input',
 } as const;
 export type StatusReason = (typeof StatusReason)[keyof typeof StatusReason];
 
@@ -71,4 +75,38 @@ export interface Run {
   model: string;
   /** On a finished run: the thread's session summary as this run left it. */
   summary?: SessionSummary;
+  /**
+   * On a run refused after it was taken (the thread was busy under `reject`, closed, or the input
+   * broke a rule only the thread can check): the text that was not added, so it can be resent.
+   */
+  refused_input?: string;
+}
+
+/**
+ * The run an input opens, `queued` until the thread starts it: what the thread records, and what
+ * the API answers when it handed the input over by signal and the thread has not seen it yet.
+ */
+export function queuedRun(
+  thread: { thread_id: string; model: string },
+  input: SubmitInput,
+  now: number,
+  firstEventOffset?: number,
+): Run {
+  const at = new Date(now).toISOString();
+  return {
+    run_id: input.run_id,
+    thread_id: thread.thread_id,
+    assistant_id: input.assistant_id,
+    status: 'queued',
+    multitask_strategy: input.multitask_strategy,
+    metadata: input.metadata,
+    created_at: at,
+    updated_at: at,
+    steps: 0,
+    usage: zeroUsage,
+    model: input.model ?? thread.model,
+    ...(input.webhook === undefined ? {} : { webhook: input.webhook }),
+    ...(input.continuation_of === undefined ? {} : { continuation_of: input.continuation_of }),
+    ...(firstEventOffset === undefined ? {} : { first_event_offset: firstEventOffset }),
+  };
 }

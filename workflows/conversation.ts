@@ -36,7 +36,7 @@ import { nextStreamOffset, streamBaseOffset } from './stream';
 import { summarizeModelCall, summarizeToolCall } from './summaries';
 import { modelMessages } from './transcript';
 import type { Command, EventInput } from './transitions';
-import { validateSubmit, type Rejection } from './validate';
+import { isValidRunId, validateSubmit, type Rejection } from './validate';
 import { webhookDeliveries, webhookOptions } from './webhooks';
 import { currentDetails, resumeCommands, toThread } from './views';
 
@@ -44,6 +44,8 @@ const activities = proxyActivities<KeelActivities>(modelCallOptions);
 
 /** Since this patch the KeelCostUsd search attribute is written per run, not per model call. */
 export const costAttributePerRunPatch = 'keel-cost-attribute-per-run';
+/** Since this patch a signalled input the thread refuses becomes a failed run, not a log line. */
+export const refusedInputRunPatch = 'keel-refused-input-run';
 
 export class Conversation {
   #state: ConversationState;
@@ -165,11 +167,7 @@ export class Conversation {
       },
       { validator: requireRun },
     );
-    setHandler(messages.userMessageSignal, (input) => {
-      const rejection = validateSubmit(this.#state, input);
-      if (rejection !== undefined) log.warn('userMessage signal ignored', { ...rejection });
-      else this.dispatch({ type: 'inputSubmitted', input, next_offset: nextStreamOffset(this.#stream) });
-    });
+    setHandler(messages.userMessageSignal, (input) => this.#takeSignalledInput(input));
     setHandler(messages.cancelRunSignal, ({ run_id, reason }) =>
       this.dispatch({ type: 'cancelRequested', run_id, ...(reason === undefined ? {} : { reason }) }),
     );
@@ -206,6 +204,21 @@ export class Conversation {
         continue_as_new_suggested: info.continueAsNewSuggested,
       };
     });
+  }
+
+  /**
+   * Input that arrived as a signal: written to history whether or not a worker was alive, so it
+   * is never refused at the door. The same run id again (a retry, or its update won the race) is
+   * a no-op; input the thread's rules refuse becomes a failed run that says why.
+   */
+  #takeSignalledInput(input: messages.SubmitInput): void {
+    if (findRun(this.#state, input.run_id) !== undefined) return;
+    const next_offset = nextStreamOffset(this.#stream);
+    const rejection = validateSubmit(this.#state, input);
+    if (rejection === undefined) this.dispatch({ type: 'inputSubmitted', input, next_offset });
+    else if (isValidRunId(input.run_id) && patched(refusedInputRunPatch))
+      this.dispatch({ type: 'inputRefused', input, refusal: rejection, next_offset });
+    else log.warn('userMessage signal ignored', { ...rejection });
   }
 
   #execute(command: Command): void {

@@ -7,13 +7,14 @@ import type { Run, RunError, RunStatus, StatusReason } from '../common/run';
 import { isTerminal } from '../common/run';
 import type { SubmitInput } from '../common/messages';
 import { textOf, toolUsesOf } from '../common/transcript';
-import { addUsage, zeroUsage } from '../common/usage';
+import { addUsage } from '../common/usage';
 import type { ConversationState } from './state';
 import { findRun } from './state';
 import { decideApproval, expireApproval, stepTimedOut } from './approvals';
 import { budgetExceeded, exceededEvent, updateLimits, warnIfNear } from './budget';
 import { rollUpChildUsage } from './child-usage';
 import { interruptToolStep, startToolStep, recordToolResult, type ToolStepTransition } from './tool-step';
+import { newRun, refuseInput } from './intake';
 import { appendMessages } from './transcript';
 import type { Command, ConversationEvent, Transition } from './transitions';
 import { sessionSummary } from './views';
@@ -31,6 +32,8 @@ function apply(state: ConversationState, event: ConversationEvent): Transition {
   switch (event.type) {
     case 'inputSubmitted':
       return submit(state, event.input, event.now, event.next_offset);
+    case 'inputRefused':
+      return refuseInput(state, event.input, event.refusal, event.now, event.next_offset);
     case 'modelResponded':
       return modelResponded(state, event);
     case 'modelFailed': {
@@ -78,23 +81,7 @@ function submit(
   now: number,
   nextOffset: number | undefined,
 ): Transition {
-  const at = new Date(now).toISOString();
-  const run: Run = {
-    run_id: input.run_id,
-    thread_id: state.thread.thread_id,
-    assistant_id: input.assistant_id,
-    status: 'queued',
-    multitask_strategy: input.multitask_strategy,
-    metadata: input.metadata,
-    created_at: at,
-    updated_at: at,
-    steps: 0,
-    usage: zeroUsage,
-    model: input.model ?? state.thread.config.model,
-    ...(input.webhook === undefined ? {} : { webhook: input.webhook }),
-    ...(input.continuation_of === undefined ? {} : { continuation_of: input.continuation_of }),
-    ...(nextOffset === undefined ? {} : { first_event_offset: nextOffset }),
-  };
+  const run = newRun(state, input, now, nextOffset);
   const runs = [...state.runs, run].slice(-limits.runsKept);
   let transition: Transition = {
     state: { ...state, runs, queue: [...state.queue, { run_id: run.run_id, content: input.content }] },

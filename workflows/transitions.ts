@@ -15,6 +15,11 @@ import type { ConversationState } from './state';
 export type ConversationEvent =
   /** `next_offset`: the stream offset the run's first event (`run.created`) will have. */
   | { type: 'inputSubmitted'; now: number; input: SubmitInput; next_offset?: number }
+  /**
+   * Input that arrived durably (a signal, when the door could not wait for the thread) and broke a
+   * rule only the thread can check: it becomes a failed run instead of vanishing.
+   */
+  | { type: 'inputRefused'; now: number; input: SubmitInput; refusal: RunError; next_offset?: number }
   | { type: 'modelResponded'; now: number; run_id: string; step: number; result: CallModelResult }
   | { type: 'modelFailed'; now: number; run_id: string; step: number; error: RunError }
   | { type: 'toolFinished'; now: number; run_id: string; tool_use_id: string; outcome: ToolOutcome }

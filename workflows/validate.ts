@@ -15,27 +15,15 @@ export interface Rejection {
   message: string;
 }
 
+export const isValidRunId = (runId: string): boolean =>
+  idPattern.test(runId) && runId.length <= limits.maxIdChars;
+
 export function validateSubmit(state: ConversationState, input: SubmitInput): Rejection | undefined {
   if (state.closed) return { type: 'ThreadClosed', message: `thread ${state.thread.thread_id} is closed` };
-  if (!idPattern.test(input.run_id) || input.run_id.length > limits.maxIdChars) {
-    return { type: 'InvalidInput', message: `run_id "${input.run_id}" must match ${idPattern.source}` };
-  }
+  const invalid = checkInput(input);
+  if (invalid !== undefined) return invalid;
   if (findRun(state, input.run_id) !== undefined) {
     return { type: 'RunExists', message: `run ${input.run_id} already exists on this thread` };
-  }
-  const text = textOf(input.content);
-  if (input.content.some((block) => block.type !== 'text') || text.trim() === '') {
-    return { type: 'InvalidInput', message: 'input must contain non-empty text' };
-  }
-  if (text.length > limits.maxInputChars) {
-    return {
-      type: 'InvalidInput',
-      message: `input is ${text.length} characters; the limit is ${limits.maxInputChars}`,
-    };
-  }
-  if (input.model !== undefined) {
-    const spec = parseModelSpec(input.model);
-    if (typeof spec === 'string') return { type: 'InvalidInput', message: spec };
   }
   const busy = state.active !== null || state.queue.length > 0;
   if (busy && input.multitask_strategy === 'reject') {
@@ -46,6 +34,34 @@ export function validateSubmit(state: ConversationState, input: SubmitInput): Re
   }
   if (state.queue.length >= limits.maxQueuedRuns) {
     return { type: 'ThreadBusy', message: `thread has ${state.queue.length} queued runs, the most it holds` };
+  }
+  return undefined;
+}
+
+/**
+ * The rules an input must keep whatever the thread's state: checked by the API before anything
+ * is sent, and again by the thread (other workflows signal it directly).
+ */
+export function checkInput(input: SubmitInput): Rejection | undefined {
+  if (!isValidRunId(input.run_id)) {
+    return { type: 'InvalidInput', message: `run_id "${input.run_id}" must match ${idPattern.source}` };
+  }
+  const text = textOf(input.content);
+  if (input.content.some((block) => block.type !== 'text') || text.trim() === '') {
+    return {
+      type: 'InvalidInput',
+      message: 'input.messages holds no text: send a message with at least one non-blank character',
+    };
+  }
+  if (text.length > limits.maxInputChars) {
+    return {
+      type: 'InvalidInput',
+      message: `input is ${text.length} characters; the limit is ${limits.maxInputChars}`,
+    };
+  }
+  if (input.model !== undefined) {
+    const spec = parseModelSpec(input.model);
+    if (typeof spec === 'string') return { type: 'InvalidInput', message: spec };
   }
   return undefined;
 }

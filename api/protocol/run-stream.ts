@@ -98,10 +98,11 @@ export class ProtocolTranslator {
 
   async #completed(message: AssistantMessage, runId: string): Promise<ProtocolEvent[]> {
     const events: ProtocolEvent[] = [];
+    // Read before any state changes: a read that fails is retried with the same event.
+    const through = await this.#through(message.id);
     const streaming = this.#streaming.get(runId);
     this.#streaming.delete(runId);
     const step = streaming?.step ?? 0;
-    const through = await this.#through(message.id);
     const index = through.findIndex((view) => view.id === message.id);
     const ai = toAiMessage(message);
     const results = index === -1 ? [] : through.slice(index + 1);

@@ -23,7 +23,7 @@ export function checkpointRoutes(conversations: Conversations): Router {
   router.get('/threads/:thread_id/approvals', async (request, response) => {
     const threadId = pathId(request, 'thread_id');
     await conversations.authorize(threadId, ownerOf(response));
-    response.json(await conversations.handle(threadId).query(messages.getPendingApprovalsQuery));
+    response.json(await conversations.pendingApprovals(threadId));
   });
 
   router.post('/threads/:thread_id/approvals/:approval_id', async (request, response) => {
@@ -31,20 +31,18 @@ export function checkpointRoutes(conversations: Conversations): Router {
     const id = pathApprovalId(request);
     const body = parseBody(decisionBody, request);
     await conversations.authorize(threadId, ownerOf(response));
-    const approval = await conversations.handle(threadId).executeUpdate(messages.decideApprovalUpdate, {
-      args: [
-        {
-          approval_id: id,
-          decision: body.decision,
-          ...(body.reason === undefined ? {} : { reason: body.reason }),
-        },
-      ],
-    });
-    response.json({
-      ...approval,
+    const decision = {
+      approval_id: id,
       decision: body.decision,
       ...(body.reason === undefined ? {} : { reason: body.reason }),
-    });
+    };
+    const delivery = await conversations.decideApproval(threadId, decision);
+    if (delivery.kind === 'queued') {
+      // The thread could not answer now: the decision is in its history and applies when it runs.
+      response.status(202).json({ ...decision, status: 'queued' });
+      return;
+    }
+    response.json({ ...delivery.value, ...decision });
   });
 
   router.post('/threads/:thread_id/limits', async (request, response) => {
@@ -56,7 +54,9 @@ export function checkpointRoutes(conversations: Conversations): Router {
       ...(body.max_cost_usd === undefined ? {} : { max_cost_usd: body.max_cost_usd }),
     };
     response.json(
-      await conversations.handle(threadId).executeUpdate(messages.updateLimitsUpdate, { args: [limits] }),
+      await conversations.read(threadId, () =>
+        conversations.handle(threadId).executeUpdate(messages.updateLimitsUpdate, { args: [limits] }),
+      ),
     );
   });
 

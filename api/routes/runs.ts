@@ -2,6 +2,8 @@ import { Router, type Response } from 'express';
 import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
 import type { Conversations } from '../conversations';
+import { ApiError } from '../errors';
+import { checkInput } from '../../workflows/validate';
 import { requireAssistant, runMetadataOf } from '../protocol/assistants';
 import { toLangChainMessages } from '../protocol/langchain-messages';
 import { waitForRun } from '../run-waiter';
@@ -14,7 +16,16 @@ import {
   type CreateRunBody,
 } from '../schemas';
 import { clientGone, ownerOf, parseBody, parseQuery, pathId } from '../validate';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+
+/**
+ * The run id an `Idempotency-Key` stands for: a client that retries with the same key (and no
+ * `run_id`) reaches the same run, never a second one. Derived, so no table is kept anywhere.
+ */
+export function idempotentRunId(key: string | undefined): string | undefined {
+  if (key === undefined || key.trim() === '') return undefined;
+  return `idem-${createHash('sha256').update(key.trim()).digest('hex').slice(0, 32)}`;
+}
 
 /** Submits a run from a create-run body (creating the thread first with `if_not_exists: "create"`). */
 export async function submitRunFromBody(
@@ -31,7 +42,7 @@ export async function submitRunFromBody(
       : undefined;
   if (create === undefined) await conversations.authorize(threadId, owner);
   const input: SubmitInput = {
-    run_id: body.run_id ?? randomUUID(),
+    run_id: body.run_id ?? idempotentRunId(response.req.header('idempotency-key')) ?? randomUUID(),
     assistant_id: body.assistant_id,
     content: inputContent(body),
     multitask_strategy: body.multitask_strategy,
@@ -39,6 +50,10 @@ export async function submitRunFromBody(
     ...(body.config.model === undefined ? {} : { model: body.config.model }),
     ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
   };
+  // Every rule that needs no thread state is checked here, before anything is sent: an input
+  // that may go by signal must not be one the thread would only refuse.
+  const invalid = checkInput(input);
+  if (invalid !== undefined) throw new ApiError(422, 'invalid_input', invalid.message, 'input.messages');
   return conversations.submitRun(threadId, input, create);
 }
 
@@ -108,7 +123,7 @@ export function runRoutes(conversations: Conversations, stopping?: AbortSignal):
       return;
     }
     // The caller stopped waiting (timeout or disconnect); the run itself goes on.
-    const deferred = await conversations.deferRun(threadId, run.run_id);
+    const deferred = await conversations.deferRun(threadId, run);
     if (signal.aborted) return;
     response.setHeader('Location', location);
     response
@@ -160,8 +175,13 @@ export function runRoutes(conversations: Conversations, stopping?: AbortSignal):
     const runId = pathId(request, 'run_id');
     const { reason } = parseBody(cancelBody, request);
     await conversations.authorize(threadId, ownerOf(response));
-    await conversations.getRun(threadId, runId);
-    response.json(await conversations.cancelRun(threadId, runId, reason));
+    const delivery = await conversations.cancelRun(threadId, runId, reason);
+    if (delivery.kind === 'taken') {
+      response.json(delivery.value);
+      return;
+    }
+    // The thread could not answer now: the cancel is in its history and applies when it runs.
+    response.status(202).json({ run_id: runId, thread_id: threadId, cancel: 'queued' });
   });
 
   return router;

@@ -1,15 +1,22 @@
 /**
  * SSE views of the durable event log: a new run streamed, an existing run re-attached, or the
- * whole thread followed. Streams only read: a client that goes away cancels nothing.
+ * whole thread followed. Streams only read: a client that goes away cancels nothing. Run streams
+ * speak LangGraph's stream modes, or Keel's own events with `stream_mode=keel`
+ * (docs/decisions/0091-stream-modes.md); the thread stream speaks Keel's.
  */
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { isTerminal, type Run } from '../../common/run';
 import type { Conversations } from '../conversations';
-import { followEvents, requireLiveCursor, streamBase, type FollowEnd } from '../event-stream';
+import { followEvents, requireLiveCursor, type FollowEnd } from '../event-stream';
 import { parseStreamMode, streamModeQuery, type StreamSelection } from '../protocol/stream-modes';
-import { resumeOffset, runStreamWriter, streamCursorOf, type StreamCursor } from '../protocol/stream-writer';
-import { currentOffset } from '../run-waiter';
+import {
+  resumeOffset,
+  runStreamWriter,
+  streamCursorOf,
+  type RunStreamWriter,
+  type StreamCursor,
+} from '../protocol/stream-writer';
 import { createRunBody } from '../schemas';
 import { defaultSseTimings, SseWriter, type SseTimings } from '../sse';
 import { clientGone, ownerOf, parseBody, parseQuery, pathId } from '../validate';
@@ -33,9 +40,35 @@ function cursorOf(request: Request): number | undefined {
 export const runStreamPath = (threadId: string, runId: string): string =>
   `/threads/${threadId}/runs/${runId}/stream`;
 
+const native: StreamSelection = { native: true };
+
 export function streamRoutes(conversations: Conversations, timings: SseTimings = defaultSseTimings): Router {
   const router = Router();
   const { client } = conversations;
+
+  /** An SSE response in the client's vocabulary, its `metadata` event already sent. */
+  const open = (
+    response: Response,
+    threadId: string,
+    run: Run | undefined,
+    selection: StreamSelection,
+    cursor: StreamCursor | undefined,
+  ) => {
+    const writer = new SseWriter(response, timings, selection.native ? 'keel' : 'langgraph');
+    const events = runStreamWriter({
+      writer,
+      selection,
+      threadId,
+      cursor,
+      readTranscript: () => conversations.transcript(threadId),
+    });
+    writer.event('metadata', {
+      ...(run === undefined ? {} : { run_id: run.run_id }),
+      thread_id: threadId,
+      ...(selection.native ? {} : { attempt: 1 }),
+    });
+    return { writer, events };
+  };
 
   /** Streams one run: from after the cursor, or from the run's first event; ends after its last. */
   const streamRun = async (
@@ -46,39 +79,40 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
     request: Request,
     response: Response,
   ): Promise<void> => {
-    if (cursor !== undefined) await requireLiveCursor(client, threadId, resumeOffset(cursor));
-    const base = await streamBase(client, threadId);
+    if (cursor !== undefined) await requireLiveCursor(conversations, threadId, resumeOffset(cursor));
+    const base = await conversations.streamBase(threadId);
     const first = run.first_event_offset ?? base;
     const fromOffset = cursor === undefined ? Math.max(first, base) : resumeOffset(cursor);
     // A finished run's events all lie before the log's end now: replay up to there and stop, even
     // when the cursor is already past its terminal event.
-    const untilOffset = isTerminal(run.status) ? await currentOffset(client, threadId) : undefined;
-    const signal = clientGone(request, response);
-    const writer = new SseWriter(response, timings, selection.native ? 'keel' : 'langgraph');
-    const events = runStreamWriter({
-      writer,
-      selection,
-      threadId,
-      cursor,
-      readTranscript: () => conversations.transcript(threadId),
-    });
-    writer.event('metadata', {
-      run_id: run.run_id,
-      thread_id: threadId,
-      ...(selection.native ? {} : { attempt: 1 }),
-    });
+    const untilOffset = isTerminal(run.status) ? await conversations.currentOffset(threadId) : undefined;
+    const { writer, events } = open(response, threadId, run, selection, cursor);
     if (cursor === undefined && first < base && isTerminal(run.status)) {
       // Its events were truncated away: say how it ended, without an id (nothing to resume from).
       await events.summarize(run.run_id, { event: `run.${run.status}`, data: { run } });
       writer.end();
       return;
     }
+    await follow(writer, events, selection, threadId, run.run_id, fromOffset, untilOffset, request, response);
+  };
+
+  const follow = async (
+    writer: SseWriter,
+    events: RunStreamWriter,
+    selection: StreamSelection,
+    threadId: string,
+    runId: string | undefined,
+    fromOffset: number | 'base',
+    untilOffset: number | undefined,
+    request: Request,
+    response: Response,
+  ): Promise<void> => {
     const end = await followEvents({
       client,
       threadId,
       fromOffset,
-      runId: run.run_id,
-      signal,
+      ...(runId === undefined ? {} : { runId }),
+      signal: clientGone(request, response),
       ...(untilOffset === undefined ? {} : { untilOffset }),
       onEvent: (at, event) => events.write(at, event),
     });
@@ -95,7 +129,21 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
     // LangGraph's SDK reads the run id from Content-Location and reconnects to Location.
     response.setHeader('Content-Location', `/threads/${threadId}/runs/${run.run_id}`);
     response.setHeader('Location', `${runStreamPath(threadId, run.run_id)}?${streamModeQuery(selection)}`);
-    await streamRun(threadId, run, undefined, selection, request, response);
+    // A new run's events start at its first offset; one the thread has not seen yet (handed over
+    // by signal while no worker held the thread) starts wherever the log is when it arrives. No
+    // read of the log here: the stream opens at once and waits out an outage.
+    const { writer, events } = open(response, threadId, run, selection, undefined);
+    await follow(
+      writer,
+      events,
+      selection,
+      threadId,
+      run.run_id,
+      run.first_event_offset ?? 'base',
+      undefined,
+      request,
+      response,
+    );
   });
 
   router.get('/threads/:thread_id/runs/:run_id/stream', async (request, response) => {
@@ -111,20 +159,11 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
     const threadId = pathId(request, 'thread_id');
     const cursor = cursorOf(request);
     await conversations.authorize(threadId, ownerOf(response));
-    if (cursor !== undefined) await requireLiveCursor(client, threadId, cursor + 1);
+    if (cursor !== undefined) await requireLiveCursor(conversations, threadId, cursor + 1);
     // Without a cursor the thread stream is live: it starts with the next event.
-    const fromOffset = cursor === undefined ? await currentOffset(client, threadId) : cursor + 1;
-    const signal = clientGone(request, response);
-    const writer = new SseWriter(response, timings);
-    writer.event('metadata', { thread_id: threadId });
-    const end = await followEvents({
-      client,
-      threadId,
-      fromOffset,
-      signal,
-      onEvent: (at, event) => writer.event(event.event, event.data, at),
-    });
-    finish(writer, end, { native: true });
+    const fromOffset = cursor === undefined ? await conversations.currentOffset(threadId) : cursor + 1;
+    const { writer, events } = open(response, threadId, undefined, native, undefined);
+    await follow(writer, events, native, threadId, undefined, fromOffset, undefined, request, response);
   });
 
   return router;

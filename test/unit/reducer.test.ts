@@ -423,6 +423,32 @@ describe('the conversation reducer', () => {
     });
   });
 
+  describe('input refused after it was taken durably', () => {
+    it.each([
+      ['busy under reject', { type: 'ThreadBusy' as const, message: 'busy' }, 'thread_busy'],
+      ['closed', { type: 'ThreadClosed' as const, message: 'closed' }, 'thread_closed'],
+      ['invalid', { type: 'InvalidInput' as const, message: 'empty' }, 'invalid_input'],
+    ])('records input refused as %s as a failed run that keeps its text', (_name, refusal, reason) => {
+      const before = states.modelStep();
+      const transition = reduce(before, {
+        type: 'inputRefused',
+        now: t0 + 4,
+        input: input('r2', 'not now', 'reject'),
+        refusal,
+      });
+      expect(runOf(transition.state, 'r2')).toMatchObject({
+        status: 'failed',
+        status_reason: reason,
+        error: refusal,
+        refused_input: 'not now',
+      });
+      expect(kinds(transition.commands)).toEqual(['run.created', 'run.failed']);
+      // The active run and the transcript are untouched.
+      expect(transition.state.active).toEqual(before.active);
+      expect(transition.state.transcript).toEqual(before.transcript);
+    });
+  });
+
   describe('closing', () => {
     it('cancels the active and queued runs and marks the thread closed', () => {
       const state = play([submitted('r2'), { type: 'closeRequested', now: t0 + 5 }], states.toolsStep());

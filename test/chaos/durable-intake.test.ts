@@ -1,0 +1,182 @@
+/**
+ * Durable intake with every worker down: messages to new and existing threads, an approval
+ * decision and a cancel are each accepted at once (the run exists as `queued`, with its id), and
+ * once a worker is back all of them are processed, in order, nothing twice.
+ */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { RunningApi } from '../../api/server';
+import type { KeelConfig } from '../../common/config';
+import type { Run } from '../../common/run';
+import { call, startTestApi, userInput } from '../helpers/api';
+import { TestConversation } from '../helpers/conversation';
+import { closeTestClient, eventually, testClient, testConfig } from '../helpers/temporal';
+import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import { IntakeLedger, awaitRunEnd } from './api-chat';
+import { lines, userTexts, workspaceOf } from './chaos-helpers';
+
+jest.setTimeout(180_000);
+
+describe('intake while every worker is down', () => {
+  let client: Client;
+  let config: KeelConfig;
+  let api: RunningApi;
+  const workers: WorkerProcess[] = [];
+  const startWorker = async (): Promise<WorkerProcess> => {
+    const worker = await startWorkerProcess({
+      env: {
+        KEEL_TASK_QUEUE: config.taskQueue,
+        KEEL_DATA_DIR: config.dataDir,
+        KEEL_MODEL: 'scripted:demo',
+        KEEL_SHUTDOWN_GRACE: '2',
+      },
+    });
+    workers.push(worker);
+    return worker;
+  };
+
+  beforeAll(async () => {
+    client = await testClient();
+    config = await testConfig({ KEEL_READ_TIMEOUT_MS: '1000' });
+    api = await startTestApi(client, config);
+  });
+
+  afterAll(async () => {
+    for (const worker of workers) worker.kill('SIGKILL');
+    await Promise.all(workers.map((worker) => worker.exited));
+    await api.stop();
+    await closeTestClient();
+  });
+
+  /** Sends a request and says how long the API took to answer it. */
+  const timed = async <T>(send: () => Promise<T>): Promise<{ value: T; ms: number }> => {
+    const started = Date.now();
+    const value = await send();
+    return { value, ms: Date.now() - started };
+  };
+
+  it('accepts messages, a decision and a cancel within a second, then processes them in order once', async () => {
+    const base = api.url;
+    const suffix = randomUUID().slice(0, 8);
+    const [gated, idle, busy, fresh] = [
+      `gated-${suffix}`,
+      `idle-${suffix}`,
+      `busy-${suffix}`,
+      `fresh-${suffix}`,
+    ];
+    const first = await startWorker();
+
+    // Before the outage: a run waiting for approval, an idle thread, a run in a long model call.
+    await call(base, 'POST', '/threads', { thread_id: gated, config: { approval: 'require' } });
+    const gatedRun = await call<Run>(
+      base,
+      'POST',
+      `/threads/${gated}/runs`,
+      userInput('run: echo ran >> marker'),
+    );
+    const approval = await eventually(async () => {
+      const pending = await call<{ approval_id: string }[]>(base, 'GET', `/threads/${gated}/approvals`);
+      return pending.body[0];
+    });
+    await call(base, 'POST', '/threads', { thread_id: idle });
+    await call(base, 'POST', `/threads/${idle}/runs/wait`, userInput('before the outage'));
+    await call(base, 'POST', '/threads', { thread_id: busy });
+    const busyRun = await call<Run>(base, 'POST', `/threads/${busy}/runs`, userInput('think: 120'));
+    await eventually(async () => {
+      const run = await call<Run>(base, 'GET', `/threads/${busy}/runs/${busyRun.body.run_id}`);
+      return run.body.status === 'running' ? true : undefined;
+    });
+
+    first.kill('SIGKILL');
+    await first.exited;
+
+    // Every worker is down. Each of these is taken durably, well under a second.
+    const answers = [
+      await timed(() =>
+        call<Run>(base, 'POST', `/threads/${idle}/runs`, userInput('first', { run_id: 'one' })),
+      ),
+      await timed(() =>
+        call<Run>(base, 'POST', `/threads/${idle}/runs`, userInput('second', { run_id: 'two' })),
+      ),
+      // A client retrying the same request gets the same run.
+      await timed(() =>
+        call<Run>(base, 'POST', `/threads/${idle}/runs`, userInput('first', { run_id: 'one' })),
+      ),
+      await timed(() =>
+        call<Run>(
+          base,
+          'POST',
+          `/threads/${fresh}/runs`,
+          userInput('a new thread', { if_not_exists: 'create' }),
+        ),
+      ),
+    ];
+    for (const { value, ms } of answers) {
+      expect(value.status).toBe(200);
+      expect(value.body.status).toBe('queued');
+      expect(ms).toBeLessThan(1_000);
+    }
+    expect(answers.map(({ value }) => value.body.run_id).slice(0, 3)).toEqual(['one', 'two', 'one']);
+    const keyed = await Promise.all(
+      [1, 2].map(() =>
+        call<Run>(base, 'POST', `/threads/${idle}/runs`, userInput('third'), {
+          'idempotency-key': `key-${suffix}`,
+        }),
+      ),
+    );
+    expect(keyed.map((response) => response.status)).toEqual([200, 200]);
+    expect(keyed[0]!.body.run_id).toBe(keyed[1]!.body.run_id);
+
+    // What only the thread can decide (busy under `reject`) is decided there: a failed run, kept.
+    const rejected = await call<Run>(
+      base,
+      'POST',
+      `/threads/${busy}/runs`,
+      userInput('not now', { multitask_strategy: 'reject', run_id: 'refused' }),
+    );
+    expect(rejected.status).toBe(200);
+    expect(rejected.body.status).toBe('queued');
+
+    const decided = await timed(() =>
+      call(base, 'POST', `/threads/${gated}/approvals/${approval.approval_id}`, { decision: 'approve' }),
+    );
+    expect(decided.value.status).toBe(202);
+    expect(decided.value.body).toMatchObject({ approval_id: approval.approval_id, status: 'queued' });
+    expect(decided.ms).toBeLessThan(1_000);
+    const cancelled = await timed(() =>
+      call(base, 'POST', `/threads/${busy}/runs/${busyRun.body.run_id}/cancel`, {}),
+    );
+    expect(cancelled.value.status).toBe(202);
+    expect(cancelled.ms).toBeLessThan(1_000);
+
+    // Reads answer in bounded time: 503 with Retry-After, never a hang.
+    const read = await timed(() => call(base, 'GET', `/threads/${idle}/runs/one`));
+    expect(read.value.status).toBe(503);
+    expect(read.value.headers.get('retry-after')).not.toBeNull();
+    expect(read.value.body).toMatchObject({ error: { code: 'thread_unavailable' } });
+    expect(read.ms).toBeLessThan(5_000);
+
+    await startWorker();
+    const ledger = new IntakeLedger();
+    const deadline = Date.now() + 120_000;
+    const ended = async (threadId: string, runId: string) =>
+      awaitRunEnd(base, threadId, runId, ledger, deadline);
+    expect((await ended(idle, 'one')).status).toBe('completed');
+    expect((await ended(idle, 'two')).status).toBe('completed');
+    expect((await ended(idle, keyed[0]!.body.run_id)).status).toBe('completed');
+    expect((await ended(fresh, answers[3]!.value.body.run_id)).status).toBe('completed');
+    expect((await ended(gated, gatedRun.body.run_id)).status).toBe('completed');
+    expect((await ended(busy, busyRun.body.run_id)).status).toBe('cancelled');
+    expect(await ended(busy, 'refused')).toMatchObject({
+      status: 'failed',
+      status_reason: 'thread_busy',
+      error: { type: 'ThreadBusy' },
+      refused_input: 'not now',
+    });
+
+    const idleTranscript = await TestConversation.attach(client, idle).transcript();
+    expect(userTexts(idleTranscript)).toEqual(['before the outage', 'first', 'second', 'third']);
+    expect(await lines(path.join(workspaceOf(config, gated), 'marker'))).toEqual(['ran']);
+  });
+});

@@ -1,0 +1,45 @@
+/**
+ * A user's input becoming a run: the run record every door creates, and the failed run that an
+ * input taken durably but refused by the thread's rules becomes (nothing the user sent vanishes).
+ */
+import { limits } from '../common/limits';
+import type { SubmitInput } from '../common/messages';
+import { queuedRun, type Run, type RunError, type StatusReason } from '../common/run';
+import { textOf } from '../common/transcript';
+import type { ConversationState } from './state';
+import type { Transition } from './transitions';
+
+/** The run an input opens on this thread. */
+export const newRun = (state: ConversationState, input: SubmitInput, now: number, nextOffset?: number): Run =>
+  queuedRun({ thread_id: state.thread.thread_id, model: state.thread.config.model }, input, now, nextOffset);
+
+const refusalReasons: Partial<Record<RunError['type'], StatusReason>> = {
+  ThreadBusy: 'thread_busy',
+  ThreadClosed: 'thread_closed',
+};
+
+/** Records the input as a run that failed at once, saying why, with its text kept for a resend. */
+export function refuseInput(
+  state: ConversationState,
+  input: SubmitInput,
+  refusal: RunError,
+  now: number,
+  nextOffset: number | undefined,
+): Transition {
+  const queued = newRun(state, input, now, nextOffset);
+  const run: Run = {
+    ...queued,
+    status: 'failed',
+    status_reason: refusalReasons[refusal.type] ?? 'invalid_input',
+    error: refusal,
+    ended_at: new Date(now).toISOString(),
+    refused_input: textOf(input.content).slice(0, limits.runOutputChars),
+  };
+  return {
+    state: { ...state, runs: [...state.runs, run].slice(-limits.runsKept) },
+    commands: [
+      { type: 'emit', event: { event: 'run.created', data: { run: queued } } },
+      { type: 'emit', event: { event: 'run.failed', data: { run } } },
+    ],
+  };
+}
