@@ -56,7 +56,9 @@ export class Conversations {
 
   /** Hands input to the thread by update, or by signal when it cannot take it now (see intake.ts). */
   #deliver<T>(byUpdate: () => Promise<T>, bySignal: () => Promise<void>): Promise<Delivery<T>> {
-    return deliver({ client: this.client, waitMs: this.config.api.intakeWaitMs, byUpdate, bySignal });
+    const answerWithinMs = this.config.api.intakeWaitMs;
+    const timings = { signalAfterMs: Math.min(250, Math.floor(answerWithinMs / 3)), answerWithinMs };
+    return deliver({ client: this.client, timings, byUpdate, bySignal });
   }
 
   handle(threadId: string) {

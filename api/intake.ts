@@ -1,12 +1,12 @@
 /**
  * Durable intake: what a caller sends is never refused because no worker holds its thread.
  *
- * Input goes to the thread by update first, bounded by `waitMs`: on the normal path the thread
- * takes it at once, its validator answers (409 busy, 422 invalid) and the caller gets the run as
- * the thread made it. When the thread cannot answer in time — every worker down, its worker just
- * killed and its workflow task timing out (the server then refuses updates with
- * FAILED_PRECONDITION), too many updates in flight — the same input goes by signal, which the
- * server writes to history at once, worker or not. Both carry the same ids, so whichever the
+ * Input goes to the thread by update first: on the normal path the thread takes it at once, its
+ * validator answers (409 busy, 422 invalid) and the caller gets the run as the thread made it.
+ * When the thread does not answer quickly — every worker down, its worker just killed and its
+ * workflow task timing out (the server then refuses updates with FAILED_PRECONDITION), too many
+ * updates in flight — the same input also goes by signal, which the server writes to history at
+ * once, worker or not. Both carry the same ids, so whichever the
  * thread sees first wins and the other is a no-op; what only the thread can decide is decided
  * there (a refused input becomes a failed run, never a lost one).
  */
@@ -35,26 +35,56 @@ export function isStall(error: unknown): boolean {
 /** The thread took the input itself (`taken`), or it was written to history by signal (`queued`). */
 export type Delivery<T> = { kind: 'taken'; value: T } | { kind: 'queued' };
 
+export interface IntakeTimings {
+  /** After this long without the thread's answer the input also goes by signal (durable now). */
+  signalAfterMs: number;
+  /** The thread's own answer is awaited this long in all; after that the caller hears `queued`. */
+  answerWithinMs: number;
+}
+
 export interface DeliverOptions<T> {
   client: Client;
-  waitMs: number;
+  timings: IntakeTimings;
   byUpdate: () => Promise<T>;
   bySignal: () => Promise<void>;
 }
 
+type Outcome<T> = { kind: 'taken'; value: T } | { kind: 'failed'; error: unknown };
+
+const after = (ms: number) =>
+  new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), Math.max(0, ms)).unref());
+
+/**
+ * Hands input to the thread. The update is the normal path; if it has not answered after
+ * `signalAfterMs` (or stalled at once), the same input is sent by signal, and the update's answer
+ * is still taken if it comes within `answerWithinMs`: under load the caller still hears the
+ * thread's own answer, with no worker it hears `queued` within `answerWithinMs`.
+ */
 export async function deliver<T>({
   client,
-  waitMs,
+  timings,
   byUpdate,
   bySignal,
 }: DeliverOptions<T>): Promise<Delivery<T>> {
+  const started = Date.now();
+  const giveUp = new AbortController();
+  const update: Promise<Outcome<T>> = client.withAbortSignal(giveUp.signal, byUpdate).then(
+    (value) => ({ kind: 'taken', value }),
+    (error: unknown) => ({ kind: 'failed', error }),
+  );
   try {
-    return { kind: 'taken', value: await client.withDeadline(Date.now() + waitMs, byUpdate) };
-  } catch (error) {
-    if (!isStall(error)) throw error;
+    const early = await Promise.race([update, after(timings.signalAfterMs)]);
+    if (early?.kind === 'taken') return early;
+    if (early !== undefined && !isStall(early.error)) throw early.error;
+    await bySignal();
+    if (early !== undefined) return { kind: 'queued' };
+    // Both are on their way now; the first the thread sees wins, the other is a no-op.
+    const late = await Promise.race([update, after(timings.answerWithinMs - (Date.now() - started))]);
+    return late?.kind === 'taken' ? late : { kind: 'queued' };
+  } finally {
+    // The update may still land after this; it carries the same ids, so it changes nothing.
+    giveUp.abort();
   }
-  await bySignal();
-  return { kind: 'queued' };
 }
 
 /** A stall, or Temporal itself unreachable (UNAVAILABLE): worth waiting out, never a lost request. */

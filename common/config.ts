@@ -32,7 +32,7 @@ const schema = z
     KEEL_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     KEEL_API_TOKENS: optionalString,
     KEEL_API_CORS_ORIGINS: optionalString,
-    KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(300),
+    KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(700),
     KEEL_READ_TIMEOUT_MS: z.coerce.number().int().min(1).max(120_000).default(3_000),
     KEEL_MODEL: optionalString,
     ANTHROPIC_API_KEY: optionalString,
@@ -107,8 +107,9 @@ export interface KeelConfig {
      */
     corsOrigins: string[];
     /**
-     * How long the door waits for the thread to take input by update before it delivers the
-     * input by signal instead (`KEEL_INTAKE_WAIT_MS`). @default 300
+     * How long the door waits for the thread's own answer to a message, decision or cancel
+     * (`KEEL_INTAKE_WAIT_MS`); after a third of it (250 ms at most) the input is already in the
+     * thread's history by signal, and past it the caller hears `queued`. @default 700
      */
     intakeWaitMs: number;
     /** How long a read (a query) may wait for the thread's worker before 503 (`KEEL_READ_TIMEOUT_MS`). @default 3000 */

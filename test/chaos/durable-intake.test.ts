@@ -13,6 +13,8 @@ import { call, startTestApi, userInput } from '../helpers/api';
 import { TestConversation } from '../helpers/conversation';
 import { closeTestClient, eventually, testClient, testConfig } from '../helpers/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { durable, readSse } from '../helpers/sse';
 import { IntakeLedger, awaitRunEnd } from './api-chat';
 import { lines, userTexts, workspaceOf } from './chaos-helpers';
 
@@ -40,6 +42,12 @@ describe('intake while every worker is down', () => {
     client = await testClient();
     config = await testConfig({ KEEL_READ_TIMEOUT_MS: '1000' });
     api = await startTestApi(client, config);
+  });
+
+  // Each test owns its workers: a survivor would end the next test's outage.
+  afterEach(async () => {
+    for (const worker of workers) worker.kill('SIGKILL');
+    await Promise.all(workers.map((worker) => worker.exited));
   });
 
   afterAll(async () => {
@@ -178,5 +186,71 @@ describe('intake while every worker is down', () => {
     const idleTranscript = await TestConversation.attach(client, idle).transcript();
     expect(userTexts(idleTranscript)).toEqual(['before the outage', 'first', 'second', 'third']);
     expect(await lines(path.join(workspaceOf(config, gated), 'marker'))).toEqual(['ran']);
+  });
+
+  it('keeps open streams through the outage and resumes them, gap-free, once a worker is back', async () => {
+    const base = api.url;
+    const suffix = randomUUID().slice(0, 8);
+    const [open, opened] = [`open-${suffix}`, `opened-${suffix}`];
+    const worker = await startWorker();
+    // A slow typist: its answer streams for seconds, so the kill lands mid-answer.
+    const run = await call<Run>(
+      base,
+      'POST',
+      `/threads/${open}/runs`,
+      userInput(`say ${'word '.repeat(150)}`, {
+        if_not_exists: 'create',
+        config: { model: 'scripted:typewriter' },
+      }),
+    );
+    await eventually(async () => {
+      const current = await call<Run>(base, 'GET', `/threads/${open}/runs/${run.body.run_id}`);
+      return current.body.status === 'running' ? true : undefined;
+    }, 60_000);
+    // Killed once the stream is open and the run is mid-answer (its first delta arrived).
+    let midAnswer: () => void = () => undefined;
+    const answering = new Promise<void>((resolve) => (midAnswer = resolve));
+    // Keel's native events (stream_mode=keel): the deltas, `run.completed`, heartbeats and `end`.
+    const following = readSse(
+      `${base}/threads/${open}/runs/${run.body.run_id}/stream?stream_mode=keel`,
+      {},
+      (event) => {
+        if (event.event === 'message.delta') midAnswer();
+        return false;
+      },
+    );
+    await Promise.race([
+      answering,
+      following.then((stream) => {
+        throw new Error(`the stream ended before the answer began: ${JSON.stringify(stream)}`);
+      }),
+    ]);
+    worker.kill('SIGKILL');
+    await worker.exited;
+
+    // With no worker, a new run's stream opens at once and waits.
+    const started = Date.now();
+    const streaming = readSse(`${base}/threads/${opened}/runs/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(
+        userInput('streamed through the outage', { if_not_exists: 'create', stream_mode: 'keel' }),
+      ),
+    });
+    await sleep(6_000);
+    await startWorker();
+
+    for (const stream of [await following, await streaming]) {
+      expect(stream.status).toBe(200);
+      const events = durable(stream.events);
+      const ids = events.map((event) => event.id!);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      expect(events.at(-1)?.event).toBe('run.completed');
+      expect(stream.events.at(-1)?.event).toBe('end');
+    }
+    // The outage lasted seconds; the streams said they were alive meanwhile.
+    expect((await following).events.some((event) => event.event === 'heartbeat')).toBe(true);
+    expect(Date.now() - started).toBeGreaterThan(6_000);
   });
 });
