@@ -49,7 +49,8 @@ export class ProtocolTranslator {
   constructor(
     private readonly modes: ReadonlySet<ProtocolStreamMode>,
     private readonly threadId: string,
-    private readonly readTranscript: () => Promise<Message[]>,
+    /** The transcript, or with `after` only the messages after the first `after` ever appended. */
+    private readonly readTranscript: (after?: number) => Promise<Message[]>,
   ) {}
 
   async translate(keelEvent: KeelEvent): Promise<ProtocolEvent[]> {
@@ -165,16 +166,31 @@ export class ProtocolTranslator {
 
   /** The thread's messages through the step that committed `messageId`. */
   async #through(messageId: string): Promise<LangChainMessage[]> {
-    if (!this.#transcript.some((message) => message.id === messageId))
-      this.#transcript = await this.readTranscript();
+    if (!this.#transcript.some((message) => message.id === messageId)) await this.#catchUp();
     return messagesThroughStep(this.#transcript, messageId) ?? [];
   }
 
   async #messagesOf(runId: string): Promise<Message[]> {
-    // The transcript only grows: a fresh read has every message an event so far announced.
-    this.#transcript = await this.readTranscript();
+    // The transcript only grows: caught up, it has every message an event so far announced.
+    await this.#catchUp();
     return this.#transcript.filter((message) => message.run_id === runId);
   }
+
+  /**
+   * Reads the messages appended since the last read (all of them the first time): message `mN`
+   * is the N-th ever appended, so the last one held says where to go on from.
+   */
+  async #catchUp(): Promise<void> {
+    const held = sequenceOf(this.#transcript.at(-1)?.id);
+    if (held === undefined) this.#transcript = await this.readTranscript();
+    else this.#transcript = [...this.#transcript, ...(await this.readTranscript(held))];
+  }
+}
+
+/** N for a message id `mN` (workflows/transcript.ts numbers them from 1). */
+function sequenceOf(id: string | undefined): number | undefined {
+  const match = id === undefined ? null : /^m(\d+)$/.exec(id);
+  return match === null ? undefined : Number(match[1]);
 }
 
 /** An AI message chunk as LangGraph serialises one. */

@@ -54,7 +54,7 @@ export function runStreamWriter(options: {
   selection: StreamSelection;
   threadId: string;
   cursor: StreamCursor | undefined;
-  readTranscript: () => Promise<Message[]>;
+  readTranscript: (after?: number) => Promise<Message[]>;
 }): RunStreamWriter {
   const { writer, selection, cursor } = options;
   if (selection.native)

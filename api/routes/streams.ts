@@ -60,7 +60,7 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
       selection,
       threadId,
       cursor,
-      readTranscript: () => conversations.transcript(threadId),
+      readTranscript: (after) => conversations.transcript(threadId, after),
     });
     writer.event('metadata', {
       ...(run === undefined ? {} : { run_id: run.run_id }),

@@ -138,7 +138,9 @@ describe('translating Keel events into stream modes', () => {
   ];
 
   const translate = async (modes: ProtocolStreamMode[]) => {
-    const translator = new ProtocolTranslator(new Set(modes), 't1', () => Promise.resolve(transcript));
+    const translator = new ProtocolTranslator(new Set(modes), 't1', (after) =>
+      Promise.resolve(transcript.slice(after ?? 0)),
+    );
     const out: Array<[string, unknown]> = [];
     for (const event of events)
       for (const translated of await translator.translate(event))
@@ -190,6 +192,23 @@ describe('translating Keel events into stream modes', () => {
       ['updates', ['agent']],
     ]);
     expect(out[0]![1]).toMatchObject({ event: 'tool.started', data: { tool_use_id: 'tu1' } });
+  });
+
+  it('reads the transcript once, then only what was appended since', async () => {
+    const reads: Array<number | undefined> = [];
+    let visible = 1;
+    const translator = new ProtocolTranslator(new Set(['values']), 't1', (after) => {
+      reads.push(after);
+      return Promise.resolve(transcript.slice(after ?? 0, visible));
+    });
+    const values: string[][] = [];
+    for (const event of events) {
+      if (event.event === 'message.completed') visible = event.data.message.id === 'm2' ? 3 : 4;
+      for (const translated of await translator.translate(event))
+        values.push((translated.data as { messages: Array<{ id: string }> }).messages.map((m) => m.id));
+    }
+    expect(values).toEqual([['m1'], ['m1', 'm2', 'm3'], ['m1', 'm2', 'm3', 'm4']]);
+    expect(reads).toEqual([undefined, 1, 3]);
   });
 
   it('tells a failed run as an error event, whatever the modes', async () => {
