@@ -1,8 +1,10 @@
 # Keel's worker and API. Build: docker build -t keel .   (docker-compose.yml builds it for you)
 FROM node:20-bookworm-slim
 WORKDIR /app
-# bash runs the agent's shell commands; ca-certificates for HTTPS to model providers.
-RUN apt-get update && apt-get install -y --no-install-recommends bash ca-certificates && rm -rf /var/lib/apt/lists/*
+# bash runs the agent's shell commands inside bubblewrap (docs/decisions/0080); ca-certificates
+# for HTTPS to model providers. The sandbox needs namespaces: Docker's default seccomp profile
+# refuses them, so run the worker with a profile that allows them, or set KEEL_SANDBOX=off.
+RUN apt-get update && apt-get install -y --no-install-recommends bash bubblewrap ca-certificates && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts
 COPY common ./common

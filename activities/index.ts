@@ -6,6 +6,7 @@ import { createModelClients, type ModelClients } from './model/clients';
 import { PriceTable } from './model/prices';
 import { createRunTool } from './run-tool';
 import { createSendWebhook } from './send-webhook';
+import { Sandbox } from './tools/sandbox';
 import { spawnAgentTool } from './tools/spawn-agent';
 import {
   bashTool,
@@ -28,12 +29,28 @@ export const builtinTools = [
 ];
 
 export interface ActivityDependencies {
-  config: Pick<KeelConfig, 'dataDir' | 'providers' | 'pricesFile' | 'childEnvironment' | 'webhookSecret'>;
+  config: Pick<
+    KeelConfig,
+    | 'dataDir'
+    | 'providers'
+    | 'pricesFile'
+    | 'childEnvironment'
+    | 'webhookSecret'
+    | 'webhookAllowHosts'
+    | 'sandbox'
+  >;
   registry?: ToolRegistry;
   clients?: ModelClients;
+  /** Built from `config.sandbox` unless given (the worker checks it at start). */
+  sandbox?: Sandbox;
 }
 
-export function createActivities({ config, registry, clients }: ActivityDependencies): KeelActivities {
+export function createActivities({
+  config,
+  registry,
+  clients,
+  sandbox,
+}: ActivityDependencies): KeelActivities {
   const tools = registry ?? new ToolRegistry(builtinTools);
   return {
     callModel: createCallModel({
@@ -45,7 +62,8 @@ export function createActivities({ config, registry, clients }: ActivityDependen
       registry: tools,
       dataDir: config.dataDir,
       environment: config.childEnvironment,
+      sandbox: sandbox ?? new Sandbox(config.sandbox, config.childEnvironment.PATH),
     }),
-    sendWebhook: createSendWebhook({ secret: config.webhookSecret }),
+    sendWebhook: createSendWebhook({ secret: config.webhookSecret, allowHosts: config.webhookAllowHosts }),
   };
 }

@@ -10,15 +10,17 @@ import { failure, WorkspaceViolation } from './errors';
 import { withHeartbeats } from './heartbeat';
 import { interruptedByShutdown, stoppedByWorkerShutdown } from './shutdown';
 import type { ToolRegistry } from './tools/registry';
+import type { Sandbox } from './tools/sandbox';
 import { workspaceFor } from './tools/workspace';
 
 export interface RunToolDependencies {
   registry: ToolRegistry;
   dataDir: string;
   environment: Record<string, string>;
+  sandbox: Sandbox;
 }
 
-export function createRunTool({ registry, dataDir, environment }: RunToolDependencies) {
+export function createRunTool({ registry, dataDir, environment, sandbox }: RunToolDependencies) {
   return async function runTool(input: RunToolInput): Promise<ToolOutcome> {
     const tool = registry.get(input.name);
     if (tool === undefined)
@@ -32,6 +34,7 @@ export function createRunTool({ registry, dataDir, environment }: RunToolDepende
           signal,
           idempotencyKey: input.idempotency_key,
           environment,
+          sandbox,
         });
       } catch (error) {
         if (error instanceof WorkspaceViolation) return { is_error: true, content: error.message };

@@ -2,11 +2,16 @@
  * `sendWebhook`: one POST of a run's webhook, signed with Standard Webhooks headers
  * (`webhook-id`, `webhook-timestamp`, `webhook-signature`). A non-2xx answer or a network error
  * fails the attempt and Temporal retries it with backoff; every attempt carries the same
- * `webhook-id`, so a receiver that saw it already can drop the repeat.
+ * `webhook-id`, so a receiver that saw it already can drop the repeat. The URL is checked again
+ * here (./outbound-address.ts), also at connect time; redirects are never followed.
  */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { log } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
 import type { SendWebhookInput } from '../common/activities';
 import { failure } from './errors';
+import { checkOutboundUrl, guardedLookup, redactUrl, RefusedUrl } from './outbound-address';
 
 /** One attempt may take this long before it is abandoned and retried. */
 const attemptTimeoutMs = 10_000;
@@ -14,11 +19,44 @@ const attemptTimeoutMs = 10_000;
 export interface SendWebhookDependencies {
   /** `whsec_…` (base64); undefined sends webhooks without a signature. */
   secret: string | undefined;
+  /** Hosts reached even at loopback, private or link-local addresses. */
+  allowHosts: readonly string[];
 }
 
-export function createSendWebhook({ secret }: SendWebhookDependencies) {
+function post(url: URL, headers: Record<string, string>, body: string, allowHosts: readonly string[]) {
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const outgoing = request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      lookup: guardedLookup(allowHosts),
+      timeout: attemptTimeoutMs,
+    });
+    outgoing.on('timeout', () =>
+      outgoing.destroy(new Error(`no answer within ${attemptTimeoutMs / 1000} s`)),
+    );
+    outgoing.on('error', reject);
+    outgoing.on('response', (response) => {
+      response.resume();
+      resolve(response);
+    });
+    outgoing.end(body);
+  });
+}
+
+export function createSendWebhook({ secret, allowHosts }: SendWebhookDependencies) {
   const signer = secret === undefined ? undefined : new Webhook(secret);
   return async function sendWebhook(input: SendWebhookInput): Promise<void> {
+    const shown = redactUrl(input.url);
+    const refuse = (why: string, cause?: unknown) => {
+      log.warn('webhook refused', { url: shown, reason: why });
+      return failure('WebhookRefused', `webhook ${shown} refused: ${why}`, { nonRetryable: true, cause });
+    };
+    try {
+      await checkOutboundUrl(input.url, allowHosts);
+    } catch (error) {
+      throw refuse(error instanceof Error ? error.message : String(error), error);
+    }
     const body = JSON.stringify(input.payload);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -28,22 +66,23 @@ export function createSendWebhook({ secret }: SendWebhookDependencies) {
     };
     if (signer !== undefined)
       headers['webhook-signature'] = signer.sign(input.webhook_id, new Date(input.timestamp * 1000), body);
-    let response: Response;
+    let response: IncomingMessage;
     try {
-      response = await fetch(input.url, {
-        method: 'POST',
-        headers,
-        body,
-        signal: AbortSignal.timeout(attemptTimeoutMs),
-        redirect: 'manual',
-      });
+      response = await post(new URL(input.url), headers, body, allowHosts);
     } catch (error) {
-      throw failure('WebhookDeliveryFailed', `webhook ${input.url} unreachable: ${String(error)}`, {
-        cause: error,
-      });
+      if (error instanceof RefusedUrl) throw refuse(error.message, error);
+      const why = error instanceof Error ? error.message : String(error);
+      log.warn('webhook delivery failed', { url: shown, reason: why });
+      throw failure('WebhookDeliveryFailed', `webhook ${shown} unreachable: ${why}`, { cause: error });
     }
-    await response.body?.cancel();
-    if (response.status < 200 || response.status >= 300)
-      throw failure('WebhookDeliveryFailed', `webhook ${input.url} answered ${response.status}`);
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      const why =
+        status >= 300 && status < 400
+          ? `answered ${status} (redirects are not followed)`
+          : `answered ${status}`;
+      log.warn('webhook delivery failed', { url: shown, reason: why });
+      throw failure('WebhookDeliveryFailed', `webhook ${shown} ${why}`);
+    }
   };
 }

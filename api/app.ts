@@ -26,7 +26,7 @@ export const maxBodyBytes = 1024 * 1024;
 
 export interface AppOptions {
   client: Client;
-  config: Pick<KeelConfig, 'taskQueue' | 'model' | 'defaults' | 'api' | 'temporal'>;
+  config: Pick<KeelConfig, 'taskQueue' | 'model' | 'defaults' | 'api' | 'temporal' | 'webhookAllowHosts'>;
   logger: Logger;
   /** Aborted when the API begins to stop: waiting requests answer at once. */
   stopping?: AbortSignal;

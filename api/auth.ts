@@ -1,37 +1,48 @@
 /**
  * Bearer-token authentication. With no KEEL_API_TOKENS (loopback only) every caller is the local
  * user; with tokens, each token stands for an owner and threads are visible only to their owner.
+ * Tokens are compared as SHA-256 digests in constant time, each one every time, so neither a
+ * token's length nor its place in the list shows in the timing; an empty key never matches.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { ApiToken } from '../common/config';
 import { ApiError } from './errors';
 
 const publicPaths = new Set(['/healthz', '/readyz', '/openapi.json', '/ok', '/info']);
 
-function matches(candidate: string, token: string): boolean {
-  const a = Buffer.from(candidate);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/** The owner whose token `presented` is, comparing against every token whatever matches. */
+function ownerOf(presented: string | undefined, tokens: readonly { owner: string; digest: Buffer }[]) {
+  if (presented === undefined || presented === '') return undefined;
+  const candidate = digest(presented);
+  let owner: string | undefined;
+  for (const token of tokens) if (timingSafeEqual(candidate, token.digest)) owner ??= token.owner;
+  return owner;
 }
 
-export function authenticate(tokens: readonly ApiToken[]): RequestHandler {
+export function authenticate(configured: readonly ApiToken[]): RequestHandler {
+  const tokens = configured
+    .filter(({ token }) => token !== '')
+    .map(({ owner, token }) => ({ owner, digest: digest(token) }));
   return (request, response, next) => {
-    if (tokens.length === 0 || publicPaths.has(request.path)) {
+    // No tokens configured is the loopback-only mode; the configuration refuses a list that
+    // names none, so an unusable list never lands here.
+    if (configured.length === 0 || publicPaths.has(request.path)) {
       next();
       return;
     }
     const header = request.header('authorization');
     const presented = header?.startsWith('Bearer ')
       ? header.slice('Bearer '.length).trim()
-      : request.header('x-api-key');
-    const match =
-      presented === undefined ? undefined : tokens.find((token) => matches(presented, token.token));
-    if (match === undefined) {
+      : request.header('x-api-key')?.trim();
+    const owner = ownerOf(presented, tokens);
+    if (owner === undefined) {
       next(new ApiError(401, 'unauthenticated', 'send a valid token as "Authorization: Bearer <token>"'));
       return;
     }
-    response.locals.owner = match.owner;
+    response.locals.owner = owner;
     next();
   };
 }

@@ -20,6 +20,7 @@ import type { Thread, ThreadConfig } from '../common/thread';
 import type { Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
 import type { NewConversation, conversationWorkflow } from '../workflows/conversation-workflow';
+import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
 import { ApiError } from './errors';
 import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
@@ -32,10 +33,25 @@ export type Owner = string | undefined;
 export class Conversations {
   constructor(
     readonly client: Client,
-    private readonly config: Pick<KeelConfig, 'taskQueue' | 'model' | 'defaults'> & {
+    private readonly config: Pick<KeelConfig, 'taskQueue' | 'model' | 'defaults' | 'webhookAllowHosts'> & {
       api: Pick<KeelConfig['api'], 'intakeWaitMs' | 'readTimeoutMs'>;
     },
   ) {}
+
+  /** Refuses (422) a webhook URL that leads to loopback, private, link-local or metadata addresses. */
+  async checkWebhook(url: string): Promise<void> {
+    try {
+      await checkOutboundUrl(url, this.config.webhookAllowHosts);
+    } catch (error) {
+      if (!(error instanceof RefusedUrl)) throw error;
+      throw new ApiError(
+        422,
+        'webhook_refused',
+        `webhook ${error.message}; an operator can allow the host with KEEL_WEBHOOK_ALLOW_HOSTS`,
+        'webhook',
+      );
+    }
+  }
 
   /**
    * A read of the thread's live state (a query), bounded: a query needs a worker, and with none

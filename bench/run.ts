@@ -17,6 +17,7 @@ import { intake } from './scenarios/intake';
 import { longConversation } from './scenarios/long-conversation';
 import { memory } from './scenarios/memory';
 import { recovery } from './scenarios/recovery';
+import { sandboxCost } from './scenarios/sandbox';
 import { stepOverhead } from './scenarios/step-overhead';
 import { throughput } from './scenarios/throughput';
 import { tokenLatency } from './scenarios/token-latency';
@@ -75,6 +76,11 @@ const scenarios: Scenario[] = [
     name: 'intake',
     title: '7. intake: POST runs on the normal path, during kills, with no worker',
     run: (system, { quick }) => intake(system, { messages: quick ? 20 : 100, killSeconds: quick ? 20 : 60 }),
+  },
+  {
+    name: 'sandbox',
+    title: '8. sandbox: a bash call in bubblewrap vs unconfined',
+    run: (_system, { quick }) => sandboxCost({ calls: quick ? 20 : 100, trials: quick ? 1 : 3 }),
   },
 ];
 

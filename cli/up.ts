@@ -6,6 +6,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { describeSandbox } from '../activities/tools/bash';
+import { Sandbox } from '../activities/tools/sandbox';
 import { temporalAddress, type KeelConfig } from '../common/config';
 import { buildWorkflowBundle } from '../worker/bundle';
 import { type DevServer, startDevServer, waitForTemporal } from './dev-server';
@@ -104,6 +106,12 @@ export async function up(config: KeelConfig): Promise<number> {
     const early = shuttingDown();
     if (early !== undefined) return await early;
 
+    const sandbox = await describeSandbox(
+      new Sandbox(config.sandbox, config.childEnvironment.PATH),
+      config.sandbox.network,
+    );
+    if (!sandbox.ok) say(sandbox.line);
+
     say('Bundling workflow code…');
     const bundlePath = path.join(config.dataDir, 'workflow-bundle.js');
     await writeFile(bundlePath, await buildWorkflowBundle());
@@ -140,6 +148,9 @@ export async function up(config: KeelConfig): Promise<number> {
     );
     if (server !== undefined) say(`  Web UI    ${server.uiUrl}`);
     say(`  Model     ${modelNote(config)}`);
+    say(
+      `  Sandbox   ${sandbox.ok ? sandbox.line : config.sandbox.mode === 'off' ? 'OFF (unconfined)' : 'unavailable (see above)'}`,
+    );
     say('');
     say(
       `  Try:  curl -s -X POST ${apiUrl}/threads -H 'content-type: application/json' -d '{"thread_id":"demo"}'`,

@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { parseModelSpec } from './model-spec';
 
 const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
+/** Shorter tokens are refused at start: a guessable token is no authentication. */
+export const minimumTokenLength = 16;
 
 const seconds = (fallback: number) => z.coerce.number().positive().default(fallback);
 const optionalNumber = z.coerce.number().positive().optional();
@@ -51,6 +53,16 @@ const schema = z
     KEEL_SHUTDOWN_GRACE: seconds(30),
     KEEL_PRICES_FILE: optionalString,
     KEEL_WEBHOOK_SECRET: optionalString,
+    KEEL_WEBHOOK_ALLOW_HOSTS: optionalString,
+    KEEL_SANDBOX: z.enum(['on', 'off']).default('on'),
+    KEEL_SANDBOX_NETWORK: z.enum(['off', 'on']).default('off'),
+    KEEL_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
+    KEEL_SANDBOX_TIMEOUT_S: z.coerce.number().int().positive().max(600).default(120),
+    KEEL_SANDBOX_CPU_S: z.coerce.number().int().positive().default(600),
+    KEEL_SANDBOX_MEMORY_MB: z.coerce.number().int().positive().default(4096),
+    KEEL_SANDBOX_PROCESSES: z.coerce.number().int().positive().default(256),
+    KEEL_SANDBOX_FILE_MB: z.coerce.number().int().positive().default(1024),
+    KEEL_SANDBOX_TMP_MB: z.coerce.number().int().positive().default(512),
     KEEL_EXTENSIONS_FILE: optionalString,
     KEEL_WORKFLOW_BUNDLE: optionalString,
     KEEL_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -63,6 +75,11 @@ const schema = z
         path: ['KEEL_API_HOST'],
         message: `binding the API to ${env.KEEL_API_HOST} exposes it beyond this machine; set KEEL_API_TOKENS (owner:token,…) first`,
       });
+    }
+    if (env.KEEL_API_TOKENS !== undefined) {
+      const problem = tokenProblem(env.KEEL_API_TOKENS);
+      if (problem !== undefined)
+        context.addIssue({ code: 'custom', path: ['KEEL_API_TOKENS'], message: problem });
     }
     if (env.KEEL_MODEL === 'ollama' && env.OLLAMA_MODEL === undefined) {
       context.addIssue({
@@ -77,6 +94,35 @@ const schema = z
   });
 
 export type KeelEnv = z.infer<typeof schema>;
+
+/**
+ * Limits on every sandboxed command (bash), each enforced by the kernel: `ulimit` inside the
+ * sandbox, and a size-capped tmpfs for `/tmp`.
+ */
+export interface SandboxLimits {
+  /** Wall-clock seconds before a command that names no timeout is killed (`KEEL_SANDBOX_TIMEOUT_S`, at most 600). @default 120 */
+  wallSeconds: number;
+  /** CPU seconds per process (`KEEL_SANDBOX_CPU_S`). @default 600 */
+  cpuSeconds: number;
+  /** Address space per process in MiB (`KEEL_SANDBOX_MEMORY_MB`). @default 4096 */
+  memoryMb: number;
+  /** Processes alive at once inside one call's sandbox (`KEEL_SANDBOX_PROCESSES`). @default 256 */
+  processes: number;
+  /** Largest file a command may write, in MiB (`KEEL_SANDBOX_FILE_MB`). @default 1024 */
+  fileMb: number;
+  /** Size of the private `/tmp`, in MiB (`KEEL_SANDBOX_TMP_MB`). @default 512 */
+  tmpMb: number;
+}
+
+export interface SandboxConfig {
+  /** `on` (bubblewrap, the default) or `off` (unconfined; the operator chose it and is warned). */
+  mode: 'on' | 'off';
+  /** Whether sandboxed commands reach the network at all (`KEEL_SANDBOX_NETWORK`). @default 'off' */
+  network: 'off' | 'on';
+  /** The unprivileged uid (and gid) sandboxes run as when the worker runs as root (`KEEL_SANDBOX_UID`). @default 65534 */
+  uid: number;
+  limits: SandboxLimits;
+}
 
 /** An API caller: the owner its token stands for. */
 export interface ApiToken {
@@ -139,6 +185,12 @@ export interface KeelConfig {
   pricesFile: string | undefined;
   /** Signs run webhooks (Standard Webhooks, `whsec_…` base64); unset sends them unsigned. */
   webhookSecret: string | undefined;
+  /**
+   * Hosts (names or IP literals) webhooks may reach even though they are loopback, private,
+   * link-local or metadata addresses (`KEEL_WEBHOOK_ALLOW_HOSTS`, comma-separated). @default []
+   */
+  webhookAllowHosts: string[];
+  sandbox: SandboxConfig;
   extensionsFile: string | undefined;
   workflowBundle: string | undefined;
   /** Where Keel caches what it builds once (the Temporal CLI): `$XDG_CACHE_HOME/keel` or `~/.cache/keel`. */
@@ -187,14 +239,26 @@ function parseTokens(raw: string | undefined): ApiToken[] {
       const separator = entry.indexOf(':');
       return separator === -1
         ? { owner: 'default', token: entry }
-        : { owner: entry.slice(0, separator), token: entry.slice(separator + 1) };
+        : { owner: entry.slice(0, separator).trim(), token: entry.slice(separator + 1).trim() };
     });
 }
 
-/** A comma-separated list; undefined when unset. */
-function parseList(raw: string | undefined): string[] | undefined {
-  return raw
-    ?.split(',')
+/** Why a token list must not start the API, or undefined: auth never fails open on a typo. */
+function tokenProblem(raw: string): string | undefined {
+  const tokens = parseTokens(raw);
+  if (tokens.length === 0) return 'names no token; use owner:token,… (or unset it on a loopback-only API)';
+  for (const [index, { owner, token }] of tokens.entries()) {
+    const which = `entry ${index + 1}${owner === '' ? '' : ` (owner "${owner}")`}`;
+    if (owner === '') return `${which} has no owner before ":"`;
+    if (token.length < minimumTokenLength)
+      return `${which} has a token of ${token.length} characters; use at least ${minimumTokenLength} (e.g. openssl rand -hex 24)`;
+  }
+  return undefined;
+}
+
+function list(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
 }
@@ -233,7 +297,11 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       port: env.KEEL_API_PORT,
       tokens: parseTokens(env.KEEL_API_TOKENS),
       corsOrigins:
-        parseList(env.KEEL_API_CORS_ORIGINS) ?? (loopbackHosts.has(env.KEEL_API_HOST) ? ['*'] : []),
+        env.KEEL_API_CORS_ORIGINS === undefined
+          ? loopbackHosts.has(env.KEEL_API_HOST)
+            ? ['*']
+            : []
+          : list(env.KEEL_API_CORS_ORIGINS),
       intakeWaitMs: env.KEEL_INTAKE_WAIT_MS,
       readTimeoutMs: env.KEEL_READ_TIMEOUT_MS,
     },
@@ -246,7 +314,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       ollamaHost: env.OLLAMA_HOST,
       ollamaModel: env.OLLAMA_MODEL,
       stallTimeoutS: env.KEEL_MODEL_STALL_TIMEOUT_S,
-      toollessModels: parseList(env.KEEL_TOOLLESS_MODELS) ?? [],
+      toollessModels: list(env.KEEL_TOOLLESS_MODELS),
     },
     defaults: {
       approval: env.KEEL_APPROVAL,
@@ -258,6 +326,20 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     shutdownGraceS: env.KEEL_SHUTDOWN_GRACE,
     pricesFile: env.KEEL_PRICES_FILE,
     webhookSecret: env.KEEL_WEBHOOK_SECRET,
+    webhookAllowHosts: list(env.KEEL_WEBHOOK_ALLOW_HOSTS).map((host) => host.toLowerCase()),
+    sandbox: {
+      mode: env.KEEL_SANDBOX,
+      network: env.KEEL_SANDBOX_NETWORK,
+      uid: env.KEEL_SANDBOX_UID,
+      limits: {
+        wallSeconds: env.KEEL_SANDBOX_TIMEOUT_S,
+        cpuSeconds: env.KEEL_SANDBOX_CPU_S,
+        memoryMb: env.KEEL_SANDBOX_MEMORY_MB,
+        processes: env.KEEL_SANDBOX_PROCESSES,
+        fileMb: env.KEEL_SANDBOX_FILE_MB,
+        tmpMb: env.KEEL_SANDBOX_TMP_MB,
+      },
+    },
     extensionsFile: env.KEEL_EXTENSIONS_FILE,
     workflowBundle: env.KEEL_WORKFLOW_BUNDLE,
     cacheDir: `${raw.XDG_CACHE_HOME ?? `${raw.HOME ?? cwd}/.cache`}/keel`,

@@ -31,6 +31,8 @@ export const FailureType = {
   approvalNotPending: 'ApprovalNotPending',
   // Webhooks.
   webhookFailed: 'WebhookDeliveryFailed',
+  /** The webhook's URL leads to an address Keel does not reach (not retried). */
+  webhookRefused: 'WebhookRefused',
   // Any activity whose worker shut down past the grace period (retryable).
   workerShutdown: 'WorkerShutdown',
   // Runs.

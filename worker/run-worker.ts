@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import { builtinTools, createActivities } from '../activities';
 import { ExtensionHost } from '../activities/extensions';
 import { ToolRegistry } from '../activities/tools';
+import { describeSandbox } from '../activities/tools/bash';
+import { Sandbox } from '../activities/tools/sandbox';
 import type { KeelConfig } from '../common/config';
 import type { TemporalConnectionOptions } from '../cli/env';
 import { createKeelWorker } from './create-worker';
@@ -37,6 +39,13 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   });
   const connection = await NativeConnection.connect(connectionOptions);
   await ensureSearchAttributes(connection, config.temporal.namespace, logger);
+  const sandbox = new Sandbox(config.sandbox, config.childEnvironment.PATH);
+  // Not awaited: a worker polls at once (a replacement after a crash should not wait), and the
+  // bash tool awaits the same probe before its first command.
+  void describeSandbox(sandbox, config.sandbox.network).then((state) => {
+    if (state.ok) logger.info({ sandbox: state.line }, 'commands run in a sandbox');
+    else logger.warn({ sandbox: config.sandbox.mode }, state.line);
+  });
   const registry = new ToolRegistry(builtinTools);
   const extensions =
     config.extensionsFile === undefined
@@ -47,7 +56,7 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
           logger: logger.child({ component: 'extensions' }),
           environment: config.childEnvironment,
         });
-  const drain = withDrainLog(createActivities({ config, registry }), logger);
+  const drain = withDrainLog(createActivities({ config, registry, sandbox }), logger);
   const worker = await createKeelWorker({
     connection,
     namespace: config.temporal.namespace,

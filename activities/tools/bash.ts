@@ -1,14 +1,17 @@
 /**
- * `bash`: runs a command in the workspace, in its own process group so a timeout or a cancel
- * stops everything it started. Output is capped while it streams, never buffered whole.
+ * `bash`: runs a command in the thread's sandbox (./sandbox.ts), in its own process group so a
+ * timeout or a cancel stops everything it started. Output is capped while it streams, never
+ * buffered whole. With no sandbox on this machine it answers so, in-band, and runs nothing —
+ * unless the operator chose `KEEL_SANDBOX=off`.
  */
 import { spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { z } from 'zod';
 import { limits } from '../../common/limits';
 import type { ToolOutcome } from '../../common/tools';
 import { defineTool } from './registry';
+import { type Sandbox, type SandboxedCommand, type SandboxProbe, sandboxFix } from './sandbox';
 
-const defaultTimeoutS = 120;
 const maxTimeoutS = 600;
 /** After SIGTERM, how long a command gets before SIGKILL. */
 const killGraceMs = 2_000;
@@ -30,17 +33,23 @@ export interface CommandResult {
   aborted: boolean;
 }
 
-/** Runs `command` with bash in `cwd`, capturing interleaved stdout and stderr up to a cap. */
+/** Runs a prepared command, capturing interleaved stdout and stderr up to a cap. */
 export function runCommand(
-  command: string,
-  options: { cwd: string; timeoutMs: number; signal: AbortSignal; env: Record<string, string> },
+  launch: SandboxedCommand,
+  options: { timeoutMs: number; signal: AbortSignal },
 ): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', command], {
-      cwd: options.cwd,
-      env: options.env,
+    const child = spawn(launch.file, launch.args, {
+      cwd: launch.cwd,
+      env: launch.env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', ...launch.inputs.map(() => 'pipe' as const)],
+    });
+    launch.inputs.forEach((text, index) => {
+      const pipe = child.stdio[3 + index] as Writable | null;
+      // A sandbox that failed to start closes its end early; its output says why.
+      pipe?.on('error', () => {});
+      pipe?.end(text);
     });
     let output = '';
     let totalChars = 0;
@@ -52,8 +61,8 @@ export function runCommand(
       if (output.length < limits.toolOutputChars)
         output += text.slice(0, limits.toolOutputChars - output.length);
     };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
     const stop = (): void => {
       if (child.pid === undefined) return;
       killGroup(child.pid, 'SIGTERM');
@@ -97,11 +106,50 @@ function describe(result: CommandResult, timeoutS: number): ToolOutcome {
   return { is_error: true, content: `Command ${how}.\n${body}` };
 }
 
+/** Creates one sandbox to find out whether this machine can (once per process). */
+export function probeSandbox(sandbox: Sandbox): Promise<SandboxProbe> {
+  return sandbox.probe(async (launch) => {
+    const result = await runCommand(launch, { timeoutMs: 30_000, signal: new AbortController().signal });
+    return { ok: result.exitCode === 0, output: result.output };
+  });
+}
+
+/** What an operator should read at start about the sandbox: one line, and whether all is well. */
+export async function describeSandbox(
+  sandbox: Sandbox,
+  network: 'on' | 'off',
+): Promise<{ ok: boolean; line: string }> {
+  if (sandbox.mode === 'off')
+    return {
+      ok: false,
+      line:
+        'WARNING: KEEL_SANDBOX=off: the bash tool runs model-chosen commands unconfined, as this user, ' +
+        "with this machine's files, network and the worker's process list. Unset it to confine them.",
+    };
+  const probe = await probeSandbox(sandbox);
+  if (!probe.ok)
+    return {
+      ok: false,
+      line: `The sandbox for the bash tool cannot be created on this machine: ${probe.reason}. Until it can, bash answers every call with an error (everything else works). ${sandboxFix}`,
+    };
+  return { ok: true, line: `bubblewrap, network ${network}` };
+}
+
+function unconfined(command: string, workspace: string, env: Record<string, string>): SandboxedCommand {
+  return {
+    file: 'bash',
+    args: ['-c', command],
+    cwd: workspace,
+    env: { ...env, HOME: workspace },
+    inputs: [],
+  };
+}
+
 export const bashTool = defineTool({
   name: 'bash',
   description:
     'Run a bash command in the conversation workspace (the current directory) and return its combined stdout and stderr. ' +
-    'Use for listing, searching, building and running programs.',
+    'Use for listing, searching, building and running programs. It runs in a sandbox: only the workspace is writable, and the network is off unless the operator allowed it.',
   input: z.object({
     command: z.string().min(1).describe('The command line, run with bash -c'),
     timeout_s: z
@@ -110,23 +158,30 @@ export const bashTool = defineTool({
       .positive()
       .max(maxTimeoutS)
       .optional()
-      .describe(`Seconds before the command is killed (default ${defaultTimeoutS})`),
+      .describe('Seconds before the command is killed (default 120, or as the operator set it)'),
   }),
   flags: { sideEffects: true, sensitive: true },
   async run({ command, timeout_s }, context) {
+    // Per-call context, not configuration: no secret and no operator setting reaches a command.
     const env = {
       ...context.environment,
       KEEL_IDEMPOTENCY_KEY: context.idempotencyKey,
       KEEL_THREAD_ID: context.threadId,
-      HOME: context.workspace,
     };
-    const timeoutS = timeout_s ?? defaultTimeoutS;
-    const result = await runCommand(command, {
-      cwd: context.workspace,
-      timeoutMs: timeoutS * 1000,
-      signal: context.signal,
-      env,
-    });
+    const { sandbox, workspace } = context;
+    let launch: SandboxedCommand;
+    if (sandbox.mode === 'off') launch = unconfined(command, workspace, env);
+    else {
+      const probe = await probeSandbox(sandbox);
+      if (!probe.ok)
+        return {
+          is_error: true,
+          content: `Not run: commands run in a sandbox, and this worker cannot create one (${probe.reason}). ${sandboxFix}`,
+        };
+      launch = await sandbox.command({ command, workspace, env });
+    }
+    const timeoutS = timeout_s ?? sandbox.limits.wallSeconds;
+    const result = await runCommand(launch, { timeoutMs: timeoutS * 1000, signal: context.signal });
     if (result.aborted) throw context.signal.reason ?? new Error('command aborted');
     return describe(result, timeoutS);
   },

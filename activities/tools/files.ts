@@ -1,5 +1,5 @@
 /** File tools, each confined to the conversation's workspace. */
-import { readdir, readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises';
+import { chown, readdir, readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { limits } from '../../common/limits';
@@ -15,6 +15,21 @@ async function readText(file: string): Promise<string | { error: string }> {
   const bytes = await readFile(file);
   if (bytes.includes(0)) return { error: 'is a binary file' };
   return bytes.toString('utf8');
+}
+
+/**
+ * A root worker's commands run as the sandbox's uid: what the file tools create goes to that
+ * uid, so the thread's commands can change it too (the file and its parents in the workspace).
+ */
+async function handOver(workspace: string, file: string, uid: number | undefined): Promise<void> {
+  if (uid === undefined) return;
+  // `file` was resolved inside `workspace`, so walking up reaches it.
+  for (
+    let target = file;
+    target !== workspace && path.dirname(target) !== target;
+    target = path.dirname(target)
+  )
+    await chown(target, uid, uid);
 }
 
 export const readFileTool = defineTool({
@@ -45,10 +60,11 @@ export const writeFileTool = defineTool({
   description: 'Create or overwrite a text file in the workspace, creating parent directories as needed.',
   input: z.object({ path: z.string().min(1), content: z.string().max(limits.toolOutputChars) }),
   flags: { sideEffects: true, sensitive: false },
-  async run({ path: requested, content }, { workspace }) {
+  async run({ path: requested, content }, { workspace, sandbox }) {
     const file = await resolveInWorkspace(workspace, requested);
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, content, 'utf8');
+    await handOver(workspace, file, sandbox.hostUid);
     return {
       is_error: false,
       content: `Wrote ${content.length} characters to ${displayPath(workspace, file)}.`,

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { ToolDescriptor, ToolFlags, ToolOutcome, ToolSchema } from '../../common/tools';
+import type { Sandbox } from './sandbox';
 
 export interface ToolContext {
   threadId: string;
@@ -14,6 +15,8 @@ export interface ToolContext {
   idempotencyKey: string;
   /** Variables child processes inherit (PATH, locale). */
   environment: Record<string, string>;
+  /** Where commands run (bash). */
+  sandbox: Sandbox;
 }
 
 export interface Tool {

@@ -36,6 +36,7 @@ export async function submitRunFromBody(
 ): Promise<Run> {
   const owner = ownerOf(response);
   requireAssistant(body.assistant_id);
+  if (body.webhook !== undefined) await conversations.checkWebhook(body.webhook);
   const create =
     body.if_not_exists === 'create'
       ? conversations.newConversation(threadId, owner, runMetadataOf(body.assistant_id), {})

@@ -398,12 +398,12 @@ describe('the HTTP API', () => {
 
   describe('with tokens', () => {
     let secured: RunningApi;
-    const alice = { authorization: 'Bearer alice-token' };
-    const bob = { authorization: 'Bearer bob-token' };
+    const alice = { authorization: 'Bearer alice-token-0123456789' };
+    const bob = { authorization: 'Bearer bob-token-0123456789' };
 
     beforeAll(async () => {
       const tokens = await testConfig({
-        KEEL_API_TOKENS: 'alice:alice-token,bob:bob-token',
+        KEEL_API_TOKENS: 'alice:alice-token-0123456789,bob:bob-token-0123456789',
         KEEL_TASK_QUEUE: config.taskQueue,
       });
       secured = await startTestApi(client, tokens);
@@ -421,6 +421,31 @@ describe('the HTTP API', () => {
         'unauthenticated',
       );
       expect((await call(secured.url, 'GET', '/healthz')).status).toBe(200);
+    });
+
+    it.each([
+      ['an empty bearer token', { authorization: 'Bearer ' }],
+      ['an empty x-api-key', { 'x-api-key': '' }],
+      ['a blank x-api-key', { 'x-api-key': '   ' }],
+      ['a prefix of a token', { authorization: 'Bearer alice-token' }],
+      ['a token with a character added', { authorization: 'Bearer alice-token-0123456789x' }],
+      ['an owner name', { 'x-api-key': 'alice' }],
+    ])('refuses %s with 401', async (_case, headers) => {
+      expectError(await call(secured.url, 'POST', '/threads', {}, headers), 401, 'unauthenticated');
+    });
+
+    it('accepts a token as x-api-key too', async () => {
+      const created = await call<{ owner: string }>(
+        secured.url,
+        'POST',
+        '/threads',
+        {},
+        {
+          'x-api-key': 'bob-token-0123456789',
+        },
+      );
+      expect(created.status).toBe(200);
+      expect(created.body.owner).toBe('bob');
     });
 
     it("hides one owner's threads from another (404, as if they did not exist)", async () => {

@@ -3,11 +3,12 @@
  * the API as real processes; a worker killed and restarted; Ctrl-C; a restart that keeps everything.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LangChainMessage } from '../../api/protocol/langchain-messages';
+import { sandboxWorkspace } from '../../activities/tools/sandbox';
 import { call, freePort, userInput } from '../helpers/api';
 
 jest.setTimeout(240_000);
@@ -65,6 +66,7 @@ describe('keel up (npm start)', () => {
     expect(first.output()).toContain(`API       ${api}`);
     expect(first.output()).toContain(`Web UI    http://127.0.0.1:${uiPort}`);
     expect(first.output()).toMatch(/scripted:demo — the offline scripted model.*ANTHROPIC_API_KEY/);
+    expect(first.output()).toContain('Sandbox   bubblewrap, network off');
     expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
 
     expect((await call(api, 'POST', '/threads', { thread_id: 'e2e' })).status).toBe(200);
@@ -72,10 +74,12 @@ describe('keel up (npm start)', () => {
       api,
       'POST',
       '/threads/e2e/runs/wait',
-      userInput('run: echo "from the workspace: $(pwd)"'),
+      userInput('run: echo "from the workspace: $(pwd)" | tee where.txt'),
     );
-    expect(JSON.stringify(answer.body.messages.at(-1))).toContain(
-      `from the workspace: ${dataDir}/workspaces/e2e`,
+    // The command sees the workspace at the sandbox's fixed path; it is the thread's on the host.
+    expect(JSON.stringify(answer.body.messages.at(-1))).toContain(`from the workspace: ${sandboxWorkspace}`);
+    expect(await readFile(`${dataDir}/workspaces/e2e/where.txt`, 'utf8')).toBe(
+      `from the workspace: ${sandboxWorkspace}\n`,
     );
 
     // A worker that dies is restarted by the supervisor.

@@ -60,6 +60,8 @@ describe('run lifecycle with the Anthropic provider', () => {
     ANTHROPIC_BASE_URL: fake.url,
     KEEL_MODEL: 'anthropic:claude-sonnet-4-5',
     KEEL_WEBHOOK_SECRET: secret,
+    // The receivers listen on loopback, which webhooks reach only when the operator allows it.
+    KEEL_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
   }));
   let base: string;
   beforeAll(() => {

@@ -1,5 +1,5 @@
 /** Shared setup for chaos tests: a fake Anthropic, a config for real worker processes, markers. */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { KeelConfig } from '../../common/config';
 import type { Message } from '../../common/transcript';
@@ -51,11 +51,26 @@ export function workspaceOf(config: KeelConfig, threadId: string): string {
   return path.join(config.dataDir, 'workspaces', threadId);
 }
 
-/** Kills a process group left behind by a SIGKILLed worker's bash tool (its pid in `file`). */
-export async function killLeftoverGroup(file: string): Promise<void> {
-  for (const pid of await lines(file)) {
+/**
+ * The host pids of every process a thread's bash commands started, found by the
+ * `KEEL_THREAD_ID` each inherits (a pid a command prints is its sandbox's, not the host's).
+ */
+export async function threadProcesses(threadId: string): Promise<number[]> {
+  const entry = `KEEL_THREAD_ID=${threadId}\0`;
+  const found: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const environ = await readFile(`/proc/${name}/environ`, 'latin1').catch(() => '');
+    if (environ.includes(entry)) found.push(Number(name));
+  }
+  return found;
+}
+
+/** Kills whatever a thread's commands left behind (a test that failed half-way). */
+export async function killThreadProcesses(threadId: string): Promise<void> {
+  for (const pid of await threadProcesses(threadId)) {
     try {
-      process.kill(-Number(pid), 'SIGKILL');
+      process.kill(pid, 'SIGKILL');
     } catch {
       // Already gone.
     }

@@ -8,6 +8,8 @@ import pino from 'pino';
 import { ExtensionHost } from '../../activities/extensions';
 import { ToolRegistry } from '../../activities/tools';
 import type { ToolContext } from '../../activities/tools/registry';
+import { Sandbox } from '../../activities/tools/sandbox';
+import { parseConfig } from '../../common/config';
 import { eventually } from '../helpers/temporal';
 import { alive } from './chaos-helpers';
 
@@ -39,6 +41,7 @@ describe('the extension host', () => {
     signal: new AbortController().signal,
     idempotencyKey: 't:1',
     environment: {},
+    sandbox: new Sandbox(parseConfig({}, '/').sandbox, undefined),
   });
 
   beforeEach(async () => {

@@ -98,41 +98,26 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
   const deadline = Date.now() + options.seconds * 1000;
   const ledger = new IntakeLedger();
   let disruptions = 0;
-  // Each slot holds a ready worker, or nothing while its replacement starts: kills do not wait
-  // for a replacement, so they come every 2–6 s and sometimes leave no worker at all.
-  const ready: (WorkerProcess | undefined)[] = [...workers];
-  const starting: Promise<void>[] = [];
+  // A kill every 2–6 s after the last replacement is ready (as `npm run chaos` always ran), or a
+  // rolling deploy: each worker in turn drains (SIGTERM) and is replaced.
   const disrupt = async (index: number): Promise<void> => {
-    const worker = ready[index]!;
-    ready[index] = undefined;
-    worker.kill(options.disruption === 'kill' ? 'SIGKILL' : 'SIGTERM');
-    await worker.exited;
+    workers[index]!.kill(options.disruption === 'kill' ? 'SIGKILL' : 'SIGTERM');
+    await workers[index]!.exited;
     disruptions++;
-    starting.push(
-      fleet.start().then((replacement) => {
-        ready[index] = replacement;
-      }),
-    );
+    workers[index] = await fleet.start();
   };
-  const readyIndexes = () => ready.flatMap((worker, index) => (worker === undefined ? [] : [index]));
   const disrupter = (async () => {
     while (Date.now() < deadline) {
       if (options.disruption === 'kill') {
         await sleep(2_000 + Math.random() * 4_000);
-        while (readyIndexes().length === 0 && Date.now() < deadline) await sleep(100);
-        const candidates = readyIndexes();
-        if (Date.now() < deadline && candidates.length > 0)
-          await disrupt(candidates[Math.floor(Math.random() * candidates.length)]!);
+        if (Date.now() < deadline) await disrupt(Math.floor(Math.random() * workers.length));
       } else {
-        // A rolling deploy: each worker in turn drains and is replaced once the new one is ready.
-        for (let index = 0; index < ready.length && Date.now() < deadline; index++) {
+        for (let index = 0; index < workers.length && Date.now() < deadline; index++) {
           await disrupt(index);
-          while (ready[index] === undefined) await sleep(100);
           await sleep(2_000);
         }
       }
     }
-    await Promise.all(starting);
   })();
   const progress = setInterval(
     () =>

@@ -24,8 +24,8 @@ describe('conversations chatting through the API while workers are disrupted', (
       log: (line) => process.stderr.write(`${line}\n`),
     });
     process.stderr.write(`${JSON.stringify(summary, null, 2)}\n`);
-    // Every 2–6 s, plus a replacement's start when both workers were just killed (slower on a loaded machine).
-    expect(summary.disruptions).toBeGreaterThanOrEqual(Math.floor(killSeconds / 12));
+    // Every 2–6 s after the last replacement is ready (a worker starts in seconds, slower on a loaded machine).
+    expect(summary.disruptions).toBeGreaterThanOrEqual(Math.floor(killSeconds / 20));
     expect(summary.turns_completed).toBeGreaterThan(0);
     expect({ clean: soakClean(summary), ...summary }).toMatchObject({ clean: true, refused: 0 });
   });

@@ -14,7 +14,8 @@ import {
   alive,
   anthropicModel,
   anyToolResponder,
-  killLeftoverGroup,
+  killThreadProcesses,
+  threadProcesses,
   lines,
   userTexts,
   WorkerFleet,
@@ -46,7 +47,7 @@ describe('a worker process killed with SIGKILL', () => {
 
   afterAll(async () => {
     await fleet.stopAll();
-    for (const file of leftovers) await killLeftoverGroup(file);
+    for (const threadId of leftovers) await killThreadProcesses(threadId);
     await fake.close();
     await closeTestClient();
   });
@@ -86,15 +87,22 @@ describe('a worker process killed with SIGKILL', () => {
     const worker = await fleet.start();
     const conversation = await TestConversation.start(client, config, anthropicModel);
     const workspace = workspaceOf(config, conversation.threadId);
-    leftovers.push(path.join(workspace, 'pid'));
+    leftovers.push(conversation.threadId);
     const run = await conversation.submit('run: echo $$ > pid; echo ran >> marker; sleep 60');
     await eventually(
       async () => ((await lines(path.join(workspace, 'marker'))).length > 0 ? true : undefined),
       30_000,
       'the tool to start',
     );
+    expect(await threadProcesses(conversation.threadId)).not.toEqual([]);
     worker.kill('SIGKILL');
     await worker.exited;
+    // The sandbox dies with its parent: nothing of the command outlives the worker.
+    await eventually(
+      async () => ((await threadProcesses(conversation.threadId)).length === 0 ? true : undefined),
+      10_000,
+      'the command to die with the worker',
+    );
     await fleet.start();
     const done = await conversation.finished(run.run_id, 90_000);
     expect(done.status).toBe('completed');

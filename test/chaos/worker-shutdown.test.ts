@@ -15,7 +15,8 @@ import {
   alive,
   anthropicModel,
   anyToolResponder,
-  killLeftoverGroup,
+  killThreadProcesses,
+  threadProcesses,
   lines,
   WorkerFleet,
   workerEnv,
@@ -46,7 +47,7 @@ describe('a worker process stopped with SIGTERM', () => {
   });
 
   afterAll(async () => {
-    for (const file of leftovers) await killLeftoverGroup(file);
+    for (const threadId of leftovers) await killThreadProcesses(threadId);
     await fake.close();
     await closeTestClient();
   });
@@ -81,7 +82,7 @@ describe('a worker process stopped with SIGTERM', () => {
     const worker = await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
     const conversation = await TestConversation.start(client, config, anthropicModel);
     const workspace = workspaceOf(config, conversation.threadId);
-    leftovers.push(path.join(workspace, 'pid'));
+    leftovers.push(conversation.threadId);
     const run = await conversation.submit('run: echo $$ > pid; echo ran >> marker; sleep 60');
     await toolStarted(path.join(workspace, 'marker'));
     worker.kill('SIGTERM');
@@ -89,10 +90,9 @@ describe('a worker process stopped with SIGTERM', () => {
     expect(worker.logs).toContainEqual(
       expect.objectContaining({ msg: 'drained activity', activity: 'runTool' }),
     );
-    // The command's whole process group was stopped with the tool.
-    const [pid] = await lines(path.join(workspace, 'pid'));
+    // Everything the command started was stopped with the tool.
     await eventually(
-      () => Promise.resolve(alive(Number(pid)) ? undefined : true),
+      async () => ((await threadProcesses(conversation.threadId)).length === 0 ? true : undefined),
       10_000,
       'the command to stop',
     );
@@ -135,7 +135,7 @@ describe('a worker process stopped with SIGTERM', () => {
     const worker = await fleet.start({ KEEL_SHUTDOWN_GRACE: '60' });
     const conversation = await TestConversation.start(client, config, anthropicModel);
     const workspace = workspaceOf(config, conversation.threadId);
-    leftovers.push(path.join(workspace, 'pid'));
+    leftovers.push(conversation.threadId);
     await conversation.submit('run: echo $$ > pid; sleep 60');
     await toolStarted(path.join(workspace, 'pid'));
     worker.kill('SIGTERM');

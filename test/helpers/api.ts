@@ -5,6 +5,7 @@ import pino from 'pino';
 import { startApi, type RunningApi } from '../../api/server';
 import type { KeelConfig } from '../../common/config';
 import { closeTestClient, startTestWorker, testClient, testConfig, type RunningWorker } from './temporal';
+import { startWorkerProcess, type WorkerProcess } from './worker-process';
 
 export async function startTestApi(client: Client, config: KeelConfig): Promise<RunningApi> {
   return startApi({ client, config, logger: pino({ level: 'silent' }), host: '127.0.0.1', port: 0 });
@@ -77,6 +78,49 @@ export function apiHarness(env: () => Record<string, string> = () => ({})): ApiH
   afterAll(async () => {
     await harness.api.stop();
     await harness.worker.stop();
+    await closeTestClient();
+  });
+  return harness;
+}
+
+export interface ProcessApiHarness {
+  client: Client;
+  config: KeelConfig;
+  /** A real `keel worker` process: its environment is its own, as in production. */
+  worker: WorkerProcess;
+  api: RunningApi;
+  base: string;
+}
+
+/**
+ * Like `apiHarness`, but the worker is a real process started with `env` on top of the test's
+ * configuration, plus `workerOnly` that the API does not get (for what only a separate process
+ * shows: its environment, its pid).
+ */
+export function processApiHarness(
+  env: () => Record<string, string> = () => ({}),
+  workerOnly: () => Record<string, string> = () => ({}),
+): ProcessApiHarness {
+  const harness = {} as ProcessApiHarness;
+  beforeAll(async () => {
+    const variables = env();
+    harness.client = await testClient();
+    harness.config = await testConfig(variables);
+    harness.worker = await startWorkerProcess({
+      env: {
+        KEEL_TASK_QUEUE: harness.config.taskQueue,
+        KEEL_DATA_DIR: harness.config.dataDir,
+        ...variables,
+        ...workerOnly(),
+      },
+    });
+    harness.api = await startTestApi(harness.client, harness.config);
+    harness.base = harness.api.url;
+  });
+  afterAll(async () => {
+    await harness.api.stop();
+    harness.worker.kill('SIGTERM');
+    await harness.worker.exited;
     await closeTestClient();
   });
   return harness;

@@ -1,6 +1,7 @@
 /** Drives one conversation workflow the way the API does: updates in, queries and the stream out. */
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { isStall } from '../../api/intake';
 import { waitForRun } from '../../api/run-waiter';
 import type { KeelConfig } from '../../common/config';
 import * as messages from '../../common/messages';
@@ -85,10 +86,17 @@ export class TestConversation {
     return this.finished(run.run_id);
   }
 
+  /** The run; a query that found no worker in time (a test that kills workers) is asked again. */
   async run(runId: string): Promise<Run> {
-    const run = await this.handle.query(messages.getRunQuery, { run_id: runId });
-    if (run === null) throw new Error(`no run ${runId}`);
-    return run;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const run = await this.handle.query(messages.getRunQuery, { run_id: runId });
+        if (run === null) throw new Error(`no run ${runId}`);
+        return run;
+      } catch (error) {
+        if (!isStall(error) || attempt >= 5) throw error;
+      }
+    }
   }
 
   thread(): Promise<Thread> {

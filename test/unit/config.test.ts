@@ -21,16 +21,22 @@ describe('configuration', () => {
   it('refuses a non-loopback API host without tokens', () => {
     expect(() => parseConfig({ KEEL_API_HOST: '0.0.0.0' }, '/')).toThrow(/KEEL_API_TOKENS/);
     expect(
-      parseConfig({ KEEL_API_HOST: '0.0.0.0', KEEL_API_TOKENS: 'alice:s3cret,bob:t0ken' }, '/').api.tokens,
+      parseConfig(
+        {
+          KEEL_API_HOST: '0.0.0.0',
+          KEEL_API_TOKENS: 'alice:s3cret-0123456789abcdef,bob:t0ken-0123456789abcdef',
+        },
+        '/',
+      ).api.tokens,
     ).toEqual([
-      { owner: 'alice', token: 's3cret' },
-      { owner: 'bob', token: 't0ken' },
+      { owner: 'alice', token: 's3cret-0123456789abcdef' },
+      { owner: 'bob', token: 't0ken-0123456789abcdef' },
     ]);
   });
 
   it('lets any browser origin call a loopback API, and only the listed ones otherwise', () => {
     expect(parseConfig({}, '/').api.corsOrigins).toEqual(['*']);
-    const exposed = { KEEL_API_HOST: '0.0.0.0', KEEL_API_TOKENS: 'alice:s3cret' };
+    const exposed = { KEEL_API_HOST: '0.0.0.0', KEEL_API_TOKENS: 'alice:0123456789abcdef0123' };
     expect(parseConfig(exposed, '/').api.corsOrigins).toEqual([]);
     expect(
       parseConfig({ ...exposed, KEEL_API_CORS_ORIGINS: 'https://chat.example, http://localhost:3000' }, '/')
@@ -39,7 +45,49 @@ describe('configuration', () => {
   });
 
   it.each([
+    ['a list of nothing', ',', /KEEL_API_TOKENS: names no token/],
+    ['blanks and commas', ' , ,', /KEEL_API_TOKENS: names no token/],
+    ['an owner without a token', 'alice:', /entry 1 \(owner "alice"\) has a token of 0 characters/],
+    [
+      'a short token',
+      'alice:0123456789abcdef,bob:short',
+      /entry 2 \(owner "bob"\) has a token of 5 characters; use at least 16/,
+    ],
+    ['a token without an owner', ':0123456789abcdef', /entry 1 has no owner/],
+    ['a bare short token', 'secret', /has a token of 6 characters/],
+  ])('refuses KEEL_API_TOKENS with %s at start, so auth never fails open', (_case, tokens, message) => {
+    for (const host of ['127.0.0.1', '0.0.0.0']) {
+      expect(() => parseConfig({ KEEL_API_HOST: host, KEEL_API_TOKENS: tokens }, '/')).toThrow(ConfigError);
+      expect(() => parseConfig({ KEEL_API_HOST: host, KEEL_API_TOKENS: tokens }, '/')).toThrow(message);
+    }
+  });
+
+  it('reads the sandbox settings, confined with no network by default', () => {
+    expect(parseConfig({}, '/').sandbox).toEqual({
+      mode: 'on',
+      network: 'off',
+      uid: 65534,
+      limits: { wallSeconds: 120, cpuSeconds: 600, memoryMb: 4096, processes: 256, fileMb: 1024, tmpMb: 512 },
+    });
+    const custom = parseConfig(
+      {
+        KEEL_SANDBOX: 'off',
+        KEEL_SANDBOX_NETWORK: 'on',
+        KEEL_SANDBOX_PROCESSES: '32',
+        KEEL_SANDBOX_FILE_MB: '8',
+      },
+      '/',
+    ).sandbox;
+    expect(custom).toMatchObject({ mode: 'off', network: 'on', limits: { processes: 32, fileMb: 8 } });
+    expect(
+      parseConfig({ KEEL_WEBHOOK_ALLOW_HOSTS: ' 127.0.0.1, Hooks.Internal ' }, '/').webhookAllowHosts,
+    ).toEqual(['127.0.0.1', 'hooks.internal']);
+  });
+
+  it.each([
     ['KEEL_MODEL', 'gpt4', /unknown model provider "gpt4"/],
+    ['KEEL_SANDBOX', 'maybe', /KEEL_SANDBOX/],
+    ['KEEL_SANDBOX_PROCESSES', '0', /KEEL_SANDBOX_PROCESSES/],
     ['KEEL_MODEL', 'anthropic:', /names no model/],
     ['KEEL_API_PORT', 'eighty', /KEEL_API_PORT/],
     ['KEEL_APPROVAL', 'sometimes', /KEEL_APPROVAL/],

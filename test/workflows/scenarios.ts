@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { sandboxWorkspace } from '../../activities/tools/sandbox';
 import type { KeelConfig } from '../../common/config';
 import { requestCancelUpdate, deferRunUpdate, closeSignal } from '../../common/messages';
 import {
@@ -52,7 +53,7 @@ export function describeConversationScenarios(
       );
       const workspace = path.join(config.dataDir, 'workspaces', conversation.threadId);
       expect(toolResults(transcript)[0]).toMatchObject({
-        content: `hello from ${conversation.threadId}\n${workspace}\n`,
+        content: `hello from ${conversation.threadId}\n${sandboxWorkspace}\n`,
       });
       expect(lastAnswer(transcript)).toContain(`hello from ${conversation.threadId}`);
       expect(await readFile(path.join(workspace, 'greeting.txt'), 'utf8')).toBe(

@@ -1,0 +1,241 @@
+/**
+ * The sandbox model-chosen commands run in: bubblewrap (docs/decisions/0080). Inside, the
+ * thread's workspace is read-write at `/workspace`; `/usr` and a few files of `/etc` are
+ * read-only; `/tmp`, `/proc` and `/dev` are private; nothing else of the host exists. Fresh
+ * pid, ipc, uts, cgroup and (unless allowed) network namespaces; a clean environment; kernel
+ * limits per call. It dies with the worker. When the worker runs as root, the command runs as an
+ * unprivileged uid, so the kernel's process limit applies (it never applies to root).
+ */
+import { chown, lstat, mkdtemp, readlink, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { SandboxConfig } from '../../common/config';
+
+/** Where the workspace appears inside the sandbox. */
+export const sandboxWorkspace = '/workspace';
+
+/** Top-level system directories: bound read-only, or recreated as the symlinks they are. */
+const systemRoots = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** What programs need of `/etc` (the dynamic linker, alternatives, certificates, time zone). */
+const etcFiles = [
+  '/etc/alternatives',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/localtime',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/nsswitch.conf',
+  '/etc/mime.types',
+];
+/** Name resolution, bound only when the network is allowed. */
+const networkFiles = ['/etc/resolv.conf', '/etc/gai.conf', '/etc/host.conf'];
+const sandboxPath = '/usr/local/bin:/usr/bin:/bin';
+const sandboxUid = 1000;
+
+/** One sandboxed command: the program to spawn, and what to write to its fds 3, 4, … */
+export interface SandboxedCommand {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Contents for extra pipes, from fd 3 upwards (bubblewrap reads them while it sets up). */
+  inputs: string[];
+}
+
+export interface SandboxCall {
+  command: string;
+  /** The workspace on the host (a realpath). */
+  workspace: string;
+  /** Variables for the command besides PATH, HOME and TMPDIR. */
+  env: Record<string, string>;
+}
+
+export type SandboxProbe = { ok: true } | { ok: false; reason: string };
+
+/** How to make the sandbox work, or how to opt out of it knowingly. */
+export const sandboxFix =
+  'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow it to create namespaces ' +
+  '(unprivileged user namespaces for a non-root worker; in a container, a seccomp/AppArmor profile that permits them). ' +
+  'To run commands unconfined instead, set KEEL_SANDBOX=off (not recommended).';
+
+async function kind(target: string): Promise<'directory' | 'file' | 'symlink' | undefined> {
+  try {
+    const stat = await lstat(target);
+    return stat.isSymbolicLink() ? 'symlink' : stat.isDirectory() ? 'directory' : 'file';
+  } catch {
+    return undefined;
+  }
+}
+
+async function filesystemArgs(network: boolean): Promise<string[]> {
+  // Made first and world-readable: bubblewrap would otherwise create it 0700 for the bind below.
+  const args: string[] = ['--perms', '0755', '--dir', '/etc'];
+  for (const root of systemRoots) {
+    const found = await kind(root);
+    if (found === 'symlink') args.push('--symlink', await readlink(root), root);
+    else if (found !== undefined) args.push('--ro-bind', root, root);
+  }
+  for (const file of [...etcFiles, ...(network ? networkFiles : [])]) args.push('--ro-bind-try', file, file);
+  return args;
+}
+
+function identityFiles(uid: number): string[] {
+  const passwd = `root:x:0:0:root:/root:/usr/sbin/nologin\nkeel:x:${uid}:${uid}:Keel sandbox:${sandboxWorkspace}:/bin/bash\n`;
+  const group = `root:x:0:\nkeel:x:${uid}:\n`;
+  const hosts = '127.0.0.1\tlocalhost keel-sandbox\n::1\tlocalhost\n';
+  return [passwd, group, hosts];
+}
+
+/** `ulimit` before the command: each limit is the kernel's, hard and soft alike. */
+function limitedShell(config: SandboxConfig, command: string): string[] {
+  const { cpuSeconds, memoryMb, processes, fileMb } = config.limits;
+  const limits = [
+    `-t ${cpuSeconds}`,
+    `-v ${memoryMb * 1024}`,
+    `-u ${processes}`,
+    `-f ${fileMb * 1024}`,
+    '-c 0',
+  ].map((flag) => `ulimit ${flag}`);
+  return [
+    'bash',
+    '--noprofile',
+    '--norc',
+    '-c',
+    `${limits.join(' && ')} && exec bash -c "$1"`,
+    'keel',
+    command,
+  ];
+}
+
+export class Sandbox {
+  readonly #config: SandboxConfig;
+  /** Where `bwrap` itself is looked up (the worker's PATH); commands inside get their own. */
+  readonly #hostPath: string | undefined;
+  readonly #root: boolean;
+  #probe: Promise<SandboxProbe> | undefined;
+
+  constructor(config: SandboxConfig, hostPath: string | undefined) {
+    this.#config = config;
+    this.#hostPath = hostPath;
+    this.#root = process.getuid?.() === 0;
+  }
+
+  get mode(): SandboxConfig['mode'] {
+    return this.#config.mode;
+  }
+
+  get limits(): SandboxConfig['limits'] {
+    return this.#config.limits;
+  }
+
+  /** The uid commands run as on the host, when it differs from the worker's. */
+  get hostUid(): number | undefined {
+    return this.#config.mode === 'on' && this.#root ? this.#config.uid : undefined;
+  }
+
+  /** Builds the bubblewrap invocation for one call. */
+  async command(call: SandboxCall): Promise<SandboxedCommand> {
+    const network = this.#config.network === 'on';
+    const uid = this.hostUid;
+    // A root worker's commands run as `uid`, which must be able to write the workspace.
+    if (uid !== undefined) await chown(call.workspace, uid, uid);
+    const namespaces = [
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
+      '--unshare-cgroup-try',
+      ...(network ? [] : ['--unshare-net']),
+      // As root, bubblewrap sets up without a user namespace and setpriv drops to `uid`; else a
+      // user namespace maps the worker's uid, and nested ones are refused.
+      ...(uid === undefined
+        ? ['--unshare-user', '--disable-userns', '--uid', String(sandboxUid), '--gid', String(sandboxUid)]
+        : []),
+    ];
+    const identity = ['/etc/passwd', '/etc/group', '/etc/hosts'].flatMap((file, index) => [
+      '--perms',
+      '0644',
+      '--ro-bind-data',
+      String(3 + index),
+      file,
+    ]);
+    const env: Record<string, string> = {
+      ...call.env,
+      PATH: sandboxPath,
+      HOME: sandboxWorkspace,
+      TMPDIR: '/tmp',
+    };
+    const args = [
+      '--die-with-parent',
+      '--new-session',
+      ...namespaces,
+      '--hostname',
+      'keel-sandbox',
+      ...(await filesystemArgs(network)),
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--perms',
+      '1777',
+      '--size',
+      String(this.#config.limits.tmpMb * 1024 * 1024),
+      '--tmpfs',
+      '/tmp',
+      ...identity,
+      '--bind',
+      call.workspace,
+      sandboxWorkspace,
+      '--chdir',
+      sandboxWorkspace,
+      '--clearenv',
+      ...Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]),
+      ...(uid === undefined
+        ? ['--']
+        : [
+            '--cap-add',
+            'CAP_SETUID',
+            '--cap-add',
+            'CAP_SETGID',
+            '--',
+            'setpriv',
+            `--reuid=${uid}`,
+            `--regid=${uid}`,
+            '--clear-groups',
+            '--inh-caps=-all',
+            '--bounding-set=-all',
+            '--no-new-privs',
+          ]),
+      ...limitedShell(this.#config, call.command),
+    ];
+    return {
+      file: 'bwrap',
+      args,
+      cwd: '/',
+      env: this.#hostPath === undefined ? {} : { PATH: this.#hostPath },
+      inputs: identityFiles(uid ?? sandboxUid),
+    };
+  }
+
+  /**
+   * Whether a sandbox can be created here, found out once by creating one (`run` runs a
+   * command the way the bash tool does). The answer is kept for the life of the process.
+   */
+  probe(run: (command: SandboxedCommand) => Promise<{ ok: boolean; output: string }>): Promise<SandboxProbe> {
+    this.#probe ??= (async (): Promise<SandboxProbe> => {
+      let workspace: string | undefined;
+      try {
+        workspace = await mkdtemp(path.join(os.tmpdir(), 'keel-sandbox-probe-'));
+        const result = await run(await this.command({ command: 'exit 0', workspace, env: {} }));
+        return result.ok ? { ok: true } : { ok: false, reason: result.output.trim() || 'bubblewrap failed' };
+      } catch (error) {
+        const { code, syscall } = error as NodeJS.ErrnoException;
+        const missing = code === 'ENOENT' && syscall?.startsWith('spawn') === true;
+        return { ok: false, reason: missing ? 'bubblewrap (bwrap) is not installed' : String(error) };
+      } finally {
+        if (workspace !== undefined) await rm(workspace, { recursive: true, force: true }).catch(() => {});
+      }
+    })();
+    return this.#probe;
+  }
+}

@@ -1,0 +1,38 @@
+/** `npm start` (`keel up`) refuses a configuration that would leave the API open, before it starts anything. */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+async function keelUp(env: Record<string, string>): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'up'], {
+      cwd: path.resolve(__dirname, '../..'),
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, KEEL_DATA_DIR: '/nonexistent/keel', ...env },
+      timeout: 30_000,
+    });
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, output: failed.stdout + failed.stderr };
+  }
+}
+
+describe('keel up with unusable API tokens', () => {
+  it.each([
+    ['a list of nothing', ',', /KEEL_API_TOKENS: names no token/],
+    [
+      'an owner without a token',
+      'alice:',
+      /KEEL_API_TOKENS: entry 1 \(owner "alice"\) has a token of 0 characters/,
+    ],
+    ['a short token', 'alice:hunter2', /KEEL_API_TOKENS: .*use at least 16/],
+  ])('refuses %s at start with a clear message (exit 2)', async (_case, tokens, message) => {
+    const { code, output } = await keelUp({ KEEL_API_TOKENS: tokens });
+    expect(code).toBe(2);
+    expect(output).toMatch(/^keel: invalid configuration: /);
+    expect(output).toMatch(message);
+    expect(output).not.toMatch(/Starting|Keel is running/);
+  });
+});
