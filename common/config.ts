@@ -34,7 +34,7 @@ const schema = z
     KEEL_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     KEEL_API_TOKENS: optionalString,
     KEEL_API_CORS_ORIGINS: optionalString,
-    KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(700),
+    KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(500),
     KEEL_READ_TIMEOUT_MS: z.coerce.number().int().min(1).max(120_000).default(3_000),
     KEEL_MODEL: optionalString,
     ANTHROPIC_API_KEY: optionalString,
@@ -155,7 +155,7 @@ export interface KeelConfig {
     /**
      * How long the door waits for the thread's own answer to a message, decision or cancel
      * (`KEEL_INTAKE_WAIT_MS`); after a third of it (250 ms at most) the input is already in the
-     * thread's history by signal, and past it the caller hears `queued`. @default 700
+     * thread's history by signal, and past it the caller hears `queued`. @default 500
      */
     intakeWaitMs: number;
     /** How long a read (a query) may wait for the thread's worker before 503 (`KEEL_READ_TIMEOUT_MS`). @default 3000 */
