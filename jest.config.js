@@ -1,3 +1,6 @@
+/** Dependencies of `@langchain/langgraph-sdk` published as ES modules only. */
+const esmOnly = ['p-retry', 'p-queue', 'p-timeout', 'is-network-error'];
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
@@ -8,7 +11,13 @@ module.exports = {
       '@swc/jest',
       { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
     ],
+    // ESM-only packages that LangGraph's SDK requires from its CommonJS build.
+    [`/node_modules/(${esmOnly.join('|')})/.+\\.js$`]: [
+      '@swc/jest',
+      { jsc: { target: 'es2022' }, module: { type: 'commonjs' } },
+    ],
   },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
   // One Temporal dev server for the whole run (never a mocked Temporal).
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',

@@ -4,6 +4,11 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { KeelConfig } from '../common/config';
 import { authenticate } from './auth';
+import { cors } from './cors';
+import { Assistants } from './protocol/assistants';
+import { assistantRoutes } from './routes/assistants';
+import { systemRoutes } from './routes/system';
+import { threadStateRoutes } from './routes/thread-state';
 import { Conversations } from './conversations';
 import { ApiError, errorMiddleware } from './errors';
 import { openApiDocument } from './openapi';
@@ -31,7 +36,8 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  // JSON whatever the content-type says (curl -d sends form-urlencoded; some clients send none).
+  app.use(cors(config.api.corsOrigins));
+  // Whatever the content-type says (or without one, as some proxies send it), a body is JSON.
   app.use(express.json({ limit: maxBodyBytes, type: () => true }));
   app.use(authenticate(config.api.tokens));
   const conversations = new Conversations(client, config);
@@ -39,10 +45,13 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
     response.json(openApiDocument());
   });
   app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
+  app.use(systemRoutes());
+  app.use(assistantRoutes(new Assistants(config.model.default)));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
   app.use(sessionRoutes(conversations, new Sessions(client, config.taskQueue)));
   app.use(checkpointRoutes(conversations));
   app.use(threadRoutes(conversations));
+  app.use(threadStateRoutes(conversations));
   app.use(streamRoutes(conversations));
   app.use(activeRunRoutes(conversations, config.taskQueue));
   app.use(runRoutes(conversations, stopping));

@@ -9,7 +9,7 @@ import type { RequestHandler } from 'express';
 import type { ApiToken } from '../common/config';
 import { ApiError } from './errors';
 
-const publicPaths = new Set(['/healthz', '/readyz', '/openapi.json']);
+const publicPaths = new Set(['/healthz', '/readyz', '/openapi.json', '/ok', '/info']);
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 

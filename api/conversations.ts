@@ -198,8 +198,11 @@ export class Conversations {
     return this.read(threadId, () => this.handle(threadId).query(messages.getStateQuery));
   }
 
-  async transcript(threadId: string): Promise<Message[]> {
-    return this.read(threadId, () => this.handle(threadId).query(messages.getTranscriptQuery, {}));
+  /** The transcript; with `after`, only the messages after the first `after` ever appended. */
+  async transcript(threadId: string, after?: number): Promise<Message[]> {
+    return this.read(threadId, () =>
+      this.handle(threadId).query(messages.getTranscriptQuery, after === undefined ? {} : { after }),
+    );
   }
 
   pendingApprovals(threadId: string): Promise<PendingApproval[]> {

@@ -31,7 +31,7 @@ export interface FollowOptions {
   /** Stop on reaching this offset (exclusive): the log's end when the run had already finished. */
   untilOffset?: number;
   signal: AbortSignal;
-  onEvent(offset: number, event: KeelEvent): void;
+  onEvent(offset: number, event: KeelEvent): void | Promise<void>;
 }
 
 /** 410 `stream_cursor_expired` when `fromOffset` is older than the log. */
@@ -75,13 +75,16 @@ export async function followEvents(options: FollowOptions): Promise<FollowEnd> {
         expected ??= item.offset;
         if (item.offset < expected) continue;
         if (item.offset > expected) return 'cursor_expired';
-        expected = item.offset + 1;
         const event = item.data;
         if (item.topic !== eventsTopic || (runId !== undefined && runIdOf(event) !== runId)) {
+          expected = item.offset + 1;
           if (expected >= until) return 'run_finished';
           continue;
         }
-        options.onEvent(item.offset, event);
+        // Delivered before the cursor moves on: a delivery that reads the thread and meets an
+        // outage is retried from this event, not skipped.
+        await options.onEvent(item.offset, event);
+        expected = item.offset + 1;
         if (runId !== undefined && runTerminalEvents.includes(event.event)) return 'run_finished';
         if (expected >= until) return 'run_finished';
       }

@@ -1,6 +1,7 @@
 /** The OpenAPI document, with request bodies generated from the same schemas that validate them. */
 import { z } from 'zod';
 import { cleanupBody, decisionBody, limitsBody, searchBody } from './checkpoint-schemas';
+import { protocolStreamModes, keelStreamMode } from './protocol/stream-modes';
 import { cancelBody, createRunBody, createThreadBody } from './schemas';
 
 const errorSchema = {
@@ -61,6 +62,22 @@ const startingAfter = {
   required: false,
   schema: { type: 'integer', minimum: 0 },
 };
+const streamModeSchema = z
+  .union([
+    z.enum([...protocolStreamModes, keelStreamMode]),
+    z.array(z.enum([...protocolStreamModes, keelStreamMode])),
+  ])
+  .optional()
+  .describe(
+    `LangGraph stream modes (default values), or "${keelStreamMode}" alone for Keel's native events; others answer 422`,
+  );
+const streamMode = {
+  name: 'stream_mode',
+  in: 'query',
+  required: false,
+  description: 'A mode, a JSON array of modes, or the parameter repeated (default values)',
+  schema: { type: 'string' },
+};
 const ok = (description: string) => ({ '200': { description, ...json({ type: 'object' }) }, ...errors });
 
 export function openApiDocument(): Record<string, unknown> {
@@ -85,9 +102,38 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/threads/{thread_id}/state': {
         get: {
-          summary: 'Get the thread state ({values: {messages}})',
+          summary: 'Get the thread state: its newest checkpoint, LangChain messages in values',
           parameters: [threadId],
           responses: ok('The state'),
+        },
+      },
+      '/threads/{thread_id}/state/checkpoint': {
+        post: {
+          summary: 'The state at a checkpoint ({checkpoint: {checkpoint_id}}); 404 checkpoint_not_found',
+          parameters: [threadId],
+          responses: ok('The state'),
+        },
+      },
+      '/threads/{thread_id}/state/{checkpoint_id}': {
+        get: {
+          summary: 'The state at a checkpoint; 404 checkpoint_not_found',
+          parameters: [
+            threadId,
+            { name: 'checkpoint_id', in: 'path', required: true, schema: { type: 'string' } },
+          ],
+          responses: ok('The state'),
+        },
+      },
+      '/threads/{thread_id}/history': {
+        get: {
+          summary: 'Checkpoints, newest first: one per committed step (?limit, ?before=<checkpoint_id>)',
+          parameters: [threadId],
+          responses: ok('Thread states'),
+        },
+        post: {
+          summary: 'Checkpoints, newest first ({limit, before, metadata})',
+          parameters: [threadId],
+          responses: ok('Thread states'),
         },
       },
       '/threads/{thread_id}/debug': {
@@ -146,9 +192,9 @@ export function openApiDocument(): Record<string, unknown> {
       '/threads/{thread_id}/runs/stream': {
         post: {
           summary:
-            'Create a run and stream it (SSE): metadata, durable events with `id: <offset>`, end. Location names its GET stream',
+            'Create a run and stream it (SSE) in the stream modes asked for: metadata, then events with an id each. Content-Location names the run, Location its GET stream',
           parameters: [threadId],
-          requestBody: body(createRunBody),
+          requestBody: body(createRunBody.extend({ stream_mode: streamModeSchema })),
           responses: { '200': { description: 'text/event-stream' }, ...errors },
         },
       },
@@ -156,7 +202,7 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           summary:
             'Stream a run (SSE) from its first event, or after `Last-Event-ID` / `starting_after`; a finished run replays and ends. 410 stream_cursor_expired for a cursor older than the log',
-          parameters: [threadId, runId, startingAfter],
+          parameters: [threadId, runId, startingAfter, streamMode],
           responses: { '200': { description: 'text/event-stream' }, ...errors },
         },
       },
@@ -225,6 +271,32 @@ export function openApiDocument(): Record<string, unknown> {
           requestBody: body(cleanupBody),
           responses: ok('What was (or would be) deleted'),
         },
+      },
+      '/assistants/search': {
+        post: {
+          summary: 'Find assistants ({graph_id, metadata, limit, offset})',
+          responses: ok('Assistants'),
+        },
+      },
+      '/assistants/{assistant_id}': {
+        get: {
+          summary: 'Get an assistant (the default one is agent)',
+          parameters: [{ name: 'assistant_id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: ok('The assistant'),
+        },
+      },
+      '/assistants/{assistant_id}/graph': {
+        get: {
+          summary: "The assistant's graph: agent and tools",
+          parameters: [{ name: 'assistant_id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: ok('Nodes and edges'),
+        },
+      },
+      '/ok': {
+        get: { summary: 'Liveness, as LangGraph names it', responses: { '200': { description: 'ok' } } },
+      },
+      '/info': {
+        get: { summary: 'Server version and capabilities', responses: { '200': { description: 'info' } } },
       },
       '/healthz': { get: { summary: 'Liveness', responses: { '200': { description: 'ok' } } } },
       '/readyz': {

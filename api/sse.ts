@@ -16,14 +16,22 @@ export interface SseTimings {
 
 export const defaultSseTimings: SseTimings = { heartbeatMs: 5_000, pingMs: 15_000, retryMs: 1_000 };
 
+/**
+ * `keel`: Keel's native stream, with `heartbeat` and `end` events. `langgraph`: LangGraph's, whose
+ * clients see every event, so silence is filled with a comment and the end is the stream's close.
+ */
+export type SseStyle = 'keel' | 'langgraph';
+
 export class SseWriter {
   readonly #response: Response;
+  readonly #style: SseStyle;
   readonly #heartbeat: NodeJS.Timeout;
   readonly #ping: NodeJS.Timeout;
   #lastWriteAt = Date.now();
 
-  constructor(response: Response, timings: SseTimings) {
+  constructor(response: Response, timings: SseTimings, style: SseStyle = 'keel') {
     this.#response = response;
+    this.#style = style;
     response.status(200);
     response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     response.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -31,10 +39,16 @@ export class SseWriter {
     response.setHeader('X-Accel-Buffering', 'no');
     response.flushHeaders();
     response.socket?.setNoDelay(true);
-    this.#write(`retry: ${timings.retryMs}\n\n`);
+    // LangGraph's SDK turns a field-only block into an empty event: its clients get no `retry:`.
+    if (style === 'keel') this.#write(`retry: ${timings.retryMs}\n\n`);
     this.#heartbeat = setInterval(
       () => {
-        if (Date.now() - this.#lastWriteAt >= timings.heartbeatMs) this.event('heartbeat', {});
+        if (Date.now() - this.#lastWriteAt < timings.heartbeatMs) return;
+        if (this.#style === 'keel') this.event('heartbeat', {});
+        else {
+          this.#write(': heartbeat\n\n');
+          this.#lastWriteAt = Date.now();
+        }
       },
       Math.max(50, Math.floor(timings.heartbeatMs / 2)),
     );
@@ -43,7 +57,7 @@ export class SseWriter {
   }
 
   /** Writes one event; `id` only for durable events. */
-  event(name: string, data: unknown, id?: number): void {
+  event(name: string, data: unknown, id?: number | string): void {
     const lines = [
       ...(id === undefined ? [] : [`id: ${id}`]),
       `event: ${name}`,
@@ -54,9 +68,9 @@ export class SseWriter {
     this.#lastWriteAt = Date.now();
   }
 
-  /** Sends `end` and closes the response. */
+  /** Sends `end` (in Keel's style) and closes the response. */
   end(): void {
-    this.event('end', {});
+    if (this.#style === 'keel') this.event('end', {});
     this.close();
   }
 

@@ -121,12 +121,13 @@ export class KeelApiClient {
     return this.request('GET', `/threads/${encodeURIComponent(threadId)}/runs?limit=${limit}`);
   }
 
+  /** The canonical transcript (the thread's state shows LangChain's view of it). */
   async messages(threadId: string): Promise<Message[]> {
-    const state = await this.request<{ values: { messages: Message[] } }>(
+    const exported = await this.request<{ messages: Message[] }>(
       'GET',
-      `/threads/${encodeURIComponent(threadId)}/state`,
+      `/threads/${encodeURIComponent(threadId)}/export?format=json`,
     );
-    return state.values.messages;
+    return exported.messages;
   }
 
   approvals(threadId: string): Promise<PendingApproval[]> {

@@ -1,5 +1,6 @@
 /**
- * How `keel chat` follows a run: over its SSE stream (`GET /threads/:id/runs/:run_id/stream`),
+ * How `keel chat` follows a run: over its SSE stream in Keel's native vocabulary
+ * (`GET /threads/:id/runs/:run_id/stream?stream_mode=keel`),
  * so the answer shows token by token. The chat only sees the callbacks.
  *
  * The stream is read with `eventsource-parser` over `fetch` (docs/decisions/0053): a dropped
@@ -179,7 +180,8 @@ export class StreamingRunFollower implements RunFollower {
   }
 
   async follow(threadId: string, runId: string, handlers: RunFollowerHandlers): Promise<Run> {
-    const path = `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/stream`;
+    // `stream_mode=keel`: Keel's native event names (LangGraph's `values` is the default).
+    const path = `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/stream?stream_mode=keel`;
     const view = new RunView(handlers);
     let failingSince: number | undefined;
     let delay = 200;

@@ -33,6 +33,7 @@ const schema = z
     KEEL_API_HOST: z.string().default('127.0.0.1'),
     KEEL_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     KEEL_API_TOKENS: optionalString,
+    KEEL_API_CORS_ORIGINS: optionalString,
     KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(500),
     KEEL_READ_TIMEOUT_MS: z.coerce.number().int().min(1).max(120_000).default(3_000),
     KEEL_MODEL: optionalString,
@@ -146,6 +147,11 @@ export interface KeelConfig {
     host: string;
     port: number;
     tokens: ApiToken[];
+    /**
+     * Browser origins allowed to call the API (`KEEL_API_CORS_ORIGINS`, comma-separated; `*` for
+     * any). @default `["*"]` on a loopback host, else none
+     */
+    corsOrigins: string[];
     /**
      * How long the door waits for the thread's own answer to a message, decision or cancel
      * (`KEEL_INTAKE_WAIT_MS`); after a third of it (250 ms at most) the input is already in the
@@ -290,6 +296,12 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       host: env.KEEL_API_HOST,
       port: env.KEEL_API_PORT,
       tokens: parseTokens(env.KEEL_API_TOKENS),
+      corsOrigins:
+        env.KEEL_API_CORS_ORIGINS === undefined
+          ? loopbackHosts.has(env.KEEL_API_HOST)
+            ? ['*']
+            : []
+          : list(env.KEEL_API_CORS_ORIGINS),
       intakeWaitMs: env.KEEL_INTAKE_WAIT_MS,
       readTimeoutMs: env.KEEL_READ_TIMEOUT_MS,
     },

@@ -4,6 +4,8 @@ import { isTerminal, type Run } from '../../common/run';
 import type { Conversations } from '../conversations';
 import { ApiError } from '../errors';
 import { checkInput } from '../../workflows/validate';
+import { requireAssistant, runMetadataOf } from '../protocol/assistants';
+import { toLangChainMessages } from '../protocol/langchain-messages';
 import { waitForRun } from '../run-waiter';
 import {
   cancelBody,
@@ -33,9 +35,12 @@ export async function submitRunFromBody(
   response: Response,
 ): Promise<Run> {
   const owner = ownerOf(response);
+  requireAssistant(body.assistant_id);
   if (body.webhook !== undefined) await conversations.checkWebhook(body.webhook);
   const create =
-    body.if_not_exists === 'create' ? conversations.newConversation(threadId, owner, {}, {}) : undefined;
+    body.if_not_exists === 'create'
+      ? conversations.newConversation(threadId, owner, runMetadataOf(body.assistant_id), {})
+      : undefined;
   if (create === undefined) await conversations.authorize(threadId, owner);
   const input: SubmitInput = {
     run_id: body.run_id ?? idempotentRunId(response.req.header('idempotency-key')) ?? randomUUID(),
@@ -84,7 +89,7 @@ export function runRoutes(conversations: Conversations, stopping?: AbortSignal):
 
   /** The thread's values once a run is over, as LangGraph's wait and join return them. */
   const finalValues = async (threadId: string, run: Run) => {
-    const messages = await conversations.transcript(threadId);
+    const messages = toLangChainMessages(await conversations.transcript(threadId));
     return {
       messages,
       ...(run.status === 'completed'

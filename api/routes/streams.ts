@@ -1,12 +1,22 @@
 /**
  * SSE views of the durable event log: a new run streamed, an existing run re-attached, or the
- * whole thread followed. Streams only read: a client that goes away cancels nothing.
+ * whole thread followed. Streams only read: a client that goes away cancels nothing. Run streams
+ * speak LangGraph's stream modes, or Keel's own events with `stream_mode=keel`
+ * (docs/decisions/0091-stream-modes.md); the thread stream speaks Keel's.
  */
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { isTerminal, type Run } from '../../common/run';
 import type { Conversations } from '../conversations';
 import { followEvents, requireLiveCursor, type FollowEnd } from '../event-stream';
+import { parseStreamMode, streamModeQuery, type StreamSelection } from '../protocol/stream-modes';
+import {
+  resumeOffset,
+  runStreamWriter,
+  streamCursorOf,
+  type RunStreamWriter,
+  type StreamCursor,
+} from '../protocol/stream-writer';
 import { createRunBody } from '../schemas';
 import { defaultSseTimings, SseWriter, type SseTimings } from '../sse';
 import { clientGone, ownerOf, parseBody, parseQuery, pathId } from '../validate';
@@ -30,38 +40,66 @@ function cursorOf(request: Request): number | undefined {
 export const runStreamPath = (threadId: string, runId: string): string =>
   `/threads/${threadId}/runs/${runId}/stream`;
 
+const native: StreamSelection = { native: true };
+
 export function streamRoutes(conversations: Conversations, timings: SseTimings = defaultSseTimings): Router {
   const router = Router();
   const { client } = conversations;
+
+  /** An SSE response in the client's vocabulary, its `metadata` event already sent. */
+  const open = (
+    response: Response,
+    threadId: string,
+    run: Run | undefined,
+    selection: StreamSelection,
+    cursor: StreamCursor | undefined,
+  ) => {
+    const writer = new SseWriter(response, timings, selection.native ? 'keel' : 'langgraph');
+    const events = runStreamWriter({
+      writer,
+      selection,
+      threadId,
+      cursor,
+      readTranscript: (after) => conversations.transcript(threadId, after),
+    });
+    writer.event('metadata', {
+      ...(run === undefined ? {} : { run_id: run.run_id }),
+      thread_id: threadId,
+      ...(selection.native ? {} : { attempt: 1 }),
+    });
+    return { writer, events };
+  };
 
   /** Streams one run: from after the cursor, or from the run's first event; ends after its last. */
   const streamRun = async (
     threadId: string,
     run: Run,
-    cursor: number | undefined,
+    cursor: StreamCursor | undefined,
+    selection: StreamSelection,
     request: Request,
     response: Response,
   ): Promise<void> => {
-    if (cursor !== undefined) await requireLiveCursor(conversations, threadId, cursor + 1);
+    if (cursor !== undefined) await requireLiveCursor(conversations, threadId, resumeOffset(cursor));
     const base = await conversations.streamBase(threadId);
     const first = run.first_event_offset ?? base;
-    const fromOffset = cursor === undefined ? Math.max(first, base) : cursor + 1;
+    const fromOffset = cursor === undefined ? Math.max(first, base) : resumeOffset(cursor);
     // A finished run's events all lie before the log's end now: replay up to there and stop, even
     // when the cursor is already past its terminal event.
     const untilOffset = isTerminal(run.status) ? await conversations.currentOffset(threadId) : undefined;
-    const writer = new SseWriter(response, timings);
-    writer.event('metadata', { run_id: run.run_id, thread_id: threadId });
+    const { writer, events } = open(response, threadId, run, selection, cursor);
     if (cursor === undefined && first < base && isTerminal(run.status)) {
       // Its events were truncated away: say how it ended, without an id (nothing to resume from).
-      writer.event(`run.${run.status}`, { run });
+      await events.summarize(run.run_id, { event: `run.${run.status}`, data: { run } });
       writer.end();
       return;
     }
-    await follow(writer, threadId, run.run_id, fromOffset, untilOffset, request, response);
+    await follow(writer, events, selection, threadId, run.run_id, fromOffset, untilOffset, request, response);
   };
 
   const follow = async (
     writer: SseWriter,
+    events: RunStreamWriter,
+    selection: StreamSelection,
     threadId: string,
     runId: string | undefined,
     fromOffset: number | 'base',
@@ -76,24 +114,29 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
       ...(runId === undefined ? {} : { runId }),
       signal: clientGone(request, response),
       ...(untilOffset === undefined ? {} : { untilOffset }),
-      onEvent: (at, event) => writer.event(event.event, event.data, at),
+      onEvent: (at, event) => events.write(at, event),
     });
-    finish(writer, end);
+    finish(writer, end, selection);
   };
 
   router.post('/threads/:thread_id/runs/stream', async (request, response) => {
     const threadId = pathId(request, 'thread_id');
+    const selection = parseStreamMode(
+      (request.body as { stream_mode?: unknown } | undefined)?.stream_mode,
+      'body',
+    );
     const run = await submitRunFromBody(conversations, threadId, parseBody(createRunBody, request), response);
-    const location = runStreamPath(threadId, run.run_id);
-    response.setHeader('Content-Location', location);
-    response.setHeader('Location', location);
+    // LangGraph's SDK reads the run id from Content-Location and reconnects to Location.
+    response.setHeader('Content-Location', `/threads/${threadId}/runs/${run.run_id}`);
+    response.setHeader('Location', `${runStreamPath(threadId, run.run_id)}?${streamModeQuery(selection)}`);
     // A new run's events start at its first offset; one the thread has not seen yet (handed over
     // by signal while no worker held the thread) starts wherever the log is when it arrives. No
     // read of the log here: the stream opens at once and waits out an outage.
-    const writer = new SseWriter(response, timings);
-    writer.event('metadata', { run_id: run.run_id, thread_id: threadId });
+    const { writer, events } = open(response, threadId, run, selection, undefined);
     await follow(
       writer,
+      events,
+      selection,
       threadId,
       run.run_id,
       run.first_event_offset ?? 'base',
@@ -105,10 +148,11 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
 
   router.get('/threads/:thread_id/runs/:run_id/stream', async (request, response) => {
     const threadId = pathId(request, 'thread_id');
-    const cursor = cursorOf(request);
+    const selection = parseStreamMode(request.query.stream_mode, 'query');
+    const cursor = streamCursorOf(request, selection);
     await conversations.authorize(threadId, ownerOf(response));
     const run = await conversations.getRun(threadId, pathId(request, 'run_id'));
-    await streamRun(threadId, run, cursor, request, response);
+    await streamRun(threadId, run, cursor, selection, request, response);
   });
 
   router.get('/threads/:thread_id/stream', async (request, response) => {
@@ -118,22 +162,24 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
     if (cursor !== undefined) await requireLiveCursor(conversations, threadId, cursor + 1);
     // Without a cursor the thread stream is live: it starts with the next event.
     const fromOffset = cursor === undefined ? await conversations.currentOffset(threadId) : cursor + 1;
-    const writer = new SseWriter(response, timings);
-    writer.event('metadata', { thread_id: threadId });
-    await follow(writer, threadId, undefined, fromOffset, undefined, request, response);
+    const { writer, events } = open(response, threadId, undefined, native, undefined);
+    await follow(writer, events, native, threadId, undefined, fromOffset, undefined, request, response);
   });
 
   return router;
 }
 
-function finish(writer: SseWriter, end: FollowEnd): void {
+function finish(writer: SseWriter, end: FollowEnd, selection: StreamSelection): void {
   if (end === 'client_gone') return writer.close();
   if (end === 'cursor_expired') {
     // No `end`: the client reconnects with its Last-Event-ID and is told 410.
-    writer.event('error', {
-      code: 'stream_cursor_expired',
-      message: 'the event log was truncated past this reader',
-    });
+    const message = 'the event log was truncated past this reader';
+    writer.event(
+      'error',
+      selection.native
+        ? { code: 'stream_cursor_expired', message }
+        : { error: 'stream_cursor_expired', message },
+    );
     return writer.close();
   }
   writer.end();

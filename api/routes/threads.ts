@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { Conversations } from '../conversations';
+import { graphId } from '../protocol/checkpoints';
 import { createThreadBody } from '../schemas';
 import { ownerOf, parseBody, pathId } from '../validate';
 
@@ -8,10 +9,11 @@ export function threadRoutes(conversations: Conversations): Router {
 
   router.post('/threads', async (request, response) => {
     const body = parseBody(createThreadBody, request);
+    // Keel serves one graph: every thread records it, as LangGraph records `graph_id`.
     const conversation = conversations.newConversation(
       body.thread_id,
       ownerOf(response),
-      body.metadata,
+      { graph_id: graphId, ...body.metadata },
       body.config,
     );
     response.json(await conversations.createThread(conversation, body.if_exists));
@@ -19,23 +21,6 @@ export function threadRoutes(conversations: Conversations): Router {
 
   router.get('/threads/:thread_id', async (request, response) => {
     response.json(await conversations.getThread(pathId(request, 'thread_id'), ownerOf(response)));
-  });
-
-  router.get('/threads/:thread_id/state', async (request, response) => {
-    const threadId = pathId(request, 'thread_id');
-    const [thread, messages] = await Promise.all([
-      conversations.getThread(threadId, ownerOf(response)),
-      conversations.transcript(threadId),
-    ]);
-    response.json({
-      values: { messages },
-      next: thread.active_run_id === undefined ? [] : ['agent'],
-      tasks: [],
-      metadata: thread.metadata,
-      created_at: thread.updated_at,
-      checkpoint: { thread_id: threadId, checkpoint_ns: '', checkpoint_id: String(thread.messages_count) },
-      parent_checkpoint: null,
-    });
   });
 
   /** Operators: the workflow's whole state, as the getState query returns it. */

@@ -71,6 +71,7 @@ export async function tokenLatency(
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         if_not_exists: 'create',
+        stream_mode: 'keel',
         config: { model: 'anthropic:claude-sonnet-4-5' },
         input: { messages: [{ role: 'user', content: 'go' }] },
       }),

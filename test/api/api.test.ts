@@ -5,6 +5,7 @@ import { apiConnectionOptions } from '../../api/temporal-client';
 import type { KeelConfig } from '../../common/config';
 import type { Run } from '../../common/run';
 import type { Message } from '../../common/transcript';
+import type { LangChainMessage } from '../../api/protocol/langchain-messages';
 import { call, startTestApi, userInput } from '../helpers/api';
 import {
   closeTestClient,
@@ -164,7 +165,7 @@ describe('the HTTP API', () => {
   describe('runs', () => {
     it("waits for a run and answers with the thread's messages, including the command's real output", async () => {
       const threadId = await newThread();
-      const response = await call<{ messages: Message[] }>(
+      const response = await call<{ messages: LangChainMessage[] }>(
         base,
         'POST',
         `/threads/${threadId}/runs/wait`,
@@ -175,11 +176,11 @@ describe('the HTTP API', () => {
         new RegExp(`^/threads/${threadId}/runs/[0-9a-f-]+$`),
       );
       const messages = response.body.messages;
-      expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+      expect(messages.map((message) => message.type)).toEqual(['human', 'ai', 'tool', 'ai']);
       expect(JSON.stringify(messages.at(-1))).toContain('keel says hi');
       const run = await call<Run>(base, 'GET', response.headers.get('content-location')!);
       expect(run.body).toMatchObject({ status: 'completed', thread_id: threadId, steps: 2 });
-      const state = await call<{ values: { messages: Message[] }; next: string[] }>(
+      const state = await call<{ values: { messages: LangChainMessage[] }; next: string[] }>(
         base,
         'GET',
         `/threads/${threadId}/state`,
@@ -258,16 +259,12 @@ describe('the HTTP API', () => {
       expect(first.body.run_id).toBe(runId);
       expect(second.body.run_id).toBe(runId);
       await call(base, 'GET', `/threads/${threadId}/runs/${runId}/join`);
-      const state = await call<{ values: { messages: Message[] } }>(
+      const state = await call<{ values: { messages: LangChainMessage[] } }>(
         base,
         'GET',
         `/threads/${threadId}/state`,
       );
-      expect(
-        state.body.values.messages.filter(
-          (message) => message.role === 'user' && message.content[0]?.type === 'text',
-        ),
-      ).toHaveLength(1);
+      expect(state.body.values.messages.filter((message) => message.type === 'human')).toHaveLength(1);
       const runs = await call<Run[]>(base, 'GET', `/threads/${threadId}/runs`);
       expect(runs.body.map((run) => run.run_id)).toEqual([runId]);
     });

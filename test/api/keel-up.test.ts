@@ -8,8 +8,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { LangChainMessage } from '../../api/protocol/langchain-messages';
 import { sandboxWorkspace } from '../../activities/tools/sandbox';
-import type { Message } from '../../common/transcript';
 import { call, freePort, userInput } from '../helpers/api';
 
 jest.setTimeout(240_000);
@@ -71,7 +71,7 @@ describe('keel up (npm start)', () => {
     expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
 
     expect((await call(api, 'POST', '/threads', { thread_id: 'e2e' })).status).toBe(200);
-    const answer = await call<{ messages: Message[] }>(
+    const answer = await call<{ messages: LangChainMessage[] }>(
       api,
       'POST',
       '/threads/e2e/runs/wait',
@@ -87,7 +87,7 @@ describe('keel up (npm start)', () => {
     const [worker] = childPids(first.process.pid!, 'keel.ts worker');
     process.kill(worker!, 'SIGKILL');
     await waitForOutput(first, 'worker stopped unexpectedly', 10_000);
-    const afterCrash = await call<{ messages: Message[] }>(
+    const afterCrash = await call<{ messages: LangChainMessage[] }>(
       api,
       'POST',
       '/threads/e2e/runs/wait',
@@ -104,7 +104,7 @@ describe('keel up (npm start)', () => {
     await waitForOutput(second, 'Keel is running.', 120_000);
     const thread = await call(api, 'GET', '/threads/e2e');
     expect(thread.body).toMatchObject({ thread_id: 'e2e', messages_count: 8, summary: { runs: 2 } });
-    const continued = await call<{ messages: Message[] }>(
+    const continued = await call<{ messages: LangChainMessage[] }>(
       api,
       'POST',
       '/threads/e2e/runs/wait',

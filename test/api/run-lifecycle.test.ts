@@ -218,7 +218,7 @@ describe('run lifecycle with the Anthropic provider', () => {
     const stream = await readSse(`${base}/threads/${threadId}/runs/stream`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(userInput('retry me')),
+      body: JSON.stringify(userInput('retry me', { stream_mode: 'keel' })),
     });
     const deltas = durable(stream.events).filter((event) => event.event === 'message.delta');
     expect(new Set(deltas.map((event) => event.data.attempt))).toEqual(new Set([1, 2]));

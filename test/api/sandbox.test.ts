@@ -8,9 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Message } from '../../common/transcript';
+import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
 import { call, processApiHarness, userInput } from '../helpers/api';
-import { toolResults } from '../helpers/conversation';
 import { testAddress } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -32,19 +31,19 @@ interface ToolOutput {
 
 /** Runs `lines` as one message and returns each tool call's result, in order. */
 async function runLines(base: string, threadId: string, lines: string[]): Promise<ToolOutput[]> {
-  const response = await call<{ messages: Message[] }>(
+  const response = await call<{ messages: LangChainMessage[] }>(
     base,
     'POST',
     `/threads/${threadId}/runs/wait`,
     userInput(lines.map((line) => `run: ${line}`).join('\n')),
   );
   expect(response.status).toBe(200);
-  const results = toolResults(response.body.messages).slice(-lines.length);
+  // runs/wait answers LangChain messages: each tool result is a `tool` message.
+  const results = response.body.messages
+    .filter((message): message is ToolMessage => message.type === 'tool')
+    .slice(-lines.length);
   expect(results).toHaveLength(lines.length);
-  return results.map((result) => ({
-    content: typeof result.content === 'string' ? result.content : JSON.stringify(result.content),
-    is_error: result.is_error === true,
-  }));
+  return results.map((result) => ({ content: result.content, is_error: result.status === 'error' }));
 }
 
 async function newThread(base: string): Promise<string> {

@@ -107,7 +107,7 @@ describe('an SSE client that reconnects with Last-Event-ID', () => {
     };
 
     const received: SseEvent[] = [];
-    const source = new EventSource(`${base}/threads/${threadId}/runs/${runId}/stream`, {
+    const source = new EventSource(`${base}/threads/${threadId}/runs/${runId}/stream?stream_mode=keel`, {
       fetch: cuttingFetch,
     });
     let deltas = 0;
@@ -148,7 +148,7 @@ describe('an SSE client that reconnects with Last-Event-ID', () => {
     expect(lastEventIds[0]).toBeNull();
     expect(lastEventIds.slice(1).every((id) => id !== null)).toBe(true);
 
-    const clean = await readSse(`${base}/threads/${threadId}/runs/${runId}/stream`);
+    const clean = await readSse(`${base}/threads/${threadId}/runs/${runId}/stream?stream_mode=keel`);
     const got = durable(received);
     expect(got).toEqual(durable(clean.events));
     const ids = got.map((event) => event.id!);

@@ -20,6 +20,8 @@ describe('SSE streams', () => {
     expect((await call(base, 'POST', '/threads', { thread_id: threadId })).status).toBe(200);
     return threadId;
   };
+  /** Keel's native event names (the `keel` CLI's); LangGraph's modes are the default. */
+  const keel = 'stream_mode=keel';
   const post = (body: unknown): RequestInit => ({
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -28,15 +30,21 @@ describe('SSE streams', () => {
 
   it('streams a new run: metadata first, every durable event with its offset, token deltas, end last', async () => {
     const threadId = await newThread();
-    const stream = await readSse(`${base}/threads/${threadId}/runs/stream`, post(userInput('hello stream')));
+    const stream = await readSse(
+      `${base}/threads/${threadId}/runs/stream`,
+      post(userInput('hello stream', { stream_mode: 'keel' })),
+    );
     expect(stream.status).toBe(200);
     const names = stream.events.map((event) => event.event);
     expect(names[0]).toBe('metadata');
     expect(names.at(-1)).toBe('end');
     const runId = stream.events[0]!.data.run_id as string;
     expect(stream.events[0]!.data).toEqual({ run_id: runId, thread_id: threadId });
-    expect(stream.headers.get('content-location')).toBe(`/threads/${threadId}/runs/${runId}/stream`);
-    expect(stream.headers.get('location')).toBe(`/threads/${threadId}/runs/${runId}/stream`);
+    // LangGraph's SDK reads the run id from Content-Location; Location re-attaches in the same mode.
+    expect(stream.headers.get('content-location')).toBe(`/threads/${threadId}/runs/${runId}`);
+    expect(stream.headers.get('location')).toBe(
+      `/threads/${threadId}/runs/${runId}/stream?stream_mode=${encodeURIComponent('["keel"]')}`,
+    );
     const events = durable(stream.events);
     expect(events.map((event) => event.event)).toEqual(
       expect.arrayContaining([
@@ -69,7 +77,7 @@ describe('SSE streams', () => {
       userInput('second run'),
     );
     const runId = (second.headers.get('content-location') ?? '').split('/').at(-1)!;
-    const replay = await readSse(`${base}/threads/${threadId}/runs/${runId}/stream`);
+    const replay = await readSse(`${base}/threads/${threadId}/runs/${runId}/stream?${keel}`);
     const events = durable(replay.events);
     expect(events[0]!.event).toBe('run.created');
     expect(events.every((event) => (event.data.run_id ?? (event.data.run as Run).run_id) === runId)).toBe(
@@ -78,10 +86,10 @@ describe('SSE streams', () => {
     expect(replay.events.at(-1)!.event).toBe('end');
     const middle = events[2]!.id!;
     const resumed = await readSse(
-      `${base}/threads/${threadId}/runs/${runId}/stream?starting_after=${middle}`,
+      `${base}/threads/${threadId}/runs/${runId}/stream?${keel}&starting_after=${middle}`,
     );
     expect(durable(resumed.events)).toEqual(events.filter((event) => event.id! > middle));
-    const byHeader = await readSse(`${base}/threads/${threadId}/runs/${runId}/stream`, {
+    const byHeader = await readSse(`${base}/threads/${threadId}/runs/${runId}/stream?${keel}`, {
       headers: { 'last-event-id': String(events.at(-1)!.id) },
     });
     expect(byHeader.events.map((event) => event.event)).toEqual(['metadata', 'end']);
@@ -113,11 +121,11 @@ describe('SSE streams', () => {
     const runs = (await call<Run[]>(base, 'GET', `/threads/${threadId}/runs`)).body;
     const oldest = runs.at(-1)!;
     const expiredRun = await readSse(
-      `${base}/threads/${threadId}/runs/${oldest.run_id}/stream?starting_after=0`,
+      `${base}/threads/${threadId}/runs/${oldest.run_id}/stream?${keel}&starting_after=0`,
     );
     expect(expiredRun.status).toBe(410);
     // Without a cursor, a run whose events were dropped still says how it ended.
-    const summary = await readSse(`${base}/threads/${threadId}/runs/${oldest.run_id}/stream`);
+    const summary = await readSse(`${base}/threads/${threadId}/runs/${oldest.run_id}/stream?${keel}`);
     expect(summary.events.map((event) => event.event)).toEqual(['metadata', 'run.completed', 'end']);
     const live = await readSse(
       `${base}/threads/${threadId}/stream?starting_after=${baseOffset}`,
@@ -134,7 +142,7 @@ describe('SSE streams', () => {
     const created = await call<Run>(base, 'POST', `/threads/${threadId}/runs`, userInput('think: 9'));
     const runId = created.body.run_id;
     const partial = await readSse(
-      `${base}/threads/${threadId}/runs/${runId}/stream`,
+      `${base}/threads/${threadId}/runs/${runId}/stream?${keel}`,
       {},
       (event) => event.event === 'heartbeat',
     );

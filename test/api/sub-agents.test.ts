@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Run } from '../../common/run';
 import type { Thread } from '../../common/thread';
-import type { Message } from '../../common/transcript';
+import type { LangChainMessage } from '../../api/protocol/langchain-messages';
 import { apiHarness, call, userInput } from '../helpers/api';
 import { durable, readSse } from '../helpers/sse';
 import { eventually } from '../helpers/temporal';
@@ -29,15 +29,12 @@ describe('sub-agents', () => {
       60_000,
       'the continuation run',
     );
-  const toolResultText = (messages: Message[]): string =>
-    messages
-      .flatMap((message) => (message.role === 'user' ? message.content : []))
-      .flatMap((block) => (block.type === 'tool_result' ? [block.content] : []))
-      .join('\n');
+  const toolResultText = (messages: LangChainMessage[]): string =>
+    messages.flatMap((message) => (message.type === 'tool' ? [message.content] : [])).join('\n');
 
   it('waits for a foreground child and answers with its result in the same step', async () => {
     const threadId = await newThread();
-    const waited = await call<{ messages: Message[] }>(
+    const waited = await call<{ messages: LangChainMessage[] }>(
       base,
       'POST',
       `/threads/${threadId}/runs/wait`,
@@ -48,7 +45,7 @@ describe('sub-agents', () => {
     expect(result).toContain('completed');
     expect(result).toContain('count the stars');
     const [run] = await runs(threadId);
-    const stream = await readSse(`${base}/threads/${threadId}/runs/${run!.run_id}/stream`);
+    const stream = await readSse(`${base}/threads/${threadId}/runs/${run!.run_id}/stream?stream_mode=keel`);
     const names = durable(stream.events).map((event) => event.event);
     expect(names).toEqual(expect.arrayContaining(['child.spawned', 'child.completed']));
     const spawned = durable(stream.events).find((event) => event.event === 'child.spawned')!;
@@ -60,7 +57,7 @@ describe('sub-agents', () => {
 
   it('lets a slow foreground child go on in the background and turns its result into a continuation run', async () => {
     const threadId = await newThread();
-    const waited = await call<{ messages: Message[] }>(
+    const waited = await call<{ messages: LangChainMessage[] }>(
       base,
       'POST',
       `/threads/${threadId}/runs/wait`,
@@ -90,7 +87,7 @@ describe('sub-agents', () => {
 
   it('returns at once for a background child, and its result arrives as a continuation run', async () => {
     const threadId = await newThread();
-    const waited = await call<{ messages: Message[] }>(
+    const waited = await call<{ messages: LangChainMessage[] }>(
       base,
       'POST',
       `/threads/${threadId}/runs/wait`,

@@ -210,10 +210,15 @@ describe('intake while every worker is down', () => {
     // Killed once the stream is open and the run is mid-answer (its first delta arrived).
     let midAnswer: () => void = () => undefined;
     const answering = new Promise<void>((resolve) => (midAnswer = resolve));
-    const following = readSse(`${base}/threads/${open}/runs/${run.body.run_id}/stream`, {}, (event) => {
-      if (event.event === 'message.delta') midAnswer();
-      return false;
-    });
+    // Keel's native events (stream_mode=keel): the deltas, `run.completed`, heartbeats and `end`.
+    const following = readSse(
+      `${base}/threads/${open}/runs/${run.body.run_id}/stream?stream_mode=keel`,
+      {},
+      (event) => {
+        if (event.event === 'message.delta') midAnswer();
+        return false;
+      },
+    );
     await Promise.race([
       answering,
       following.then((stream) => {
@@ -228,7 +233,9 @@ describe('intake while every worker is down', () => {
     const streaming = readSse(`${base}/threads/${opened}/runs/stream`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(userInput('streamed through the outage', { if_not_exists: 'create' })),
+      body: JSON.stringify(
+        userInput('streamed through the outage', { if_not_exists: 'create', stream_mode: 'keel' }),
+      ),
     });
     await sleep(6_000);
     await startWorker();

@@ -10,6 +10,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { KeelApiClient } from '../../cli/api-client';
 import { StreamingRunFollower, type RunFollowerHandlers } from '../../cli/run-follower';
+import type { LangChainMessage } from '../../api/protocol/langchain-messages';
 import type { Run } from '../../common/run';
 import type { AssistantMessage } from '../../common/transcript';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
@@ -187,14 +188,13 @@ describe('the streaming run follower', () => {
     // Piped, not a terminal: no spinner frames or escape codes, only the conversation.
     expect(printed).not.toContain(String.fromCharCode(27));
     expect(printed).not.toMatch(/thinking…|[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
-    const state = await call<{ values: { messages: AssistantMessage[] } }>(
+    // The state shows LangChain messages: the answer's text as its content.
+    const state = await call<{ values: { messages: LangChainMessage[] } }>(
       harness.base,
       'GET',
       `/threads/${threadId}/state`,
     );
-    expect(state.body.values.messages.at(-1)!.content).toEqual([
-      { type: 'text', text: 'the answer that counts' },
-    ]);
+    expect(state.body.values.messages.at(-1)!.content).toEqual('the answer that counts');
   });
 
   it('reopens a cut connection with Last-Event-ID and shows nothing twice', async () => {
@@ -222,7 +222,7 @@ describe('the streaming run follower', () => {
       expect(recorder.deltas.join('')).toBe(answer);
       expect(recorder.messages).toHaveLength(1);
       expect(recorder.messages[0]!.streamed).toBe(true);
-      const streamRequests = proxy.requestHeads.filter((head) => head.includes('/stream '));
+      const streamRequests = proxy.requestHeads.filter((head) => head.includes('/stream?stream_mode=keel '));
       expect(streamRequests.length).toBeGreaterThanOrEqual(3);
       expect(streamRequests[0]).not.toMatch(/last-event-id/i);
       for (const head of streamRequests.slice(1)) expect(head).toMatch(/last-event-id: \d+/i);

@@ -34,6 +34,16 @@ describe('configuration', () => {
     ]);
   });
 
+  it('lets any browser origin call a loopback API, and only the listed ones otherwise', () => {
+    expect(parseConfig({}, '/').api.corsOrigins).toEqual(['*']);
+    const exposed = { KEEL_API_HOST: '0.0.0.0', KEEL_API_TOKENS: 'alice:0123456789abcdef0123' };
+    expect(parseConfig(exposed, '/').api.corsOrigins).toEqual([]);
+    expect(
+      parseConfig({ ...exposed, KEEL_API_CORS_ORIGINS: 'https://chat.example, http://localhost:3000' }, '/')
+        .api.corsOrigins,
+    ).toEqual(['https://chat.example', 'http://localhost:3000']);
+  });
+
   it.each([
     ['a list of nothing', ',', /KEEL_API_TOKENS: names no token/],
     ['blanks and commas', ' , ,', /KEEL_API_TOKENS: names no token/],

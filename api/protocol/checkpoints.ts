@@ -1,0 +1,147 @@
+/**
+ * LangGraph checkpoints as a view of the transcript: one per committed step. A step commits
+ * its messages as one unit (the run's input, a final answer, or a tool call together with its
+ * results), so every unit boundary is a state LangGraph would have checkpointed. Pure.
+ */
+import type { Message } from '../../common/transcript';
+import { toolUsesOf } from '../../common/transcript';
+import { toLangChainMessages, type LangChainMessage } from './langchain-messages';
+
+/** The graph Keel serves: one agent loop, with LangGraph's node names for it. */
+export const graphId = 'agent';
+export const agentNode = 'agent';
+export const toolsNode = 'tools';
+
+export interface CheckpointRef {
+  thread_id: string;
+  checkpoint_ns: '';
+  checkpoint_id: string;
+  checkpoint_map: null;
+}
+
+export interface ThreadTask {
+  id: string;
+  name: string;
+  error: null;
+  interrupts: [];
+  checkpoint: null;
+  state: null;
+}
+
+/** A thread's state at one checkpoint, as `GET /threads/:id/state` and history return it. */
+export interface ThreadState {
+  values: { messages: LangChainMessage[] };
+  next: string[];
+  tasks: ThreadTask[];
+  checkpoint: CheckpointRef;
+  parent_checkpoint: CheckpointRef | null;
+  metadata: { source: 'input' | 'loop'; step: number; run_id: string | null; parents: Record<string, never> };
+  created_at: string;
+  interrupts: [];
+}
+
+/** A committed step: the transcript through `end` (inclusive). */
+export interface CommitUnit {
+  end: number;
+  /** The node whose output this is (`input` for a run's input). */
+  node: 'input' | typeof agentNode | typeof toolsNode;
+  run_id: string;
+}
+
+/** Where each committed step ends in the transcript. */
+export function commitUnits(messages: readonly Message[]): CommitUnit[] {
+  const units: CommitUnit[] = [];
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index]!;
+    if (message.role === 'assistant' && toolUsesOf(message.content).length > 0) {
+      // The tool results enter together with the call (the transcript invariant).
+      const results = messages[index + 1];
+      if (results?.role === 'user') index++;
+      units.push({ end: index, node: toolsNode, run_id: message.run_id });
+    } else if (message.role === 'assistant')
+      units.push({ end: index, node: agentNode, run_id: message.run_id });
+    else units.push({ end: index, node: 'input', run_id: message.run_id });
+  }
+  return units;
+}
+
+/** The messages through the end of the step that committed message `messageId`; undefined if not found. */
+export function messagesThroughStep(
+  messages: readonly Message[],
+  messageId: string,
+): LangChainMessage[] | undefined {
+  const index = messages.findIndex((message) => message.id === messageId);
+  if (index === -1) return undefined;
+  const unit = commitUnits(messages).find((candidate) => candidate.end >= index);
+  return toLangChainMessages(messages.slice(0, (unit?.end ?? index) + 1));
+}
+
+const ref = (threadId: string, checkpointId: string): CheckpointRef => ({
+  thread_id: threadId,
+  checkpoint_ns: '',
+  checkpoint_id: checkpointId,
+  checkpoint_map: null,
+});
+
+const tasksFor = (checkpointId: string, next: string[]): ThreadTask[] =>
+  next.map((name) => ({
+    id: `${checkpointId}:${name}`,
+    name,
+    error: null,
+    interrupts: [],
+    checkpoint: null,
+    state: null,
+  }));
+
+/** The id of a thread's first message (workflows/state.ts starts the sequence at 1). */
+const firstMessageId = 'm1';
+
+/** The id of the empty checkpoint a thread starts from. */
+export const initialCheckpointId = 'start';
+
+/**
+ * Every checkpoint of a thread, oldest first: the empty start, then one per committed step.
+ * `busy`: a run is under way, so the newest state has the agent to run next.
+ */
+export function threadCheckpoints(
+  threadId: string,
+  messages: readonly Message[],
+  thread: { created_at: string; busy: boolean },
+): ThreadState[] {
+  const units = commitUnits(messages);
+  const states: ThreadState[] = [];
+  let parent: CheckpointRef | null = null;
+  // A compacted transcript no longer starts at the thread's beginning: there is no empty start.
+  if (messages[0] === undefined || messages[0].id === firstMessageId) {
+    const start = ref(threadId, initialCheckpointId);
+    states.push({
+      values: { messages: [] },
+      next: units.length === 0 && !thread.busy ? [] : ['__start__'],
+      tasks: [],
+      checkpoint: start,
+      parent_checkpoint: null,
+      metadata: { source: 'input', step: -1, run_id: null, parents: {} },
+      created_at: thread.created_at,
+      interrupts: [],
+    });
+    parent = start;
+  }
+  units.forEach((unit, step) => {
+    const last = messages[unit.end]!;
+    const isNewest = step === units.length - 1;
+    const next = unit.node === agentNode && !(isNewest && thread.busy) ? [] : [agentNode];
+    const checkpoint = ref(threadId, last.id);
+    states.push({
+      values: { messages: toLangChainMessages(messages.slice(0, unit.end + 1)) },
+      next,
+      tasks: tasksFor(last.id, next),
+      checkpoint,
+      parent_checkpoint: parent,
+      metadata: { source: unit.node === 'input' ? 'input' : 'loop', step, run_id: unit.run_id, parents: {} },
+      created_at: last.created_at,
+      interrupts: [],
+    });
+    parent = checkpoint;
+  });
+  return states;
+}

@@ -1,0 +1,64 @@
+/**
+ * Which event vocabulary a run stream speaks: LangGraph's stream modes (the default, `values`
+ * when none is asked for, as LangGraph does), or Keel's native events (`stream_mode: "keel"`,
+ * what the `keel` CLI asks for). See docs/decisions/0091-stream-modes.md.
+ */
+import { ApiError } from '../errors';
+
+export const protocolStreamModes = ['values', 'messages-tuple', 'updates', 'custom'] as const;
+export type ProtocolStreamMode = (typeof protocolStreamModes)[number];
+
+/** Keel's own event names (`run.*`, `message.delta`, `tool.*` …), for the `keel` CLI. */
+export const keelStreamMode = 'keel';
+
+/** LangGraph modes Keel does not speak yet: refused with 422 rather than silently dropped. */
+const notYetSupported = new Set(['messages', 'events', 'debug', 'tasks', 'checkpoints', 'tools']);
+
+export type StreamSelection = { native: true } | { native: false; modes: ReadonlySet<ProtocolStreamMode> };
+
+const isProtocolMode = (mode: string): mode is ProtocolStreamMode =>
+  (protocolStreamModes as readonly string[]).includes(mode);
+
+/** A query value as the SDK sends it: `values`, a JSON array `["values","updates"]`, or repeated. */
+function fromQuery(raw: unknown): unknown {
+  if (Array.isArray(raw)) return raw.flatMap((value) => [fromQuery(value)].flat());
+  if (typeof raw !== 'string' || !raw.startsWith('[')) return raw;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+/** Parses `stream_mode` from a body (`where: 'body'`) or a query string; 422 for anything else. */
+export function parseStreamMode(raw: unknown, where: 'body' | 'query'): StreamSelection {
+  const value = where === 'query' ? fromQuery(raw) : raw;
+  const requested = value === undefined || value === null ? [] : [value].flat();
+  const invalid = (message: string, code = 'validation_error') =>
+    new ApiError(422, code, `${where}.stream_mode: ${message}`, 'stream_mode');
+  if (!requested.every((mode): mode is string => typeof mode === 'string'))
+    throw invalid('must be a string or an array of strings');
+  if (requested.includes(keelStreamMode)) {
+    if (requested.some((mode) => mode !== keelStreamMode))
+      throw invalid(`"${keelStreamMode}" (Keel's native events) cannot be combined with other modes`);
+    return { native: true };
+  }
+  const modes = new Set<ProtocolStreamMode>();
+  for (const mode of requested) {
+    if (isProtocolMode(mode)) modes.add(mode);
+    else if (notYetSupported.has(mode))
+      throw invalid(
+        `"${mode}" is not supported yet; use ${protocolStreamModes.join(', ')} or ${keelStreamMode}`,
+        'unsupported_stream_mode',
+      );
+    else throw invalid(`unknown stream mode "${mode}"`);
+  }
+  if (modes.size === 0) modes.add('values');
+  return { native: false, modes };
+}
+
+/** The query string that asks a stream for the same selection (for `Location`, the reconnect path). */
+export function streamModeQuery(selection: StreamSelection): string {
+  const modes = selection.native ? [keelStreamMode] : [...selection.modes];
+  return `stream_mode=${encodeURIComponent(JSON.stringify(modes))}`;
+}

@@ -1,0 +1,30 @@
+/** Contract smoke test: LangGraph's Python SDK (`langgraph-sdk` from PyPI), unmodified, against Keel. */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { apiHarness } from '../helpers/api';
+import { ensurePythonSdk, hasPython } from '../helpers/python-sdk';
+
+jest.setTimeout(300_000);
+
+const script = path.join(__dirname, '..', 'python', 'langgraph_sdk_smoke.py');
+
+(hasPython ? describe : describe.skip)("LangGraph's Python SDK against Keel", () => {
+  const harness = apiHarness();
+  let python: string;
+  beforeAll(async () => {
+    python = await ensurePythonSdk();
+  }, 300_000);
+
+  it('finds the assistant and the thread, waits, streams a tool turn, reads state and history', async () => {
+    const { stdout } = await promisify(execFile)(python, [script, harness.base], { timeout: 120_000 });
+    expect(JSON.parse(stdout)).toEqual({
+      assistants: ['agent'],
+      found: true,
+      wait: ['human', 'ai'],
+      stream: ['messages', 'metadata', 'values'],
+      state: ['human', 'ai', 'human', 'ai', 'tool', 'ai'],
+      history: [4, 3, 2, 1, 0, -1],
+    });
+  });
+});

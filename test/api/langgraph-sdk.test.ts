@@ -1,0 +1,362 @@
+/**
+ * Contract tests: LangGraph's own JS SDK (`@langchain/langgraph-sdk`), unmodified, against a real
+ * Keel API and worker on the test Temporal server, with the offline scripted model.
+ */
+import { Client } from '@langchain/langgraph-sdk';
+import { apiHarness, call } from '../helpers/api';
+
+jest.setTimeout(120_000);
+
+interface WireMessage {
+  type: string;
+  id?: string;
+  content: unknown;
+  tool_calls?: Array<{ name: string; args: Record<string, unknown>; id: string; type: string }>;
+  tool_call_id?: string;
+}
+interface StreamPart {
+  id?: string;
+  event: string;
+  data: unknown;
+}
+
+const human = (content: string) => ({ messages: [{ type: 'human', content }] });
+const typesOf = (values: unknown): string[] =>
+  ((values as { messages: WireMessage[] }).messages ?? []).map((message) => message.type);
+
+/** An event as a shape: its name, and what it carries (message types, the node that produced it). */
+function shapeOf(part: StreamPart): string {
+  if (part.event === 'values') return `values [${typesOf(part.data).join(',')}]`;
+  if (part.event === 'messages') {
+    const [message, metadata] = part.data as [WireMessage, { langgraph_node: string }];
+    const type = message.type === 'AIMessageChunk' ? 'ai' : message.type;
+    return `messages ${type}@${metadata.langgraph_node}`;
+  }
+  return part.event;
+}
+
+/** Consecutive equal shapes as one (a model's text arrives in as many chunks as it likes). */
+const collapse = (shapes: string[]): string[] => shapes.filter((shape, index) => shape !== shapes[index - 1]);
+
+async function collect(stream: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
+  const parts: StreamPart[] = [];
+  for await (const part of stream) parts.push(part);
+  return parts;
+}
+
+/** The HTTP status and Keel error body of a failed SDK call. */
+async function failureOf(
+  promise: Promise<unknown>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  try {
+    await promise;
+  } catch (error) {
+    const { status, text } = error as { status: number; text: string };
+    return { status, body: JSON.parse(text) as Record<string, unknown> };
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe("LangGraph's JS SDK against Keel", () => {
+  const harness = apiHarness();
+  let client: Client;
+  beforeAll(() => {
+    client = new Client({ apiUrl: harness.base });
+  });
+
+  describe('system', () => {
+    it('answers /ok and /info', async () => {
+      expect((await call(harness.base, 'GET', '/ok')).body).toEqual({ ok: true });
+      const info = await call(harness.base, 'GET', '/info');
+      expect(info.status).toBe(200);
+      expect(info.body).toMatchObject({ version: expect.any(String), flags: { assistants: true } });
+    });
+
+    it('answers a browser preflight and exposes Content-Location to the page', async () => {
+      const origin = 'http://localhost:3000';
+      const preflight = await fetch(`${harness.base}/threads/x/runs/stream`, {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type,x-api-key',
+        },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+      expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+      expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type,x-api-key');
+      const info = await fetch(`${harness.base}/info`, { headers: { origin } });
+      expect(info.headers.get('access-control-allow-origin')).toBe('*');
+      expect(info.headers.get('access-control-expose-headers')).toContain('Content-Location');
+    });
+
+    it('reads a JSON body whatever its content-type says, or without one', async () => {
+      const body = (threadId: string) => JSON.stringify({ thread_id: threadId, metadata: { via: 'proxy' } });
+      const untyped = await fetch(`${harness.base}/threads`, {
+        method: 'POST',
+        body: new Blob([body('untyped-body')]),
+      });
+      expect(await untyped.json()).toMatchObject({ thread_id: 'untyped-body', metadata: { via: 'proxy' } });
+      const plain = await fetch(`${harness.base}/threads`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: body('plain-body'),
+      });
+      expect(await plain.json()).toMatchObject({ thread_id: 'plain-body', metadata: { via: 'proxy' } });
+    });
+  });
+
+  describe('assistants', () => {
+    it('has the default assistant, agent, found by id and by graph', async () => {
+      const agent = await client.assistants.get('agent');
+      expect(agent).toMatchObject({ assistant_id: 'agent', graph_id: 'agent', version: 1 });
+      const found = await client.assistants.search({ graphId: 'agent' });
+      expect(found.map((assistant) => assistant.assistant_id)).toEqual(['agent']);
+      expect(await client.assistants.search({ graphId: 'another' })).toEqual([]);
+    });
+
+    it('answers an unknown assistant with 404 in the documented error shape', async () => {
+      const failure = await failureOf(client.assistants.get('nobody'));
+      expect(failure).toEqual({
+        status: 404,
+        body: {
+          error: {
+            type: 'not_found_error',
+            code: 'assistant_not_found',
+            message: 'assistant nobody not found',
+          },
+          detail: 'assistant nobody not found',
+        },
+      });
+    });
+  });
+
+  describe('threads and runs', () => {
+    it('creates, reads and finds threads by the graph they run', async () => {
+      const thread = await client.threads.create({ metadata: { owner_app: 'contract' } });
+      expect(await client.threads.get(thread.thread_id)).toMatchObject({
+        thread_id: thread.thread_id,
+        metadata: { owner_app: 'contract', graph_id: 'agent' },
+      });
+      const found = await client.threads.search({ metadata: { graph_id: 'agent', owner_app: 'contract' } });
+      expect(found.map((candidate) => candidate.thread_id)).toContain(thread.thread_id);
+    });
+
+    it('waits for a plain chat and answers with LangChain messages', async () => {
+      const thread = await client.threads.create();
+      const values = (await client.runs.wait(thread.thread_id, 'agent', { input: human('hello there') })) as {
+        messages: WireMessage[];
+      };
+      expect(typesOf(values)).toEqual(['human', 'ai']);
+      expect(values.messages[0]).toMatchObject({
+        type: 'human',
+        content: 'hello there',
+        id: expect.any(String),
+      });
+      expect(values.messages[1]).toMatchObject({
+        type: 'ai',
+        content: expect.stringContaining('hello there'),
+        tool_calls: [],
+        response_metadata: { model_name: expect.any(String), stop_reason: 'end_turn' },
+      });
+    });
+
+    it('accepts input in the role form too', async () => {
+      const thread = await client.threads.create();
+      const values = await client.runs.wait(thread.thread_id, 'agent', {
+        input: { messages: [{ role: 'user', content: 'as a role' }] },
+      });
+      expect(typesOf(values)).toEqual(['human', 'ai']);
+    });
+
+    it('creates a thread with its run and records the assistant on it', async () => {
+      const threadId = crypto.randomUUID();
+      await client.runs.wait(threadId, 'agent', { input: human('first words'), ifNotExists: 'create' });
+      expect((await client.threads.get(threadId)).metadata).toEqual({
+        graph_id: 'agent',
+        assistant_id: 'agent',
+      });
+    });
+
+    it('streams a tool turn, reads the run id from Content-Location, and resumes with joinStream', async () => {
+      const thread = await client.threads.create();
+      let created: { run_id: string; thread_id?: string } | undefined;
+      const parts = await collect(
+        client.runs.stream(thread.thread_id, 'agent', {
+          input: human('run: echo hi'),
+          streamMode: ['values', 'messages-tuple'],
+          onRunCreated: (meta) => {
+            created = meta;
+          },
+        }) as AsyncIterable<StreamPart>,
+      );
+      const runId = (parts[0]!.data as { run_id: string }).run_id;
+      expect(created).toEqual({ run_id: runId, thread_id: thread.thread_id });
+      expect(parts[0]!.event).toBe('metadata');
+      const durable = parts.slice(1);
+      expect(durable.every((part) => typeof part.id === 'string' && part.id !== '')).toBe(true);
+      expect(new Set(durable.map((part) => part.id)).size).toBe(durable.length);
+
+      const tool = durable.find((part) => shapeOf(part) === 'messages tool@tools')!;
+      expect((tool.data as [WireMessage])[0]).toMatchObject({ type: 'tool', content: 'hi\n' });
+      const finalValues = durable.at(-1)!.data as { messages: WireMessage[] };
+      expect(finalValues.messages[1]!.tool_calls).toEqual([
+        { name: 'bash', args: { command: 'echo hi' }, id: expect.any(String), type: 'tool_call' },
+      ]);
+      expect(finalValues.messages[2]!.tool_call_id).toBe(finalValues.messages[1]!.tool_calls![0]!.id);
+
+      // Resuming after any event replays exactly what came after it.
+      // One Keel event became several LangGraph events: resuming between them repeats none.
+      const inside = durable.findIndex((part) => part.id!.includes('-'));
+      expect(inside).toBeGreaterThan(0);
+      for (const cut of [1, inside, Math.floor(durable.length / 2), durable.length - 2]) {
+        const rest = await collect(
+          client.runs.joinStream(thread.thread_id, runId, {
+            lastEventId: durable[cut]!.id!,
+            streamMode: ['values', 'messages-tuple'],
+          }) as AsyncIterable<StreamPart>,
+        );
+        expect(rest.filter((part) => part.event !== 'metadata').map((part) => [part.id, part.event])).toEqual(
+          durable.slice(cut + 1).map((part) => [part.id, part.event]),
+        );
+      }
+    });
+
+    it('shows the state and the history of a finished tool turn as checkpoints', async () => {
+      const thread = await client.threads.create();
+      await client.runs.wait(thread.thread_id, 'agent', { input: human('run: echo hi') });
+      const state = await client.threads.getState(thread.thread_id);
+      expect(typesOf(state.values)).toEqual(['human', 'ai', 'tool', 'ai']);
+      expect(state.next).toEqual([]);
+      const history = await client.threads.getHistory(thread.thread_id);
+      expect(history[0]!.checkpoint).toEqual(state.checkpoint);
+      expect(
+        history.map((entry) => [typesOf(entry.values).length, entry.metadata?.step, entry.next]),
+      ).toEqual([
+        [4, 2, []],
+        [3, 1, ['agent']],
+        [1, 0, ['agent']],
+        [0, -1, ['__start__']],
+      ]);
+      history.slice(0, -1).forEach((entry, index) => {
+        expect(entry.parent_checkpoint?.checkpoint_id).toBe(history[index + 1]!.checkpoint.checkpoint_id);
+      });
+      const earlier = await client.threads.getState(thread.thread_id, history[1]!.checkpoint);
+      expect(earlier).toEqual(history[1]);
+      expect(await client.threads.getState(thread.thread_id, history[2]!.checkpoint.checkpoint_id!)).toEqual(
+        history[2],
+      );
+      const unknown = await failureOf(
+        client.threads.getState(thread.thread_id, { ...state.checkpoint, checkpoint_id: 'm999' }),
+      );
+      expect(unknown).toMatchObject({ status: 404, body: { error: { code: 'checkpoint_not_found' } } });
+      const older = await client.threads.getHistory(thread.thread_id, {
+        limit: 2,
+        before: { configurable: { checkpoint_id: history[1]!.checkpoint.checkpoint_id } },
+      });
+      expect(older.map((entry) => entry.checkpoint.checkpoint_id)).toEqual(
+        history.slice(2, 4).map((entry) => entry.checkpoint.checkpoint_id),
+      );
+    });
+
+    it('creates a background run and joins it', async () => {
+      const thread = await client.threads.create();
+      const run = await client.runs.create(thread.thread_id, 'agent', { input: human('in the background') });
+      expect(run.run_id).toEqual(expect.any(String));
+      const values = await client.runs.join(thread.thread_id, run.run_id);
+      expect(typesOf(values)).toEqual(['human', 'ai']);
+    });
+  });
+
+  describe('stream shapes of a tool turn', () => {
+    /** The collapsed shapes of a `run: echo hi` turn streamed in these modes. */
+    const shapesOf = async (streamMode?: Array<'values' | 'messages-tuple' | 'updates' | 'custom'>) => {
+      const thread = await client.threads.create();
+      const parts = await collect(
+        client.runs.stream(thread.thread_id, 'agent', {
+          input: human('run: echo hi'),
+          ...(streamMode === undefined ? {} : { streamMode }),
+        }) as AsyncIterable<StreamPart>,
+      );
+      return collapse(parts.map(shapeOf));
+    };
+
+    // What LangGraph documents for a tool-calling (ReAct) agent streamed with values and
+    // messages-tuple: the input's state, the model's chunks, the state with its tool call, the
+    // tool's message, the state with the result, the answer's chunks, the final state.
+    const langgraph = [
+      'metadata',
+      'values [human]',
+      'messages ai@agent',
+      'values [human,ai]',
+      'messages tool@tools',
+      'values [human,ai,tool]',
+      'messages ai@agent',
+      'values [human,ai,tool,ai]',
+    ];
+    // Keel commits a tool call together with its results (the transcript invariant), so the
+    // state holding the call without its results is never a checkpoint and never streamed.
+    const keel = langgraph.filter((shape) => shape !== 'values [human,ai]');
+
+    it("values and messages-tuple: LangGraph's sequence, less the state between a call and its results", async () => {
+      expect(await shapesOf(['values', 'messages-tuple'])).toEqual(keel);
+    });
+
+    it('values alone is what a client gets when it names no stream mode', async () => {
+      const values = keel.filter((shape) => !shape.startsWith('messages'));
+      expect(await shapesOf(['values'])).toEqual(values);
+      expect(await shapesOf()).toEqual(values);
+    });
+
+    it("updates: each node's output; custom: Keel's own events", async () => {
+      const thread = await client.threads.create();
+      const parts = await collect(
+        client.runs.stream(thread.thread_id, 'agent', {
+          input: human('run: echo hi'),
+          streamMode: ['updates', 'custom'],
+        }) as AsyncIterable<StreamPart>,
+      );
+      const shapes = parts.map((part) =>
+        part.event === 'updates'
+          ? `updates ${Object.keys(part.data as object).join(',')}`
+          : part.event === 'custom'
+            ? `custom ${(part.data as { event: string }).event}`
+            : part.event,
+      );
+      expect(shapes.filter((shape) => shape.startsWith('updates'))).toEqual([
+        'updates agent',
+        'updates tools',
+        'updates agent',
+      ]);
+      expect(shapes).toEqual(
+        expect.arrayContaining(['custom tool.started', 'custom tool.completed', 'custom usage.updated']),
+      );
+    });
+  });
+
+  describe('bad input', () => {
+    it('refuses a run for an unknown assistant with 404, and the thread is untouched', async () => {
+      const thread = await client.threads.create();
+      const failure = await failureOf(client.runs.wait(thread.thread_id, 'nobody', { input: human('hi') }));
+      expect(failure.status).toBe(404);
+      expect(failure.body.error).toMatchObject({ code: 'assistant_not_found' });
+      expect(await client.runs.list(thread.thread_id)).toEqual([]);
+    });
+
+    it('refuses an unsupported stream mode with 422, and the thread is untouched', async () => {
+      const thread = await client.threads.create();
+      const response = await call(harness.base, 'POST', `/threads/${thread.thread_id}/runs/stream`, {
+        assistant_id: 'agent',
+        input: human('hi'),
+        stream_mode: ['values', 'debug'],
+      });
+      expect(response.status).toBe(422);
+      expect(response.body).toMatchObject({
+        error: { type: 'invalid_request_error', code: 'unsupported_stream_mode', param: 'stream_mode' },
+        detail: expect.stringContaining('"debug" is not supported yet'),
+      });
+      expect(await client.runs.list(thread.thread_id)).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,48 @@
+"""LangGraph's Python SDK (langgraph-sdk from PyPI), unmodified, against a running Keel.
+
+Usage: python langgraph_sdk_smoke.py <api url>. Prints one JSON line of what it saw and exits 0,
+or raises (exit 1) at the first call that does not behave as LangGraph's server would.
+"""
+
+import asyncio
+import json
+import sys
+
+from langgraph_sdk import get_client
+
+
+async def main(url: str) -> None:
+    client = get_client(url=url)
+    seen: dict = {}
+
+    assistants = await client.assistants.search(graph_id="agent")
+    seen["assistants"] = [assistant["assistant_id"] for assistant in assistants]
+
+    thread = await client.threads.create(metadata={"from": "python"})
+    thread_id = thread["thread_id"]
+    found = await client.threads.search(metadata={"graph_id": "agent", "from": "python"})
+    seen["found"] = thread_id in [candidate["thread_id"] for candidate in found]
+
+    waited = await client.runs.wait(thread_id, "agent", input={"messages": [{"role": "user", "content": "hello from python"}]})
+    seen["wait"] = [message["type"] for message in waited["messages"]]
+
+    events = []
+    async for part in client.runs.stream(
+        thread_id,
+        "agent",
+        input={"messages": [{"type": "human", "content": "run: echo hi"}]},
+        stream_mode=["values", "messages-tuple"],
+    ):
+        events.append(part.event)
+    seen["stream"] = sorted(set(events))
+
+    state = await client.threads.get_state(thread_id)
+    seen["state"] = [message["type"] for message in state["values"]["messages"]]
+    history = await client.threads.get_history(thread_id)
+    seen["history"] = [entry["metadata"]["step"] for entry in history]
+
+    print(json.dumps(seen))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1]))
