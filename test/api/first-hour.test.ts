@@ -48,7 +48,8 @@ describe('the API in the first hour', () => {
         const streamed = await readSse(`${base}/threads/${threadId}/runs/stream`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(userInput(`run ${index}: ${'word '.repeat(120)}`)),
+          // Keel's own events (message.delta per batch of text), as `keel chat` reads them.
+          body: JSON.stringify(userInput(`run ${index}: ${'word '.repeat(120)}`, { stream_mode: 'keel' })),
         });
         // Each batch of text is a poll of the thread's stream: more than ten calls per request.
         expect(streamed.events.filter((event) => event.event === 'message.delta').length).toBeGreaterThan(12);

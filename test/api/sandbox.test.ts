@@ -183,8 +183,11 @@ describe('the bash sandbox, through the API', () => {
   it('contains a fork bomb with the process limit', async () => {
     const threadId = await newThread(harness.base);
     const started = Date.now();
-    const [bomb] = await runLines(harness.base, threadId, [':(){ :|:& };:; echo launched']);
+    // The shell stays until the timeout (3 s here), so the bomb surely meets the process limit
+    // (64) while it runs: the forks that fail say so, and the timeout takes everything down.
+    const [bomb] = await runLines(harness.base, threadId, [':(){ :|:& };:; while :; do :; done']);
     expect(bomb!.content).toMatch(/Resource temporarily unavailable/);
+    expect(bomb!.content).toMatch(/timed out/);
     expect(Date.now() - started).toBeLessThan(60_000);
     await expectStillAnswers(harness.base, threadId);
   });

@@ -88,11 +88,15 @@ export class TestConversation {
 
   /** The run; a query that found no worker in time (a test that kills workers) is asked again. */
   async run(runId: string): Promise<Run> {
+    const run = await this.#query(() => this.handle.query(messages.getRunQuery, { run_id: runId }));
+    if (run === null) throw new Error(`no run ${runId}`);
+    return run;
+  }
+
+  async #query<T>(ask: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const run = await this.handle.query(messages.getRunQuery, { run_id: runId });
-        if (run === null) throw new Error(`no run ${runId}`);
-        return run;
+        return await ask();
       } catch (error) {
         if (!isStall(error) || attempt >= 5) throw error;
       }
@@ -105,7 +109,7 @@ export class TestConversation {
 
   /** The transcript; fails the test if it ever breaks the tool_use/tool_result rule. */
   async transcript(): Promise<Message[]> {
-    const transcript = await this.handle.query(messages.getTranscriptQuery, {});
+    const transcript = await this.#query(() => this.handle.query(messages.getTranscriptQuery, {}));
     const violation = findTranscriptViolation(modelMessages({ transcript, compacted_messages: 0 } as never));
     if (violation !== undefined) throw new Error(`the stored transcript breaks the tool rule: ${violation}`);
     return transcript;
