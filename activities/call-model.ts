@@ -11,6 +11,8 @@ import { type ModelMessage, toolUsesOf } from '../common/transcript';
 import { DeltaPublisher } from './delta-publisher';
 import { failure } from './errors';
 import { withHeartbeats } from './heartbeat';
+import { countModelFault, faultsSoFar, type ModelCallProgress } from './model-faults';
+import { stoppedByWorkerShutdown } from './shutdown';
 import type { ModelClients } from './model/clients';
 import type { PriceTable } from './model/prices';
 import type { ToolRegistry } from './tools/registry';
@@ -56,33 +58,41 @@ export function createCallModel({ clients, registry, prices }: CallModelDependen
     const spec = parseModelSpec(input.model);
     if (typeof spec === 'string') throw failure('ModelNotConfigured', spec, { nonRetryable: true });
     const client = clients(spec);
-    return withHeartbeats(async (signal) => {
-      const deltas = DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
-      let reply;
-      try {
-        reply = await client.complete({
-          model: spec.model,
-          system: input.system ?? defaultSystemPrompt,
-          messages: input.messages ?? (await messagesFromWorkflow(input)),
-          tools: registry.schemas(),
-          maxTokens: maxOutputTokens,
-          signal,
-          ...(deltas === undefined ? {} : { onTextDelta: deltas.push }),
-        });
-      } catch (error) {
-        // A failed attempt's partial text is published for what it is: the retry's deltas replace it.
-        await deltas?.close();
-        throw error;
-      }
-      const unpublished = await deltas?.finish();
-      return {
-        content: reply.content,
-        stop_reason: reply.stop_reason,
-        model: reply.model,
-        usage: { ...reply.usage, cost_usd: prices.cost(input.model, reply.usage) },
-        tools: registry.flagsFor(toolUsesOf(reply.content).map((use) => use.name)),
-        ...(unpublished === undefined ? {} : { unpublished_delta: unpublished }),
-      };
-    });
+    const faults = faultsSoFar();
+    return withHeartbeats(
+      async (signal) => {
+        // Not a fault of the model: the workflow's worker may be gone, and the next attempt asks again.
+        const messages = input.messages ?? (await messagesFromWorkflow(input));
+        const deltas = DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
+        let reply;
+        try {
+          reply = await client.complete({
+            model: spec.model,
+            system: input.system ?? defaultSystemPrompt,
+            messages,
+            tools: registry.schemas(),
+            maxTokens: maxOutputTokens,
+            signal,
+            ...(deltas === undefined ? {} : { onTextDelta: deltas.push }),
+          });
+        } catch (error) {
+          // A failed attempt's partial text is published for what it is: the retry's deltas replace it.
+          await deltas?.close();
+          // A worker shutting down is not the model's fault (withHeartbeats turns it into WorkerShutdown).
+          if (stoppedByWorkerShutdown()) throw error;
+          throw countModelFault(error, faults);
+        }
+        const unpublished = await deltas?.finish();
+        return {
+          content: reply.content,
+          stop_reason: reply.stop_reason,
+          model: reply.model,
+          usage: { ...reply.usage, cost_usd: prices.cost(input.model, reply.usage) },
+          tools: registry.flagsFor(toolUsesOf(reply.content).map((use) => use.name)),
+          ...(unpublished === undefined ? {} : { unpublished_delta: unpublished }),
+        };
+      },
+      { model_faults: faults } satisfies ModelCallProgress,
+    );
   };
 }

@@ -20,6 +20,12 @@ export interface FailureOptions {
   cause?: unknown;
 }
 
+/**
+ * The shortest next-retry delay a failure asks for. An explicit zero ended the retries (seen: a
+ * 529 with `retry-after: 0` failed the run at its first attempt), so "retry now" becomes this.
+ */
+export const minimumRetryDelayMs = 100;
+
 /** The one way activities fail across the Temporal boundary: typed, with retry intent. */
 export function failure(
   type: FailureType,
@@ -30,7 +36,9 @@ export function failure(
     type,
     message,
     nonRetryable: options.nonRetryable ?? false,
-    ...(options.nextRetryDelayMs === undefined ? {} : { nextRetryDelay: options.nextRetryDelayMs }),
+    ...(options.nextRetryDelayMs === undefined
+      ? {}
+      : { nextRetryDelay: Math.max(minimumRetryDelayMs, options.nextRetryDelayMs) }),
     ...(options.cause instanceof Error ? { cause: options.cause } : {}),
   });
 }

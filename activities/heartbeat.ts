@@ -8,11 +8,18 @@ import { stoppedByWorkerShutdown, workerShutdownFailure } from './shutdown';
 /** Well inside every heartbeat timeout Keel sets (10 s); the SDK throttles what it sends. */
 const heartbeatIntervalMs = 1_000;
 
-export async function withHeartbeats<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` with a heartbeat every second. `details` ride on every beat, so the next attempt
+ * reads them even when this one dies without a word (a model call's fault count).
+ */
+export async function withHeartbeats<T>(
+  work: (signal: AbortSignal) => Promise<T>,
+  details?: unknown,
+): Promise<T> {
   const context = Context.current();
   // The first beat goes out after a second, not at once: an activity that is done sooner (most
   // tool calls, a fast model) costs the server no heartbeat write at all.
-  const timer = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
+  const timer = setInterval(() => context.heartbeat(details), heartbeatIntervalMs);
   try {
     return await work(context.cancellationSignal);
   } catch (error) {

@@ -9,18 +9,24 @@ import type { ToolFlags } from '../common/tools';
 export const heartbeatTimeout = '10 seconds';
 
 /**
- * Model calls: up to 6 attempts, 1 s doubling to at most 30 s between them (a `retry-after` from
- * the provider overrides the interval). The 10-minute start-to-close is the one hard timeout: a
- * model call that streams for longer than that is cut and retried.
+ * Attempts a model call may take in all. Most are spent by workers that died or shut down
+ * mid-call, retried a second later; the model's own faults have a budget of 6 that the activity
+ * keeps (activities/model-faults.ts), with their own backoff, 1 s doubling to 30 s, or the
+ * provider's `retry-after`.
+ */
+export const modelCallAttempts = 50;
+
+/**
+ * Model calls. The 10-minute start-to-close is the one hard timeout: a model call that streams
+ * for longer than that is cut and retried.
  */
 export const modelCallOptions: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout,
   retry: {
     initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: 6,
+    backoffCoefficient: 1,
+    maximumAttempts: modelCallAttempts,
     nonRetryableErrorTypes: [...nonRetryableModelFailures],
   },
 };

@@ -4,7 +4,7 @@
  * SIGKILLed at random every 2–6 s, or restarted one after another as a rolling deploy does. The
  * summary says what was refused and why, and what was lost, doubled or orphaned.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -58,6 +58,8 @@ export interface SoakSummary {
   orphaned_tool_use: number;
   interrupted_tool_results: number;
   failures: string[];
+  /** Where the event histories of threads that failed a turn or could not be read were written. */
+  histories_dir?: string;
 }
 
 /** Zero refused, lost, doubled, orphaned or failed: what every soak must end with. */
@@ -164,11 +166,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
   let lost = 0;
   let orphaned = 0;
   let interrupted = 0;
+  const suspects = new Set(threads.filter((threadId) => failures.some((line) => line.startsWith(threadId))));
   for (const threadId of threads) {
     const transcript = await TestConversation.attach(options.client, threadId)
       .transcript()
       .catch(() => {
         orphaned++;
+        suspects.add(threadId);
         return [];
       });
     const texts = userTexts(transcript);
@@ -179,6 +183,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     interrupted += toolResults(transcript).filter((result) => /interrupted/.test(result.content)).length;
   }
   orphaned += fake.violations.length;
+  // A post-mortem for whoever reads the summary: every run of each suspect thread's workflow.
+  for (const threadId of suspects) await writeHistories(options.client, dataDir, threadId, log);
   await api.stop();
   await fleet.stopAll();
   await fake.close();
@@ -200,5 +206,26 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     orphaned_tool_use: orphaned,
     interrupted_tool_results: interrupted,
     failures: failures.slice(0, 10),
+    ...(suspects.size === 0 ? {} : { histories_dir: dataDir }),
   };
+}
+
+async function writeHistories(
+  client: Client,
+  directory: string,
+  threadId: string,
+  log: (line: string) => void,
+): Promise<void> {
+  try {
+    for await (const execution of client.workflow.list({
+      query: `WorkflowId = '${TestConversation.attach(client, threadId).handle.workflowId}'`,
+    })) {
+      const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+      const file = path.join(directory, `history-${threadId}-${execution.runId}.json`);
+      await writeFile(file, JSON.stringify(history, null, 1));
+      log(`soak: wrote ${file} (${execution.status.name})`);
+    }
+  } catch (error) {
+    log(`soak: could not fetch the history of ${threadId}: ${(error as Error).message}`);
+  }
 }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { KeelConfig } from '../../common/config';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
+import type { WorkerProcess } from '../helpers/worker-process';
 import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
 import { closeTestClient, eventually, testClient, testConfig } from '../helpers/temporal';
 import {
@@ -129,6 +130,50 @@ describe('a worker process stopped with SIGTERM', () => {
     const transcript = await conversation.transcript();
     expect(transcript.filter((message) => message.role === 'assistant')).toHaveLength(1);
     expect(lastAnswer(transcript)).toBe('You said: hello');
+  });
+
+  /** Waits for the model request a worker took (a new one unless given), then shuts it down past its grace. */
+  const shutDownMidCall = async (requestsSoFar: number, running?: WorkerProcess): Promise<void> => {
+    const worker = running ?? (await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' }));
+    await fake.waitForRequests(requestsSoFar + 1, 60_000);
+    worker.kill('SIGTERM');
+    expect(await worker.exited).toEqual({ code: 0, signal: null });
+  };
+
+  it('spends none of the model call’s six fault attempts on workers that shut down mid-call', async () => {
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const before = fake.requests.length;
+    const shutdowns = 7;
+    fake.enqueue(...Array.from({ length: shutdowns }, () => ({ kind: 'hang' as const })));
+    const first = await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
+    const run = await conversation.submit('hello');
+    await shutDownMidCall(before, first);
+    for (let index = 1; index < shutdowns; index++) await shutDownMidCall(before + index);
+    await fleet.start();
+    expect((await conversation.finished(run.run_id, 60_000)).status).toBe('completed');
+    expect(fake.requests.length - before).toBe(shutdowns + 1);
+    expect(lastAnswer(await conversation.transcript())).toBe('You said: hello');
+  });
+
+  it('still fails a model call after six faults of the model, however many workers shut down first', async () => {
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const before = fake.requests.length;
+    const overloaded = {
+      kind: 'error' as const,
+      status: 529,
+      type: 'overloaded_error',
+      message: 'Overloaded',
+      headers: { 'retry-after': '0' },
+    };
+    fake.enqueue({ kind: 'hang' }, { kind: 'hang' }, ...Array.from({ length: 6 }, () => overloaded));
+    const first = await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
+    const run = await conversation.submit('hello');
+    await shutDownMidCall(before, first);
+    await shutDownMidCall(before + 1);
+    await fleet.start();
+    const finished = await conversation.finished(run.run_id, 60_000);
+    expect(finished).toMatchObject({ status: 'failed', error: { type: 'ModelOverloaded' } });
+    expect(fake.requests.length - before).toBe(2 + 6);
   });
 
   it('exits at once, with code 1, on a second signal', async () => {
