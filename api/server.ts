@@ -3,6 +3,7 @@
  * answers waiting requests at once (their runs deferred), lets other in-flight requests finish,
  * then closes what remains; runs are never affected.
  */
+import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppOptions } from './app';
@@ -17,6 +18,9 @@ export interface RunningApi {
 
 export async function startApi(options: AppOptions & { host: string; port: number }): Promise<RunningApi> {
   const stopping = new AbortController();
+  // Every waiting request listens for the stop (and unhooks when it ends), so the count of
+  // listeners is the count of waits in flight: past Node's default of 10 that is load, not a leak.
+  setMaxListeners(0, stopping.signal);
   const app = createApp({ ...options, stopping: stopping.signal });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = app.listen(options.port, options.host, () => resolve(listening));

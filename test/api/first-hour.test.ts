@@ -62,6 +62,19 @@ describe('the API in the first hour', () => {
         userInput('waited'),
       );
       expect(waited.status).toBe(200);
+      // More waits at once than Node's default listener limit: each listens for the API's stop.
+      const waits = await Promise.all(
+        Array.from({ length: 12 }, async () => {
+          const thread = await call<Thread>(base, 'POST', '/threads', {});
+          return call(
+            base,
+            'POST',
+            `/threads/${thread.body.thread_id}/runs/wait?timeout_s=60`,
+            userInput('think: 1\nhello'),
+          );
+        }),
+      );
+      expect(waits.map((answer) => answer.status)).toEqual(Array.from({ length: 12 }, () => 200));
       expect((await followed).events.filter((event) => event.event === 'run.completed')).toHaveLength(4);
       expect(apiProcess.output.filter((line) => line.includes('Warning'))).toEqual([]);
     } finally {
