@@ -19,7 +19,7 @@ import { searchAttributes } from '../common/search-attributes';
 import type { Thread, ThreadConfig } from '../common/thread';
 import type { Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
-import type { NewConversation, conversationWorkflow } from '../workflows/conversation-workflow';
+import type { NewConversation, conversationWorkflow } from '../workflows/interpreter/workflow';
 import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
 import { ApiError, threadNotFound } from './errors';
 import { deliver, isStall, type Delivery } from './intake';

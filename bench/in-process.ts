@@ -11,10 +11,10 @@ import type { CallModelInput, CallModelResult, KeelActivities, RunToolInput } fr
 import type { KeelConfig } from '../common/config';
 import type { ToolOutcome } from '../common/tools';
 import type { KeelEvent } from '../common/events';
-import { reduce } from '../workflows/reducer';
-import { type ConversationState, findRun, initialState } from '../workflows/state';
-import { modelMessages } from '../workflows/transcript';
-import type { Command, EventInput } from '../workflows/transitions';
+import { reduce } from '../workflows/core/reducer';
+import { type ConversationState, findRun, initialState } from '../workflows/core/state';
+import { modelMessages } from '../workflows/core/transcript';
+import type { Command, EventInput } from '../workflows/core/transitions';
 
 export class InProcessConversation {
   #state: ConversationState;

@@ -8,8 +8,8 @@ import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
 import type { Thread, ThreadConfig } from '../../common/thread';
 import { findTranscriptViolation, type Message } from '../../common/transcript';
-import type { conversationWorkflow } from '../../workflows/conversation-workflow';
-import { modelMessages } from '../../workflows/transcript';
+import type { conversationWorkflow } from '../../workflows/interpreter/workflow';
+import { modelMessages } from '../../workflows/core/transcript';
 
 export class TestConversation {
   private constructor(

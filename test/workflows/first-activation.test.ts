@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { KeelConfig } from '../../common/config';
 import * as messages from '../../common/messages';
-import type { conversationWorkflow } from '../../workflows/conversation-workflow';
+import type { conversationWorkflow } from '../../workflows/interpreter/workflow';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server';
 import {
   closeTestClient,

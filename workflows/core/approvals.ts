@@ -3,7 +3,7 @@
  * with a pending approval and a durable timer; approving runs it, denying or expiring answers
  * it with an `is_error` result, so the transcript invariant holds whatever the human does.
  */
-import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
+import type { DecideApprovalInput, PendingApproval } from '../../common/approvals';
 import { markAwaiting, pendingCalls } from './approval-gate';
 import type { Rejection } from './validate';
 import type { ActiveRun, CallApproval, ConversationState } from './state';

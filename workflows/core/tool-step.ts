@@ -2,10 +2,10 @@
  * The tools half of a step: the model's tool calls run (in parallel), and only when every call
  * has a result do the assistant message and the results enter the transcript, together.
  */
-import type { CallModelResult } from '../common/activities';
-import type { ToolOutcome } from '../common/tools';
-import { toolUsesOf } from '../common/transcript';
-import { truncateWithNote } from '../common/limits';
+import type { CallModelResult } from '../../common/activities';
+import type { ToolOutcome } from '../../common/tools';
+import { toolUsesOf } from '../../common/transcript';
+import { truncateWithNote } from '../../common/limits';
 import { deniedByRuleMessage, gateFor, markAwaiting, requestApproval } from './approval-gate';
 import type { ActiveRun, ConversationState, ToolCall } from './state';
 import { appendMessages, boundedToolResult } from './transcript';

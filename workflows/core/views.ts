@@ -1,8 +1,8 @@
 /** Read-only views of the state, for queries, the Web UI's current details and search attributes. */
-import type { SessionSummary, Thread } from '../common/thread';
+import type { SessionSummary, Thread } from '../../common/thread';
 import { approvalResumeCommands, pendingApprovals } from './approvals';
 import { budgetNote } from './budget';
-import { totalTokens } from '../common/usage';
+import { totalTokens } from '../../common/usage';
 import type { ConversationState } from './state';
 import { threadStatus } from './state';
 import type { Command } from './transitions';

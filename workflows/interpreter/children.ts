@@ -18,16 +18,16 @@ import {
   defaultChildTimeoutS,
   type ChildOrigin,
   type SpawnAgentInput,
-} from '../common/children';
-import type { KeelEvent } from '../common/events';
-import * as messages from '../common/messages';
-import { runTerminalEvents } from '../common/events';
-import type { Run } from '../common/run';
-import { searchAttributes } from '../common/search-attributes';
-import type { ToolOutcome } from '../common/tools';
-import type { ConversationInput } from './conversation-workflow';
-import type { ConversationState } from './state';
-import type { Command, EventInput } from './transitions';
+} from '../../common/children';
+import type { KeelEvent } from '../../common/events';
+import * as messages from '../../common/messages';
+import { runTerminalEvents } from '../../common/events';
+import type { Run } from '../../common/run';
+import { searchAttributes } from '../../common/search-attributes';
+import type { ToolOutcome } from '../../common/tools';
+import type { ConversationInput } from './workflow';
+import type { ConversationState } from '../core/state';
+import type { Command, EventInput } from '../core/transitions';
 
 export interface ChildHost {
   state(): ConversationState;

@@ -1,6 +1,6 @@
 /** Keeps the conversation's event log bounded when it is carried across continue-as-new. */
 import type { WorkflowStream, WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import { limits } from '../common/limits';
+import { limits } from '../../common/limits';
 
 /** Bytes of encoded events carried over; older events are truncated (a cursor before them gets 410). */
 const carriedStreamBytes = 512 * 1024;

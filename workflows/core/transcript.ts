@@ -2,7 +2,7 @@
  * Transcript operations. Messages enter only through `appendMessages`, and an assistant message
  * that asks for tools only ever enters together with the user message that answers it.
  */
-import { limits, truncateWithNote } from '../common/limits';
+import { limits, truncateWithNote } from '../../common/limits';
 import type {
   AssistantContent,
   AssistantMessage,
@@ -12,7 +12,7 @@ import type {
   ToolResultBlock,
   UserContent,
   UserMessage,
-} from '../common/transcript';
+} from '../../common/transcript';
 import type { ConversationState } from './state';
 
 type NewMessage =

@@ -2,14 +2,14 @@
  * What goes into the reducer (events) and what comes out (commands). Events carry the time they
  * happened, taken from the workflow clock by the interpreter.
  */
-import type { CallModelResult } from '../common/activities';
-import type { DecideApprovalInput, UpdateLimitsInput } from '../common/approvals';
-import type { KeelEvent } from '../common/events';
-import type { RunError } from '../common/run';
-import type { SubmitInput } from '../common/messages';
-import type { ToolFlags, ToolOutcome } from '../common/tools';
-import type { ToolUseBlock } from '../common/transcript';
-import type { Usage } from '../common/usage';
+import type { CallModelResult } from '../../common/activities';
+import type { DecideApprovalInput, UpdateLimitsInput } from '../../common/approvals';
+import type { KeelEvent } from '../../common/events';
+import type { RunError } from '../../common/run';
+import type { SubmitInput } from '../../common/messages';
+import type { ToolFlags, ToolOutcome } from '../../common/tools';
+import type { ToolUseBlock } from '../../common/transcript';
+import type { Usage } from '../../common/usage';
 import type { ConversationState } from './state';
 
 export type ConversationEvent =

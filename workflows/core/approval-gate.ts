@@ -2,10 +2,10 @@
  * Whether a tool call may run, must wait for a human, or is refused: the part of human
  * checkpoints the tool step needs when the model asks for tools.
  */
-import type { StatusReason } from '../common/run';
-import type { ThreadConfig } from '../common/thread';
-import type { ToolFlags } from '../common/tools';
-import type { ToolUseBlock } from '../common/transcript';
+import type { StatusReason } from '../../common/run';
+import type { ThreadConfig } from '../../common/thread';
+import type { ToolFlags } from '../../common/tools';
+import type { ToolUseBlock } from '../../common/transcript';
 import type { ActiveRun, CallApproval, ConversationState, ToolCall } from './state';
 import type { Command } from './transitions';
 

@@ -2,10 +2,10 @@
  * A user's input becoming a run: the run record every door creates, and the failed run that an
  * input taken durably but refused by the thread's rules becomes (nothing the user sent vanishes).
  */
-import { limits } from '../common/limits';
-import type { SubmitInput } from '../common/messages';
-import { queuedRun, type Run, type RunError, type StatusReason } from '../common/run';
-import { textOf } from '../common/transcript';
+import { limits } from '../../common/limits';
+import type { SubmitInput } from '../../common/messages';
+import { queuedRun, type Run, type RunError, type StatusReason } from '../../common/run';
+import { textOf } from '../../common/transcript';
 import type { ConversationState } from './state';
 import type { Transition } from './transitions';
 

@@ -4,11 +4,11 @@
  */
 import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import type { SessionSummary, ThreadConfig } from '../common/thread';
+import type { SessionSummary, ThreadConfig } from '../../common/thread';
 import { Conversation } from './conversation';
-import { type ConversationState, initialState } from './state';
+import { type ConversationState, initialState } from '../core/state';
 import { boundedStreamState } from './stream';
-import { toThread } from './views';
+import { toThread } from '../core/views';
 
 /** What the API starts a conversation with. */
 export interface NewConversation {

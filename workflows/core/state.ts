@@ -2,17 +2,17 @@
  * The conversation's state: everything the workflow knows, carried whole across continue-as-new.
  * No Temporal import here; the reducer owns every change to it.
  */
-import type { Run } from '../common/run';
-import type { ThreadConfig, ThreadStatus } from '../common/thread';
-import type { ToolFlags } from '../common/tools';
+import type { Run } from '../../common/run';
+import type { ThreadConfig, ThreadStatus } from '../../common/thread';
+import type { ToolFlags } from '../../common/tools';
 import type {
   AssistantMessage,
   Message,
   ToolResultBlock,
   ToolUseBlock,
   UserContent,
-} from '../common/transcript';
-import { type Usage, zeroUsage } from '../common/usage';
+} from '../../common/transcript';
+import { type Usage, zeroUsage } from '../../common/usage';
 
 /** One tool call of the model's answer, with its result once it has one. */
 export interface ToolCall {

@@ -1,5 +1,5 @@
 /** Child agents' usage counts toward the parent: the thread's total and the run that spawned it. */
-import { addUsage } from '../common/usage';
+import { addUsage } from '../../common/usage';
 import type { ConversationState } from './state';
 import type { ConversationEvent, Transition } from './transitions';
 

@@ -2,8 +2,8 @@
  * Timeouts and retry policies. Temporal owns every retry: providers run with their own retries off.
  */
 import type { ActivityOptions } from '@temporalio/workflow';
-import { nonRetryableModelFailures } from '../common/failures';
-import type { ToolFlags } from '../common/tools';
+import { nonRetryableModelFailures } from '../../common/failures';
+import type { ToolFlags } from '../../common/tools';
 
 /** How long a silent worker is trusted: a crashed worker's activity is retried after this. */
 export const heartbeatTimeout = '10 seconds';
@@ -44,6 +44,20 @@ export function toolCallOptions(flags: ToolFlags): ActivityOptions {
         },
   };
 }
+
+/**
+ * Up to 10 attempts, 1 s doubling to at most 5 min apart (about 17 minutes in all); each attempt
+ * has its own 10 s HTTP timeout inside the 30 s start-to-close.
+ */
+export const webhookOptions: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    maximumAttempts: 10,
+  },
+};
 
 export interface FailureFacts {
   /** `ApplicationFailure.type` of the root cause, when it has one. */

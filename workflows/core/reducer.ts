@@ -2,12 +2,12 @@
  * The agent state machine: `(state, event) → { state, commands }`, pure and deterministic.
  * The workflow interprets the commands; tests drive this function directly.
  */
-import { limits, truncateWithNote } from '../common/limits';
-import type { Run, RunError, RunStatus, StatusReason } from '../common/run';
-import { isTerminal } from '../common/run';
-import type { SubmitInput } from '../common/messages';
-import { textOf, toolUsesOf } from '../common/transcript';
-import { addUsage } from '../common/usage';
+import { limits, truncateWithNote } from '../../common/limits';
+import type { Run, RunError, RunStatus, StatusReason } from '../../common/run';
+import { isTerminal } from '../../common/run';
+import type { SubmitInput } from '../../common/messages';
+import { textOf, toolUsesOf } from '../../common/transcript';
+import { addUsage } from '../../common/usage';
 import type { ConversationState } from './state';
 import { findRun } from './state';
 import { decideApproval, expireApproval, stepTimedOut } from './approvals';

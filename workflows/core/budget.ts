@@ -3,11 +3,11 @@
  * `budget.warning` is emitted once; at 100 % no further model call is made and the run ends
  * `failed` with `budget_exceeded`. Child agents' usage counts against the same budget.
  */
-import type { BudgetLimitView } from '../common/events';
-import type { UpdateLimitsInput } from '../common/approvals';
-import type { RunError } from '../common/run';
-import type { ThreadConfig } from '../common/thread';
-import { totalTokens, type Usage } from '../common/usage';
+import type { BudgetLimitView } from '../../common/events';
+import type { UpdateLimitsInput } from '../../common/approvals';
+import type { RunError } from '../../common/run';
+import type { ThreadConfig } from '../../common/thread';
+import { totalTokens, type Usage } from '../../common/usage';
 import type { ConversationState } from './state';
 import type { Command, Transition } from './transitions';
 
