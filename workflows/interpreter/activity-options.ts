@@ -1,7 +1,7 @@
 /**
  * Timeouts and retry policies. Temporal owns every retry: providers run with their own retries off.
  */
-import type { ActivityOptions } from '@temporalio/workflow';
+import { ApplicationFailure, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
 import { nonRetryableModelFailures } from '../../common/failures';
 import type { ToolFlags } from '../../common/tools';
 
@@ -60,32 +60,22 @@ export const webhookOptions: ActivityOptions = {
 };
 
 export interface FailureFacts {
-  /** `ApplicationFailure.type` of the root cause, when it has one. */
+  /** `ApplicationFailure.type` of the innermost cause that has one. */
   type?: string;
+  /** The innermost message: the activity's own words, not the SDK's wrapper. */
   message: string;
   /** The activity was given up on by timeout: the worker died or hung. */
   timedOut: boolean;
-  cancelled: boolean;
 }
 
-interface FailureLike {
-  message?: unknown;
-  type?: unknown;
-  timeoutType?: unknown;
-  cause?: unknown;
-  name?: unknown;
-}
-
-/** Reads an activity failure's cause chain by its fields, so no error class is checked. */
+/** Reads an activity failure's cause chain by the SDK's failure classes. */
 export function describeFailure(error: unknown): FailureFacts {
-  let node = error as FailureLike | undefined;
-  let facts: FailureFacts = { message: 'unknown failure', timedOut: false, cancelled: false };
-  while (node !== undefined && node !== null && typeof node === 'object') {
-    if (typeof node.message === 'string' && node.message !== '') facts = { ...facts, message: node.message };
-    if (typeof node.type === 'string' && node.type !== '') facts = { ...facts, type: node.type };
-    if (node.timeoutType !== undefined) facts = { ...facts, timedOut: true };
-    if (node.name === 'CancelledFailure') facts = { ...facts, cancelled: true };
-    node = node.cause as FailureLike | undefined;
+  let facts: FailureFacts = { message: 'unknown failure', timedOut: false };
+  for (let node: unknown = error; node instanceof Error; node = node.cause) {
+    if (node.message !== '') facts = { ...facts, message: node.message };
+    if (node instanceof ApplicationFailure && typeof node.type === 'string' && node.type !== '')
+      facts = { ...facts, type: node.type };
+    if (node instanceof TimeoutFailure) facts = { ...facts, timedOut: true };
   }
   return facts;
 }

@@ -15,10 +15,8 @@ import {
   patched,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { WorkflowStream } from '@temporalio/workflow-streams/workflow';
 import { inlineMessagesLimit, type KeelActivities, type SendWebhookInput } from '../../common/activities';
 import { spawnAgentToolName } from '../../common/children';
-import { eventsTopic, type KeelEvent } from '../../common/events';
 import { FailureType, isFailureType } from '../../common/failures';
 import * as messages from '../../common/messages';
 import { isTerminal } from '../../common/run';
@@ -32,7 +30,7 @@ import { isCurrentModelStep, reduce } from '../core/reducer';
 import { activeRunStatuses } from '../core/run-index';
 import type { ConversationState } from '../core/state';
 import { findRun, threadStatus } from '../core/state';
-import { nextStreamOffset, streamBaseOffset } from './stream';
+import type { EventLog } from './stream';
 import { summarizeModelCall, summarizeToolCall } from '../core/summaries';
 import { modelMessages } from '../core/transcript';
 import type { Command, EventInput } from '../core/transitions';
@@ -50,7 +48,7 @@ export const refusedInputRunPatch = 'keel-refused-input-run';
 
 export class Conversation {
   #state: ConversationState;
-  readonly #stream: WorkflowStream;
+  readonly #stream: EventLog;
   readonly #scopes = new Map<string, CancellationScope>();
   #inFlight = 0;
   /** Set while handing off to continue-as-new: activity commands wait for the next run. */
@@ -61,13 +59,13 @@ export class Conversation {
   readonly #children = new ChildAgents({
     state: () => this.#state,
     dispatch: (event) => this.dispatch(event),
-    publish: (event) => this.#stream.topic<KeelEvent>(eventsTopic).publish(event),
+    publish: (event) => this.#stream.publish(event),
   });
   readonly #timers = new ApprovalTimers((approval_id) =>
     this.dispatch({ type: 'approvalExpired', approval_id }),
   );
 
-  constructor(state: ConversationState, stream: WorkflowStream) {
+  constructor(state: ConversationState, stream: EventLog) {
     this.#state = state;
     this.#stream = stream;
   }
@@ -141,7 +139,7 @@ export class Conversation {
     setHandler(
       messages.submitInputUpdate,
       (input) => {
-        this.dispatch({ type: 'inputSubmitted', input, next_offset: nextStreamOffset(this.#stream) });
+        this.dispatch({ type: 'inputSubmitted', input, next_offset: this.#stream.nextOffset() });
         return findRun(this.#state, input.run_id)!;
       },
       { validator: (input: messages.SubmitInput) => reject(validateSubmit(this.#state, input)) },
@@ -185,15 +183,13 @@ export class Conversation {
     setHandler(messages.getThreadQuery, () => toThread(this.#state));
     setHandler(messages.getRunQuery, ({ run_id }) => findRun(this.#state, run_id) ?? null);
     setHandler(messages.listRunsQuery, ({ limit }) => [...this.#state.runs].reverse().slice(0, limit ?? 100));
-    setHandler(messages.getStreamBaseQuery, () => streamBaseOffset(this.#stream));
+    setHandler(messages.getStreamBaseQuery, () => this.#stream.baseOffset);
+    setHandler(messages.getStepMessagesQuery, ({ run_id, step }) => this.#stepMessages(run_id, step));
+    // The older form, which fails instead (model activities of earlier releases ask it).
     setHandler(messages.getModelMessagesQuery, ({ run_id, step }) => {
-      if (!isCurrentModelStep(this.#state, run_id, step))
-        throw ApplicationFailure.create({
-          type: FailureType.modelStepNotCurrent,
-          message: `${FailureType.modelStepNotCurrent}: step ${step} of run ${run_id} is not the current model step`,
-          nonRetryable: true,
-        });
-      return modelMessages(this.#state);
+      const answer = this.#stepMessages(run_id, step);
+      if (!answer.current) throw ApplicationFailure.create({ ...answer, nonRetryable: true });
+      return answer.messages;
     });
     setHandler(messages.getTranscriptQuery, ({ after, limit }) => {
       const start = Math.max(0, (after ?? 0) - this.#state.compacted_messages);
@@ -212,6 +208,17 @@ export class Conversation {
     });
   }
 
+  #stepMessages(runId: string, step: number): messages.StepMessages {
+    if (isCurrentModelStep(this.#state, runId, step))
+      return { current: true, messages: modelMessages(this.#state) };
+    const type = FailureType.modelStepNotCurrent;
+    return {
+      current: false,
+      type,
+      message: `${type}: step ${step} of run ${runId} is not the current model step`,
+    };
+  }
+
   /**
    * Input that arrived as a signal: written to history whether or not a worker was alive, so it
    * is never refused at the door. The same run id again (a retry, or its update won the race) is
@@ -219,7 +226,7 @@ export class Conversation {
    */
   #takeSignalledInput(input: messages.SubmitInput): void {
     if (findRun(this.#state, input.run_id) !== undefined) return;
-    const next_offset = nextStreamOffset(this.#stream);
+    const next_offset = this.#stream.nextOffset();
     const rejection = validateSubmit(this.#state, input);
     if (rejection === undefined) this.dispatch({ type: 'inputSubmitted', input, next_offset });
     else if (isValidRunId(input.run_id) && patched(refusedInputRunPatch))
@@ -230,7 +237,7 @@ export class Conversation {
   #execute(command: Command): void {
     switch (command.type) {
       case 'emit':
-        this.#stream.topic<KeelEvent>(eventsTopic).publish(command.event);
+        this.#stream.publish(command.event);
         return;
       case 'cancelActivities':
         this.#scopes.get(command.run_id)?.cancel();

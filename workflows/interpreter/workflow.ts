@@ -3,11 +3,11 @@
  * thread, handing its state to a fresh run when Temporal suggests continue-as-new.
  */
 import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
-import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import type { SessionSummary, ThreadConfig } from '../../common/thread';
 import { Conversation } from './conversation';
 import { type ConversationState, initialState } from '../core/state';
-import { boundedStreamState } from './stream';
+import { EventLog } from './stream';
 import { toThread } from '../core/views';
 
 /** What the API starts a conversation with. */
@@ -31,7 +31,7 @@ export interface ConversationOutcome {
 
 export async function conversationWorkflow(input: ConversationInput): Promise<ConversationOutcome> {
   const { carried, ...thread } = input;
-  const stream = new WorkflowStream(carried?.stream);
+  const stream = new EventLog(carried?.stream);
   const conversation = new Conversation(carried?.state ?? initialState(thread), stream);
   // Re-issue what the carried state implies before handlers run: an update delivered with the
   // start (update-with-start) or buffered across continue-as-new issues its own commands, and
@@ -55,6 +55,6 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   await condition(allHandlersFinished);
   return continueAsNew<typeof conversationWorkflow>({
     ...thread,
-    carried: { state: conversation.state, stream: boundedStreamState(stream) },
+    carried: { state: conversation.state, stream: stream.carriedState() },
   });
 }
