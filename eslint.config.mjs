@@ -95,6 +95,8 @@ export default tseslint.config(
           ],
         },
       ],
+      // States are unions: a field that may be absent is absent in the type, not asserted away.
+      '@typescript-eslint/no-non-null-assertion': 'error',
     },
   },
   {

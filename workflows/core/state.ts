@@ -2,8 +2,8 @@
  * The conversation's state: everything the workflow knows, carried whole across continue-as-new.
  * No Temporal import here; the reducer owns every change to it.
  */
-import type { Run } from '../../common/run';
-import type { ThreadConfig, ThreadStatus } from '../../common/thread';
+import { isTerminal, type Run } from '../../common/run';
+import type { SessionSummary, ThreadConfig, ThreadStatus } from '../../common/thread';
 import type { ToolFlags } from '../../common/tools';
 import type {
   AssistantMessage,
@@ -12,25 +12,57 @@ import type {
   ToolUseBlock,
   UserContent,
 } from '../../common/transcript';
-import { type Usage, zeroUsage } from '../../common/usage';
+import { totalTokens, type Usage, zeroUsage } from '../../common/usage';
 
-/** One tool call of the model's answer, with its result once it has one. */
-export interface ToolCall {
-  use: ToolUseBlock;
-  /** Null when the worker does not know the tool: it is answered with an error at once. */
-  flags: ToolFlags | null;
-  result?: ToolResultBlock;
-  /** Present when the call needed a human decision (see approvals.ts). */
-  approval?: CallApproval;
-}
-
-/** A call's human checkpoint: `pending` calls are not run until approved. */
+/** A call's human checkpoint: a call that waits for it is not run until approved. */
 export interface CallApproval {
   approval_id: string;
   status: 'pending' | 'approved' | 'denied' | 'timed_out';
   requested_at: string;
   expires_at: string;
   reason?: string;
+}
+
+/**
+ * One tool call of the model's answer, in the state it is in: waiting for a human, running, or
+ * done with its result. `result?: undefined` on the first two lets a reader ask any call for it.
+ */
+export type ToolCall = AwaitingApprovalCall | RunningCall | DoneCall;
+
+export interface AwaitingApprovalCall {
+  status: 'awaiting_approval';
+  use: ToolUseBlock;
+  flags: ToolFlags;
+  approval: CallApproval & { status: 'pending' };
+  result?: undefined;
+}
+
+/** Started (its activity or child agent is in flight), after an approval when one was asked. */
+export interface RunningCall {
+  status: 'running';
+  use: ToolUseBlock;
+  flags: ToolFlags;
+  approval?: CallApproval & { status: 'approved' };
+  result?: undefined;
+}
+
+export interface DoneCall {
+  status: 'done';
+  use: ToolUseBlock;
+  /** Null when the worker does not know the tool: it is answered with an error at once. */
+  flags: ToolFlags | null;
+  result: ToolResultBlock;
+  approval?: CallApproval;
+}
+
+/** Gives a call its result, whatever state it was in (and the outcome of its approval, if it changed). */
+export function done(
+  call: ToolCall,
+  result: ToolResultBlock,
+  approval: CallApproval | undefined = call.approval,
+): DoneCall {
+  const { use, flags } = call;
+  return { status: 'done', use, flags, result, ...(approval === undefined ? {} : { approval }) };
 }
 
 /**
@@ -43,6 +75,7 @@ export type Step = { kind: 'model' } | { kind: 'tools'; assistant: PendingAssist
 /** An assistant answer that asked for tools, before it may enter the transcript. */
 export type PendingAssistant = Pick<AssistantMessage, 'content' | 'model' | 'stop_reason'>;
 
+/** The run being worked on: at most one per thread. */
 export interface ActiveRun {
   run_id: string;
   /** Model calls made in this run; the current step's number. */
@@ -102,6 +135,63 @@ export function initialState(thread: ThreadInfo): ConversationState {
   };
 }
 
+/** A tool call as releases before the states union carried it: no `status`, optional fields. */
+type CarriedToolCall =
+  | ToolCall
+  | {
+      status?: undefined;
+      use: ToolUseBlock;
+      flags: ToolFlags | null;
+      result?: ToolResultBlock;
+      approval?: CallApproval;
+    };
+
+function upgradeCall(call: CarriedToolCall): ToolCall {
+  if (call.status !== undefined) return call;
+  const { use, flags, result, approval } = call;
+  const approvalOf = approval === undefined ? {} : { approval };
+  if (result !== undefined) return { status: 'done', use, flags, result, ...approvalOf };
+  if (flags === null) {
+    const unknown: ToolResultBlock = {
+      type: 'tool_result',
+      tool_use_id: use.id,
+      content: 'Unknown tool.',
+      is_error: true,
+    };
+    return { status: 'done', use, flags, result: unknown, ...approvalOf };
+  }
+  if (approval?.status === 'pending')
+    return { status: 'awaiting_approval', use, flags, approval: { ...approval, status: 'pending' } };
+  return {
+    status: 'running',
+    use,
+    flags,
+    ...(approval === undefined ? {} : { approval: { ...approval, status: 'approved' } }),
+  };
+}
+
+/**
+ * A state carried across continue-as-new, in today's shape: tool calls carried by an earlier
+ * release get the `status` their fields imply.
+ */
+export function fromCarried(state: ConversationState): ConversationState {
+  const active = state.active;
+  if (active?.step.kind !== 'tools') return state;
+  const carried: readonly CarriedToolCall[] = active.step.calls;
+  return { ...state, active: { ...active, step: { ...active.step, calls: carried.map(upgradeCall) } } };
+}
+
+/** Runs, model calls, tokens, cost and time in runs so far. */
+export function sessionSummary(state: ConversationState): SessionSummary {
+  return {
+    runs: state.totals.runs,
+    steps: state.totals.steps,
+    tokens: totalTokens(state.usage),
+    cost_usd: state.usage.cost_usd,
+    duration_ms: state.totals.duration_ms,
+  };
+}
+
 export function findRun(state: ConversationState, runId: string): Run | undefined {
   return state.runs.find((run) => run.run_id === runId);
 }
@@ -114,10 +204,6 @@ export function threadStatus(state: ConversationState): ThreadStatus {
     return run?.status_reason === 'awaiting_approval' ? 'interrupted' : 'busy';
   }
   if (state.queue.length > 0) return 'busy';
-  for (let index = state.runs.length - 1; index >= 0; index--) {
-    const status = state.runs[index]!.status;
-    if (status === 'completed' || status === 'cancelled') return 'idle';
-    if (status === 'failed') return 'error';
-  }
-  return 'idle';
+  const last = state.runs.findLast((run) => isTerminal(run.status));
+  return last?.status === 'failed' ? 'error' : 'idle';
 }

@@ -15,13 +15,12 @@ import {
   patched,
   workflowInfo,
 } from '@temporalio/workflow';
-import { inlineMessagesLimit, type KeelActivities, type SendWebhookInput } from '../../common/activities';
+import type { KeelActivities, SendWebhookInput } from '../../common/activities';
 import { spawnAgentToolName } from '../../common/children';
 import { FailureType, isFailureType } from '../../common/failures';
 import * as messages from '../../common/messages';
 import { isTerminal } from '../../common/run';
 import { searchAttributes } from '../../common/search-attributes';
-import type { ToolOutcome } from '../../common/tools';
 import { describeFailure, modelCallOptions, toolCallOptions, webhookOptions } from './activity-options';
 import { ChildAgents, reportToParent } from './children';
 import { ApprovalTimers } from './approval-timers';
@@ -244,7 +243,7 @@ export class Conversation {
         this.#scopes.delete(command.run_id);
         return;
       case 'callModel':
-        if (!this.#draining) this.#track(command.run_id, () => this.#callModel(command.run_id, command.step));
+        if (!this.#draining) this.#track(command.run_id, () => this.#callModel(command));
         return;
       case 'runTool':
         if (this.#draining) return;
@@ -280,22 +279,8 @@ export class Conversation {
       });
   }
 
-  async #callModel(runId: string, step: number): Promise<void> {
-    const active = this.#state.active!;
-    const system = this.#state.thread.config.system;
-    const messages = modelMessages(this.#state);
-    // A long conversation stays out of the input (and so out of the history at every step): the
-    // activity reads it with the getModelMessages query instead.
-    const inline = JSON.stringify(messages).length <= inlineMessagesLimit;
-    const input = {
-      thread_id: this.#state.thread.thread_id,
-      run_id: runId,
-      step,
-      model: active.model,
-      ...(inline ? { messages } : {}),
-      ...(system === undefined ? {} : { system }),
-    };
-    const summary = summarizeModelCall(active.model, this.#state.totals.runs + 1, step);
+  async #callModel({ run_id: runId, step, input }: Extract<Command, { type: 'callModel' }>): Promise<void> {
+    const summary = summarizeModelCall(input.model, this.#state.totals.runs + 1, step);
     try {
       const result = await activities.callModel.executeWithOptions({ ...modelCallOptions, summary }, [input]);
       this.dispatch({ type: 'modelResponded', run_id: runId, step, result });
@@ -307,32 +292,19 @@ export class Conversation {
     }
   }
 
-  async #runTool(command: Extract<Command, { type: 'runTool' }>): Promise<void> {
-    const { use, flags, run_id } = command;
-    const input = {
-      thread_id: this.#state.thread.thread_id,
-      run_id,
-      tool_use_id: use.id,
-      name: use.name,
-      input: use.input,
-      idempotency_key: `${this.#state.thread.thread_id}:${use.id}`,
-    };
-    let outcome: ToolOutcome;
+  async #runTool({ use, flags, run_id, input }: Extract<Command, { type: 'runTool' }>): Promise<void> {
+    const options = { ...toolCallOptions(flags), summary: summarizeToolCall(use) };
+    let finished: EventInput;
     try {
-      const options = { ...toolCallOptions(flags), summary: summarizeToolCall(use) };
-      outcome = await activities.runTool.executeWithOptions(options, [input]);
+      const outcome = await activities.runTool.executeWithOptions(options, [input]);
+      finished = { type: 'toolFinished', run_id, tool_use_id: use.id, outcome };
     } catch (error) {
       if (isCancellation(error)) throw error;
-      const facts = describeFailure(error);
-      outcome = {
-        is_error: true,
-        content:
-          facts.timedOut && flags.sideEffects
-            ? `Tool "${use.name}" was interrupted (its worker stopped) and may have partly run; it was not run again.`
-            : `Tool "${use.name}" failed: ${facts.message}`,
-      };
+      const { message, timedOut } = describeFailure(error);
+      const failure = { message, interrupted: timedOut };
+      finished = { type: 'toolFailed', run_id, tool_use_id: use.id, failure };
     }
-    this.dispatch({ type: 'toolFinished', run_id, tool_use_id: use.id, outcome });
+    this.dispatch(finished);
   }
 
   #publishOperatorView(): void {

@@ -6,7 +6,7 @@ import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@te
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import type { SessionSummary, ThreadConfig } from '../../common/thread';
 import { Conversation } from './conversation';
-import { type ConversationState, initialState } from '../core/state';
+import { type ConversationState, fromCarried, initialState } from '../core/state';
 import { EventLog } from './stream';
 import { toThread } from '../core/views';
 
@@ -32,7 +32,8 @@ export interface ConversationOutcome {
 export async function conversationWorkflow(input: ConversationInput): Promise<ConversationOutcome> {
   const { carried, ...thread } = input;
   const stream = new EventLog(carried?.stream);
-  const conversation = new Conversation(carried?.state ?? initialState(thread), stream);
+  const state = carried === undefined ? initialState(thread) : fromCarried(carried.state);
+  const conversation = new Conversation(state, stream);
   // Re-issue what the carried state implies before handlers run: an update delivered with the
   // start (update-with-start) or buffered across continue-as-new issues its own commands, and
   // resuming after it would start the same model call twice.
