@@ -12,6 +12,7 @@ COPY workflows ./workflows
 COPY activities ./activities
 COPY worker ./worker
 COPY api ./api
+COPY launch ./launch
 COPY cli ./cli
 COPY tsconfig.json ./
 ENV KEEL_DATA_DIR=/data KEEL_LOG_FORMAT=json

@@ -1,4 +1,5 @@
-// The determinism boundary lives here: workflows/ and common/ may not reach Node, I/O or SDKs.
+// The determinism boundary lives here: workflows/ and common/ may not reach Node, I/O or SDKs,
+// and workflows/core/ (the pure reducer) may not reach Temporal either.
 import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -59,7 +60,7 @@ export default tseslint.config(
         'error',
         {
           paths: forbiddenInDeterministicCode,
-          patterns: [forbiddenFolders(['activities', 'api', 'worker', 'cli'])],
+          patterns: [forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch'])],
         },
       ],
       'no-restricted-globals': [
@@ -70,6 +71,32 @@ export default tseslint.config(
         { name: 'Buffer', message: 'Buffer is a Node API.' },
         { name: 'require', message: 'No dynamic requires in deterministic code.' },
       ],
+    },
+  },
+  {
+    // The pure core: the reducer and its helpers know nothing of Temporal, not even its types, and
+    // nothing of the interpreter that runs them.
+    files: ['workflows/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: forbiddenInDeterministicCode,
+          patterns: [
+            forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch']),
+            {
+              group: ['@temporalio/*'],
+              message: 'The core is pure: Temporal belongs in workflows/interpreter/.',
+            },
+            {
+              group: ['../interpreter', '../interpreter/*'],
+              message: 'The core does not know its interpreter.',
+            },
+          ],
+        },
+      ],
+      // States are unions: a field that may be absent is absent in the type, not asserted away.
+      '@typescript-eslint/no-non-null-assertion': 'error',
     },
   },
   {

@@ -5,7 +5,7 @@
 import { Context } from '@temporalio/activity';
 import type { CallModelInput, CallModelResult } from '../common/activities';
 import { FailureType } from '../common/failures';
-import { getModelMessagesQuery } from '../common/messages';
+import { getStepMessagesQuery } from '../common/messages';
 import { parseModelSpec } from '../common/model-spec';
 import { type ModelMessage, toolUsesOf } from '../common/transcript';
 import { DeltaPublisher } from './delta-publisher';
@@ -39,18 +39,12 @@ async function messagesFromWorkflow(input: CallModelInput): Promise<ModelMessage
     throw failure(FailureType.modelRequestInvalid, 'no messages and no workflow to read them from', {
       nonRetryable: true,
     });
-  try {
-    return await context.client.workflow
-      .getHandle(execution.workflowId, execution.runId)
-      .query(getModelMessagesQuery, { run_id: input.run_id, step: input.step });
-  } catch (error) {
-    // A query handler's failure reaches the client as an error carrying its message.
-    const message = error instanceof Error ? error.message : String(error);
-    if (message.includes(FailureType.modelStepNotCurrent))
-      throw failure(FailureType.modelStepNotCurrent, message, { nonRetryable: true });
-    // Anything else (the workflow's worker is busy or gone) heals on the activity's next attempt.
-    throw error;
-  }
+  const answer = await context.client.workflow
+    .getHandle(execution.workflowId, execution.runId)
+    .query(getStepMessagesQuery, { run_id: input.run_id, step: input.step });
+  // Anything that throws here (the workflow's worker is busy or gone) heals on the next attempt.
+  if (!answer.current) throw failure(answer.type, answer.message, { nonRetryable: true });
+  return answer.messages;
 }
 
 export function createCallModel({ clients, registry, prices }: CallModelDependencies) {

@@ -16,16 +16,16 @@ import type { KeelConfig } from '../common/config';
 import * as messages from '../common/messages';
 import { queuedRun, type Run } from '../common/run';
 import { searchAttributes } from '../common/search-attributes';
-import type { Thread, ThreadConfig } from '../common/thread';
+import { workflowIdFor, type Thread, type ThreadConfig } from '../common/thread';
+
+export { workflowIdFor };
 import type { Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
-import type { NewConversation, conversationWorkflow } from '../workflows/conversation-workflow';
+import type { NewConversation, conversationWorkflow } from '../workflows/interpreter/workflow';
 import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
 import { ApiError, threadNotFound } from './errors';
 import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
-
-export const workflowIdFor = (threadId: string): string => `conversation-${threadId}`;
 
 /** A conversation workflow in this state is a deleted thread (only DELETE terminates one). */
 export const deletedStatus = 'TERMINATED';

@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, type WorkflowExecutionInfo, WorkflowNotFoundError } from '@temporalio/client';
-import type { ThreadStatus } from '../common/thread';
+import { threadIdOf, type ThreadStatus } from '../common/thread';
 import { searchAttributes } from '../common/search-attributes';
 import { deletedStatus, workflowIdFor, type Owner } from './conversations';
 import { threadNotFound } from './errors';
@@ -130,14 +130,14 @@ function matches(listing: ThreadListing, filter: ThreadFilter, now: number): boo
 
 function toListing(execution: WorkflowExecutionInfo): ThreadListing | undefined {
   // A deleted thread is gone from the moment DELETE answered, though visibility still lists it.
-  if (!execution.workflowId.startsWith('conversation-') || execution.status.name === deletedStatus)
-    return undefined;
+  const threadId = threadIdOf(execution.workflowId);
+  if (threadId === undefined || execution.status.name === deletedStatus) return undefined;
   const attributes = execution.typedSearchAttributes;
   const memo = (execution.memo ?? {}) as { metadata?: Record<string, unknown>; created_at?: string };
   const owner = attributes.get(searchAttributes.owner);
   const model = attributes.get(searchAttributes.model);
   return {
-    thread_id: execution.workflowId.slice('conversation-'.length),
+    thread_id: threadId,
     ...(owner === undefined || owner === 'local' ? {} : { owner }),
     status: (attributes.get(searchAttributes.status) ?? 'idle') as ThreadStatus,
     metadata: memo.metadata ?? {},

@@ -3,7 +3,7 @@
  * after ~1.5 s of retries instead of the client default's ~20 s; workers keep the default.
  */
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
-import type { TemporalConnectionOptions } from '../cli/env';
+import type { TemporalConnectionOptions } from '../launch/connection';
 
 export const apiRetryAttempts = 4;
 

@@ -13,8 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { parseConfig } from '../common/config';
-import { type DevServer, startDevServer } from '../cli/dev-server';
-import { ensureTemporalCli, temporalCliVersion } from '../cli/temporal-cli';
+import { type DevServer, startDevServer } from '../launch/dev-server';
+import { ensureTemporalCli, temporalCliVersion } from '../launch/temporal-cli';
 import { buildWorkflowBundle } from '../worker/bundle';
 import { progress } from './progress';
 

@@ -1,6 +1,7 @@
 /**
- * The no-durability baseline: Keel's own reducer and real activities (scripted model, real
- * tools) driven in this process, with no Temporal: what a step costs before durability.
+ * The no-durability baseline: Keel's own core (the same reducer, and the same activity inputs its
+ * commands carry) and real activities (scripted model, real tools) driven in this process, with
+ * no Temporal: what a step costs before durability. Only the commands' execution is this file's.
  * The activities run in `MockActivityEnvironment`, which gives them an activity context
  * (heartbeats, cancellation) without a server; their streamed deltas have nowhere to go.
  */
@@ -11,10 +12,10 @@ import type { CallModelInput, CallModelResult, KeelActivities, RunToolInput } fr
 import type { KeelConfig } from '../common/config';
 import type { ToolOutcome } from '../common/tools';
 import type { KeelEvent } from '../common/events';
-import { reduce } from '../workflows/reducer';
-import { type ConversationState, findRun, initialState } from '../workflows/state';
-import { modelMessages } from '../workflows/transcript';
-import type { Command, EventInput } from '../workflows/transitions';
+import { reduce } from '../workflows/core/reducer';
+import { type ConversationState, findRun, initialState } from '../workflows/core/state';
+import { modelMessages } from '../workflows/core/transcript';
+import type { Command, EventInput } from '../workflows/core/transitions';
 
 export class InProcessConversation {
   #state: ConversationState;
@@ -65,7 +66,7 @@ export class InProcessConversation {
         this.events.push(command.event);
         return;
       case 'callModel':
-        this.#pending.push(this.#callModel(command.run_id, command.step));
+        this.#pending.push(this.#callModel(command));
         return;
       case 'runTool':
         this.#pending.push(this.#runTool(command));
@@ -75,35 +76,23 @@ export class InProcessConversation {
     }
   }
 
-  async #callModel(runId: string, step: number): Promise<void> {
-    const input = {
-      thread_id: this.#state.thread.thread_id,
-      run_id: runId,
-      step,
-      model: this.#state.active!.model,
-      messages: modelMessages(this.#state),
-    };
+  async #callModel({ run_id, step, input }: Extract<Command, { type: 'callModel' }>): Promise<void> {
+    // No workflow here to ask for a long conversation's messages: they always travel inline.
+    const inline = { ...input, messages: input.messages ?? modelMessages(this.#state) };
     const result = await new MockActivityEnvironment().run<
       [CallModelInput],
       CallModelResult,
       KeelActivities['callModel']
-    >(this.#activities.callModel, input);
-    this.#dispatch({ type: 'modelResponded', run_id: runId, step, result });
+    >(this.#activities.callModel, inline);
+    this.#dispatch({ type: 'modelResponded', run_id, step, result });
   }
 
-  async #runTool({ run_id, use }: Extract<Command, { type: 'runTool' }>): Promise<void> {
+  async #runTool({ run_id, use, input }: Extract<Command, { type: 'runTool' }>): Promise<void> {
     const outcome = await new MockActivityEnvironment().run<
       [RunToolInput],
       ToolOutcome,
       KeelActivities['runTool']
-    >(this.#activities.runTool, {
-      thread_id: this.#state.thread.thread_id,
-      run_id,
-      tool_use_id: use.id,
-      name: use.name,
-      input: use.input,
-      idempotency_key: `${this.#state.thread.thread_id}:${use.id}`,
-    });
+    >(this.#activities.runTool, input);
     this.#dispatch({ type: 'toolFinished', run_id, tool_use_id: use.id, outcome });
   }
 }

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
-import { workflowIdFor } from '../api/conversations';
+import { workflowIdFor } from '../common/thread';
 import { spawnNode, startSystem } from './harness';
 import { at, workflowSpan } from './history-spans';
 import { expectCompleted, turn } from './turns';

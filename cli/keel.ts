@@ -6,13 +6,12 @@
  *   keel chat     an interactive session with a thread (through the API)
  *   keel threads  list, show, export, delete and clean up threads
  *   keel approve / keel deny   decide a pending approval
+ * The first three launch processes (`launch/`); the rest are the user's client of the HTTP API.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { startApi } from '../api/server';
-import { connectApiClient } from '../api/temporal-client';
-import { runWorker } from '../worker/run-worker';
-import { ConfigError, createLogger, loadConfig, temporalConnectionOptions } from './env';
-import { up } from './up';
+import { ConfigError, loadConfig } from '../launch/env';
+import { apiProcess, workerProcess } from '../launch/processes';
+import { up } from '../launch/up';
 import { KeelApiClient } from './api-client';
 import { chat } from './chat';
 import {
@@ -24,35 +23,6 @@ import {
   showThread,
   type ListOptions,
 } from './threads';
-
-async function apiProcess(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger(config, 'api');
-  const client = await connectApiClient(temporalConnectionOptions(config), config.temporal.namespace);
-  const api = await startApi({ client, config, logger, host: config.api.host, port: config.api.port });
-  logger.info({ url: api.url }, 'api ready');
-  let stopping = false;
-  const stop = async (signal: NodeJS.Signals): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'api stopping: no new connections; in-flight requests finish');
-    await api.stop();
-    await client.connection.close();
-    logger.info('api stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', (signal) => void stop(signal));
-  process.on('SIGINT', (signal) => void stop(signal));
-}
-
-async function workerProcess(): Promise<void> {
-  const config = loadConfig();
-  await runWorker({
-    config,
-    connectionOptions: temporalConnectionOptions(config),
-    logger: createLogger(config, 'worker'),
-  });
-}
 
 /** One readable line and a non-zero exit for anything that ends a command. */
 function fail(error: unknown): never {

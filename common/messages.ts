@@ -3,6 +3,7 @@
  * variable name is the wire name plus its kind.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { FailureType } from './failures';
 import type { ChildCompleted } from './children';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from './approvals';
 import type { MultitaskStrategy, Run } from './run';
@@ -83,6 +84,14 @@ export const getTranscriptQuery = defineQuery<Message[], [TranscriptQuery]>('get
  * leaves the messages out; fails with `ModelStepNotCurrent` once that step is over.
  */
 export const getModelMessagesQuery = defineQuery<ModelMessage[], [ModelMessagesQuery]>('getModelMessages');
+/**
+ * The same messages, or why there are none, as a value the model activity tells apart by its
+ * `current` field: a query's failure reaches a client only as message text.
+ */
+export type StepMessages =
+  | { current: true; messages: ModelMessage[] }
+  | { current: false; type: typeof FailureType.modelStepNotCurrent; message: string };
+export const getStepMessagesQuery = defineQuery<StepMessages, [ModelMessagesQuery]>('getStepMessages');
 
 /** Approves or denies a pending approval; the validator rejects unknown or already decided ids. */
 export const decideApprovalUpdate = defineUpdate<PendingApproval, [DecideApprovalInput]>('decideApproval');

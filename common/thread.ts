@@ -1,5 +1,17 @@
 import type { Usage } from './usage';
 
+/**
+ * Every thread is one workflow, and this is its id: `conversation-<thread_id>`. Defined here only,
+ * for the API, the workflow (a child's parent, a parent's child), the tests and the benchmark.
+ */
+const workflowIdPrefix = 'conversation-';
+
+export const workflowIdFor = (threadId: string): string => `${workflowIdPrefix}${threadId}`;
+
+/** The thread a workflow id names, or undefined when the workflow is not a thread's. */
+export const threadIdOf = (workflowId: string): string | undefined =>
+  workflowId.startsWith(workflowIdPrefix) ? workflowId.slice(workflowIdPrefix.length) : undefined;
+
 /** Thread status, as LangGraph Platform names it, plus `closed`. Also the `KeelStatus` search attribute. */
 export const ThreadStatus = {
   idle: 'idle',

@@ -10,7 +10,7 @@ import { ToolRegistry } from '../activities/tools';
 import { describeSandbox } from '../activities/tools/bash';
 import { Sandbox } from '../activities/tools/sandbox';
 import type { KeelConfig } from '../common/config';
-import type { TemporalConnectionOptions } from '../cli/env';
+import type { TemporalConnectionOptions } from '../launch/connection';
 import { createKeelWorker } from './create-worker';
 import { withDrainLog } from './drain-log';
 import { ensureSearchAttributes } from './search-attributes';

@@ -1,1 +1,1 @@
-export { conversationWorkflow } from './conversation-workflow';
+export { conversationWorkflow } from './interpreter/workflow';

@@ -3,7 +3,7 @@ import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
 import type { Conversations } from '../conversations';
 import { ApiError } from '../errors';
-import { checkInput } from '../../workflows/validate';
+import { checkInput } from '../../workflows/core/validate';
 import { requireAssistant, runMetadataOf } from '../protocol/assistants';
 import { toLangChainMessages } from '../protocol/langchain-messages';
 import { waitForRun } from '../run-waiter';

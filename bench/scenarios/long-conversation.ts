@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
-import { workflowIdFor } from '../../api/conversations';
+import { workflowIdFor } from '../../common/thread';
 import type { System } from '../harness';
 import { progress } from '../progress';
 import type { ScenarioResult } from '../report';

@@ -13,7 +13,7 @@ import type { ScenarioResult } from '../report';
 import { showSpread, spread } from '../stats';
 import { expectCompleted, outcomeOf, turn } from '../turns';
 
-/** The model call's heartbeat timeout (workflows/activity-options.ts). */
+/** The model call's heartbeat timeout (workflows/interpreter/activity-options.ts). */
 const heartbeatTimeoutS = 10;
 
 export async function recovery(

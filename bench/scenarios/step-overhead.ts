@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseConfig } from '../../common/config';
-import { workflowIdFor } from '../../api/conversations';
+import { workflowIdFor } from '../../common/thread';
 import { type System, spawnNode } from '../harness';
 import { turnSpans, workflowSpan } from '../history-spans';
 import { InProcessConversation } from '../in-process';

@@ -16,6 +16,7 @@ import {
   type RunningWorker,
 } from '../helpers/temporal';
 import * as messages from '../../common/messages';
+import { workflowIdFor } from '../../common/thread';
 
 describe('the API', () => {
   let client: Client;
@@ -47,7 +48,7 @@ describe('the API', () => {
       `/threads/${threadId}/runs/wait?timeout_s=120`,
       userInput('think: 15'),
     );
-    const handle = client.workflow.getHandle(`conversation-${threadId}`);
+    const handle = client.workflow.getHandle(workflowIdFor(threadId));
     await eventually(
       async () => {
         const thread = await handle.query(messages.getThreadQuery);

@@ -8,6 +8,7 @@ import type { Thread } from '../../common/thread';
 import { apiHarness, call, freePort, userInput } from '../helpers/api';
 import { readSse } from '../helpers/sse';
 import { startWorkerProcess } from '../helpers/worker-process';
+import { workflowIdFor } from '../../common/thread';
 
 jest.setTimeout(120_000);
 
@@ -174,7 +175,7 @@ describe('the API in the first hour', () => {
 
   it('deletes a thread that had already closed by waiting for Temporal to remove it', async () => {
     const threadId = await newThread();
-    const handle = harness.client.workflow.getHandle(`conversation-${threadId}`);
+    const handle = harness.client.workflow.getHandle(workflowIdFor(threadId));
     await handle.signal('close', {});
     await handle.result();
     expect((await call<Thread>(harness.base, 'GET', `/threads/${threadId}`)).body.status).toBe('closed');

@@ -5,6 +5,7 @@ import type { Run } from '../../common/run';
 import { apiHarness, call, userInput } from '../helpers/api';
 import { deltaText, durable, readSse } from '../helpers/sse';
 import { eventually } from '../helpers/temporal';
+import { workflowIdFor } from '../../common/thread';
 
 jest.setTimeout(120_000);
 
@@ -104,7 +105,7 @@ describe('SSE streams', () => {
     );
     for (let index = 0; index < 5; index++)
       await call(base, 'POST', `/threads/${threadId}/runs/wait`, userInput(commands.join('\n')));
-    const handle = harness.client.workflow.getHandle(`conversation-${threadId}`);
+    const handle = harness.client.workflow.getHandle(workflowIdFor(threadId));
     const baseOffset = await eventually(
       async () => {
         const offset = await handle.query(getStreamBaseQuery);

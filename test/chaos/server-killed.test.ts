@@ -7,7 +7,7 @@ import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { once } from 'node:events';
 import { Client, Connection } from '@temporalio/client';
-import { startDevServer, type DevServer } from '../../cli/dev-server';
+import { startDevServer, type DevServer } from '../../launch/dev-server';
 import type { KeelConfig } from '../../common/config';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
 import { lastAnswer, TestConversation } from '../helpers/conversation';

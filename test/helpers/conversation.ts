@@ -8,8 +8,9 @@ import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
 import type { Thread, ThreadConfig } from '../../common/thread';
 import { findTranscriptViolation, type Message } from '../../common/transcript';
-import type { conversationWorkflow } from '../../workflows/conversation-workflow';
-import { modelMessages } from '../../workflows/transcript';
+import type { conversationWorkflow } from '../../workflows/interpreter/workflow';
+import { modelMessages } from '../../workflows/core/transcript';
+import { workflowIdFor } from '../../common/thread';
 
 export class TestConversation {
   private constructor(
@@ -25,7 +26,7 @@ export class TestConversation {
   ): Promise<TestConversation> {
     const threadId = `t-${randomUUID()}`;
     const handle = await client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
-      workflowId: `conversation-${threadId}`,
+      workflowId: workflowIdFor(threadId),
       taskQueue: config.taskQueue,
       args: [
         {
@@ -50,7 +51,7 @@ export class TestConversation {
     return new TestConversation(
       client,
       threadId,
-      client.workflow.getHandle<typeof conversationWorkflow>(`conversation-${threadId}`),
+      client.workflow.getHandle<typeof conversationWorkflow>(workflowIdFor(threadId)),
     );
   }
 

@@ -1,7 +1,7 @@
 /** Reads a conversation's durable events from the start until a run's terminal event. */
 import type { Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import { workflowIdFor } from '../../api/conversations';
+import { workflowIdFor } from '../../common/thread';
 import { eventsTopic, runIdOf, runTerminalEvents, type KeelEvent } from '../../common/events';
 
 export async function eventsUntilRunEnds(

@@ -14,8 +14,8 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { parseConfig } from '../../common/config';
-import { startDevServer } from '../../cli/dev-server';
-import { ensureTemporalCli } from '../../cli/temporal-cli';
+import { startDevServer } from '../../launch/dev-server';
+import { ensureTemporalCli } from '../../launch/temporal-cli';
 import { createKeelWorker } from '../../worker/create-worker';
 import { TestConversation } from '../helpers/conversation';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { parseConfig } from '../../common/config';
 import { allSearchAttributes } from '../../common/search-attributes';
-import { ensureTemporalCli } from '../../cli/temporal-cli';
+import { ensureTemporalCli } from '../../launch/temporal-cli';
 import { buildWorkflowBundle } from '../../worker/bundle';
 
 /** History events after which the server suggests continue-as-new (production default: 4096). */

@@ -1,12 +1,12 @@
 import type { CallModelResult } from '../../common/activities';
 import type { ThreadConfig } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
-import { pendingApprovals } from '../../workflows/approvals';
-import { reduce } from '../../workflows/reducer';
-import { type ConversationState, initialState, threadStatus } from '../../workflows/state';
-import { modelMessages } from '../../workflows/transcript';
-import type { Command, ConversationEvent } from '../../workflows/transitions';
-import { currentDetails, resumeCommands } from '../../workflows/views';
+import { pendingApprovals } from '../../workflows/core/approvals';
+import { reduce } from '../../workflows/core/reducer';
+import { type ConversationState, initialState, threadStatus } from '../../workflows/core/state';
+import { modelMessages } from '../../workflows/core/transcript';
+import type { Command, ConversationEvent } from '../../workflows/core/transitions';
+import { currentDetails, resumeCommands } from '../../workflows/core/views';
 
 const t0 = Date.parse('2026-01-01T00:00:00Z');
 const sensitive = { sideEffects: true, sensitive: true };

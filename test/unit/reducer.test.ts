@@ -1,12 +1,12 @@
 import type { CallModelResult } from '../../common/activities';
 import type { SubmitInput } from '../../common/messages';
 import { findTranscriptViolation, type AssistantContent } from '../../common/transcript';
-import { reduce } from '../../workflows/reducer';
-import { type ConversationState, initialState, threadStatus } from '../../workflows/state';
-import { modelMessages } from '../../workflows/transcript';
-import type { Command, ConversationEvent, Transition } from '../../workflows/transitions';
-import { validateSubmit } from '../../workflows/validate';
-import { resumeCommands } from '../../workflows/views';
+import { reduce } from '../../workflows/core/reducer';
+import { type ConversationState, initialState, threadStatus } from '../../workflows/core/state';
+import { modelMessages } from '../../workflows/core/transcript';
+import type { Command, ConversationEvent, Transition } from '../../workflows/core/transitions';
+import { validateSubmit } from '../../workflows/core/validate';
+import { resumeCommands } from '../../workflows/core/views';
 
 const t0 = Date.parse('2026-01-01T00:00:00Z');
 

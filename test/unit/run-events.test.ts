@@ -1,11 +1,11 @@
 /** The pure pieces of issue 4: webhook deliveries, the active-run index, first offsets, child usage. */
 import type { SubmitInput } from '../../common/messages';
 import type { Run } from '../../common/run';
-import { reduce } from '../../workflows/reducer';
-import { activeRunStatuses } from '../../workflows/run-index';
-import { type ConversationState, findRun, initialState } from '../../workflows/state';
-import type { Command } from '../../workflows/transitions';
-import { webhookDeliveries } from '../../workflows/webhooks';
+import { reduce } from '../../workflows/core/reducer';
+import { activeRunStatuses } from '../../workflows/core/run-index';
+import { type ConversationState, findRun, initialState } from '../../workflows/core/state';
+import type { Command } from '../../workflows/core/transitions';
+import { webhookDeliveries } from '../../workflows/core/webhooks';
 
 const t0 = Date.parse('2026-01-01T00:00:00Z');
 

@@ -3,13 +3,13 @@ import { createServer, type Server, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../common/config';
-import { startDevServer } from '../../cli/dev-server';
+import { startDevServer } from '../../launch/dev-server';
 import {
   cachedCliPath,
   ensureTemporalCli,
   findTemporalCli,
   TemporalCliUnavailable,
-} from '../../cli/temporal-cli';
+} from '../../launch/temporal-cli';
 
 async function executable(directory: string, name: string): Promise<string> {
   await mkdir(directory, { recursive: true });

@@ -1,7 +1,7 @@
 import { limits } from '../../common/limits';
 import { findTranscriptViolation, type ModelMessage } from '../../common/transcript';
-import { compact, modelMessages } from '../../workflows/transcript';
-import { initialState } from '../../workflows/state';
+import { compact, modelMessages } from '../../workflows/core/transcript';
+import { initialState } from '../../workflows/core/state';
 import type { Message } from '../../common/transcript';
 import { toolRuleViolation } from '../fakes/anthropic-server';
 

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createSendWebhook } from '../../activities/send-webhook';
-import { createLogger } from '../../cli/env';
+import { createLogger } from '../../launch/env';
 import { innermostMessage, urlForLogs } from '../../common/urls';
 
 const delivery = (url: string) => ({

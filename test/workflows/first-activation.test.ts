@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { KeelConfig } from '../../common/config';
 import * as messages from '../../common/messages';
-import type { conversationWorkflow } from '../../workflows/conversation-workflow';
+import type { conversationWorkflow } from '../../workflows/interpreter/workflow';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server';
 import {
   closeTestClient,
@@ -12,6 +12,7 @@ import {
   type RunningWorker,
 } from '../helpers/temporal';
 import { TestConversation } from '../helpers/conversation';
+import { workflowIdFor } from '../../common/thread';
 
 describe('a run submitted together with the workflow start (update-with-start)', () => {
   let client: Client;
@@ -38,7 +39,7 @@ describe('a run submitted together with the workflow start (update-with-start)',
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof conversationWorkflow>(
       'conversationWorkflow',
       {
-        workflowId: `conversation-${threadId}`,
+        workflowId: workflowIdFor(threadId),
         taskQueue: config.taskQueue,
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: [

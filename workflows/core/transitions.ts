@@ -2,14 +2,14 @@
  * What goes into the reducer (events) and what comes out (commands). Events carry the time they
  * happened, taken from the workflow clock by the interpreter.
  */
-import type { CallModelResult } from '../common/activities';
-import type { DecideApprovalInput, UpdateLimitsInput } from '../common/approvals';
-import type { KeelEvent } from '../common/events';
-import type { RunError } from '../common/run';
-import type { SubmitInput } from '../common/messages';
-import type { ToolFlags, ToolOutcome } from '../common/tools';
-import type { ToolUseBlock } from '../common/transcript';
-import type { Usage } from '../common/usage';
+import type { CallModelInput, CallModelResult, RunToolInput } from '../../common/activities';
+import type { DecideApprovalInput, UpdateLimitsInput } from '../../common/approvals';
+import type { KeelEvent } from '../../common/events';
+import type { RunError } from '../../common/run';
+import type { SubmitInput } from '../../common/messages';
+import type { ToolFlags, ToolOutcome } from '../../common/tools';
+import type { ToolUseBlock } from '../../common/transcript';
+import type { Usage } from '../../common/usage';
 import type { ConversationState } from './state';
 
 export type ConversationEvent =
@@ -23,6 +23,17 @@ export type ConversationEvent =
   | { type: 'modelResponded'; now: number; run_id: string; step: number; result: CallModelResult }
   | { type: 'modelFailed'; now: number; run_id: string; step: number; error: RunError }
   | { type: 'toolFinished'; now: number; run_id: string; tool_use_id: string; outcome: ToolOutcome }
+  /**
+   * A tool's activity failed after Temporal's retries. `interrupted`: it was given up on by
+   * timeout (its worker stopped), so a side-effecting tool may have partly run.
+   */
+  | {
+      type: 'toolFailed';
+      now: number;
+      run_id: string;
+      tool_use_id: string;
+      failure: { message: string; interrupted: boolean };
+    }
   | { type: 'cancelRequested'; now: number; run_id: string; reason?: string }
   | { type: 'runDeferred'; now: number; run_id: string }
   | { type: 'closeRequested'; now: number; reason?: string }
@@ -40,9 +51,12 @@ export type EventInput = ConversationEvent extends infer E
   : never;
 
 export type Command =
-  /** Call the model for the active run's current step; the request is built from the state. */
-  | { type: 'callModel'; run_id: string; step: number }
-  | { type: 'runTool'; run_id: string; use: ToolUseBlock; flags: ToolFlags }
+  /**
+   * Call the model for the active run's current step. `input` leaves the messages out when they
+   * are long: the activity then asks the workflow for them (`getStepMessages`).
+   */
+  | { type: 'callModel'; run_id: string; step: number; input: CallModelInput }
+  | { type: 'runTool'; run_id: string; use: ToolUseBlock; flags: ToolFlags; input: RunToolInput }
   /** Stop whatever activities the run still has in flight. */
   | { type: 'cancelActivities'; run_id: string }
   /** Append a durable event to the conversation's stream. */

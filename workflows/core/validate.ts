@@ -2,11 +2,11 @@
  * Update validators as pure functions: a rejection is returned, and the workflow turns it into a
  * failure of the given type, so nothing invalid ever enters history.
  */
-import type { FailureType } from '../common/failures';
-import { idPattern, limits } from '../common/limits';
-import type { SubmitInput } from '../common/messages';
-import { parseModelSpec } from '../common/model-spec';
-import { textOf } from '../common/transcript';
+import type { FailureType } from '../../common/failures';
+import { idPattern, limits } from '../../common/limits';
+import type { SubmitInput } from '../../common/messages';
+import { parseModelSpec } from '../../common/model-spec';
+import { textOf } from '../../common/transcript';
 import type { ConversationState } from './state';
 import { findRun } from './state';
 

@@ -1,6 +1,6 @@
 /** What the thread tells Temporal visibility about its runs, so `GET /runs` can find active ones. */
-import type { RunStatus } from '../common/run';
-import { isTerminal } from '../common/run';
+import type { RunStatus } from '../../common/run';
+import { isTerminal } from '../../common/run';
 import type { ConversationState } from './state';
 
 /** The distinct statuses of the thread's unfinished runs, sorted (stable, so upserts only on change). */

@@ -2,10 +2,11 @@
  * A user's input becoming a run: the run record every door creates, and the failed run that an
  * input taken durably but refused by the thread's rules becomes (nothing the user sent vanishes).
  */
-import { limits } from '../common/limits';
-import type { SubmitInput } from '../common/messages';
-import { queuedRun, type Run, type RunError, type StatusReason } from '../common/run';
-import { textOf } from '../common/transcript';
+import { limits } from '../../common/limits';
+import type { SubmitInput } from '../../common/messages';
+import { queuedRun, type Run, type RunError, type StatusReason } from '../../common/run';
+import { textOf } from '../../common/transcript';
+import { emit, iso } from './emit';
 import type { ConversationState } from './state';
 import type { Transition } from './transitions';
 
@@ -32,14 +33,11 @@ export function refuseInput(
     status: 'failed',
     status_reason: refusalReasons[refusal.type] ?? 'invalid_input',
     error: refusal,
-    ended_at: new Date(now).toISOString(),
+    ended_at: iso(now),
     refused_input: textOf(input.content).slice(0, limits.runOutputChars),
   };
   return {
     state: { ...state, runs: [...state.runs, run].slice(-limits.runsKept) },
-    commands: [
-      { type: 'emit', event: { event: 'run.created', data: { run: queued } } },
-      { type: 'emit', event: { event: 'run.failed', data: { run } } },
-    ],
+    commands: [emit.run('run.created', queued), emit.run('run.failed', run)],
   };
 }

@@ -3,11 +3,12 @@
  * `budget.warning` is emitted once; at 100 % no further model call is made and the run ends
  * `failed` with `budget_exceeded`. Child agents' usage counts against the same budget.
  */
-import type { BudgetLimitView } from '../common/events';
-import type { UpdateLimitsInput } from '../common/approvals';
-import type { RunError } from '../common/run';
-import type { ThreadConfig } from '../common/thread';
-import { totalTokens, type Usage } from '../common/usage';
+import type { BudgetLimitView } from '../../common/events';
+import type { UpdateLimitsInput } from '../../common/approvals';
+import type { RunError } from '../../common/run';
+import type { ThreadConfig } from '../../common/thread';
+import { totalTokens, type Usage } from '../../common/usage';
+import { emit } from './emit';
 import type { ConversationState } from './state';
 import type { Command, Transition } from './transitions';
 
@@ -50,13 +51,7 @@ export function budgetExceeded(state: ConversationState): RunError | undefined {
 }
 
 export function exceededEvent(state: ConversationState, runId: string): Command {
-  return {
-    type: 'emit',
-    event: {
-      event: 'budget.exceeded',
-      data: { run_id: runId, usage: state.usage, limit: limitView(state.thread.config) },
-    },
-  };
+  return emit.budget('budget.exceeded', runId, state.usage, limitView(state.thread.config));
 }
 
 /** Emits `budget.warning` the first time usage reaches 80 % of a limit. */
@@ -65,15 +60,7 @@ export function warnIfNear(state: ConversationState, runId: string): Transition 
     return { state, commands: [] };
   return {
     state: { ...state, budget_warned: true },
-    commands: [
-      {
-        type: 'emit',
-        event: {
-          event: 'budget.warning',
-          data: { run_id: runId, usage: state.usage, limit: limitView(state.thread.config) },
-        },
-      },
-    ],
+    commands: [emit.budget('budget.warning', runId, state.usage, limitView(state.thread.config))],
   };
 }
 

@@ -1,27 +1,32 @@
 /**
- * Human checkpoints, pure. A call that needs approval waits in the tools step (no `runTool`)
+ * Human approvals, pure. A call that needs approval waits in the tools step (no `runTool`)
  * with a pending approval and a durable timer; approving runs it, denying or expiring answers
  * it with an `is_error` result, so the transcript invariant holds whatever the human does.
  */
-import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
+import type { DecideApprovalInput, PendingApproval } from '../../common/approvals';
 import { markAwaiting, pendingCalls } from './approval-gate';
+import { emit } from './emit';
 import type { Rejection } from './validate';
-import type { ActiveRun, CallApproval, ConversationState } from './state';
-import { recordToolResult, type ToolStepTransition } from './tool-step';
+import type { AwaitingApprovalCall, ConversationState, ToolCall } from './state';
+import { recordToolResult, runToolCommand, type ToolStepTransition } from './tool-step';
 import type { Command } from './transitions';
+import { say } from './wording';
 
 export function pendingApprovals(state: ConversationState): PendingApproval[] {
   const runId = state.active?.run_id ?? '';
-  return pendingCalls(state).map((call) => ({
-    approval_id: call.approval!.approval_id,
+  return pendingCalls(state).map(({ use, approval }) => ({
+    approval_id: approval.approval_id,
     run_id: runId,
-    tool_use_id: call.use.id,
-    tool: call.use.name,
-    input: call.use.input,
-    requested_at: call.approval!.requested_at,
-    expires_at: call.approval!.expires_at,
+    tool_use_id: use.id,
+    tool: use.name,
+    input: use.input,
+    requested_at: approval.requested_at,
+    expires_at: approval.expires_at,
   }));
 }
+
+const pendingCall = (state: ConversationState, approvalId: string): AwaitingApprovalCall | undefined =>
+  pendingCalls(state).find((call) => call.approval.approval_id === approvalId);
 
 export function validateDecision(
   state: ConversationState,
@@ -29,7 +34,7 @@ export function validateDecision(
 ): Rejection | undefined {
   if (input.decision !== 'approve' && input.decision !== 'deny')
     return { type: 'InvalidInput', message: 'decision must be "approve" or "deny"' };
-  if (pendingCalls(state).some((call) => call.approval?.approval_id === input.approval_id)) return undefined;
+  if (pendingCall(state, input.approval_id) !== undefined) return undefined;
   if (couldHaveBeenRequested(state, input.approval_id))
     return {
       type: 'ApprovalNotPending',
@@ -53,25 +58,6 @@ function couldHaveBeenRequested(state: ConversationState, approvalId: string): b
   return run !== undefined && Number(match[2]) <= run.steps && Number(match[3]) >= 1;
 }
 
-/** True when a call of the active step ran out of time: the run ends instead of asking the model. */
-export function stepTimedOut(active: ActiveRun | null): boolean {
-  return (
-    active !== null &&
-    active.step.kind === 'tools' &&
-    active.step.calls.some((call) => call.approval?.status === 'timed_out')
-  );
-}
-
-/** Changes one call's approval record in the active tools step. */
-function withApproval(state: ConversationState, approvalId: string, change: Partial<CallApproval>) {
-  const active = state.active!;
-  if (active.step.kind !== 'tools') return state;
-  const calls = active.step.calls.map((call) =>
-    call.approval?.approval_id === approvalId ? { ...call, approval: { ...call.approval, ...change } } : call,
-  );
-  return { ...state, active: { ...active, step: { ...active.step, calls } } };
-}
-
 function resolved(
   runId: string,
   approvalId: string,
@@ -79,18 +65,7 @@ function resolved(
   reason: string | undefined,
 ): Command[] {
   return [
-    {
-      type: 'emit',
-      event: {
-        event: 'approval.resolved',
-        data: {
-          run_id: runId,
-          approval_id: approvalId,
-          decision,
-          ...(reason === undefined ? {} : { reason }),
-        },
-      },
-    },
+    emit.approvalResolved(runId, approvalId, decision, reason),
     { type: 'cancelApprovalTimer', approval_id: approvalId },
   ];
 }
@@ -101,48 +76,40 @@ export function decideApproval(
   decision: DecideApprovalInput,
   now: number,
 ): ToolStepTransition {
-  const call = pendingCalls(state).find(
-    (candidate) => candidate.approval?.approval_id === decision.approval_id,
-  );
+  const call = pendingCall(state, decision.approval_id);
   const active = state.active;
-  if (call === undefined || active === null) return { state, commands: [], step: 'tools' };
+  if (call === undefined || active === null || active.step.kind !== 'tools')
+    return { state, commands: [], step: 'tools' };
   const { approval_id } = decision;
   const reason = decision.reason?.trim() === '' ? undefined : decision.reason;
   if (decision.decision === 'approve') {
-    const approved = markAwaiting(
-      withApproval(state, approval_id, { status: 'approved' }),
-      active.run_id,
-      now,
-    );
+    const running: ToolCall = {
+      ...call,
+      status: 'running',
+      approval: { ...call.approval, status: 'approved' },
+    };
+    const calls = active.step.calls.map((candidate) => (candidate === call ? running : candidate));
+    const approved = { ...state, active: { ...active, step: { ...active.step, calls } } };
     return {
-      state: approved,
+      state: markAwaiting(approved, active.run_id, now),
       step: 'tools',
       commands: [
         ...resolved(active.run_id, approval_id, 'approve', reason),
-        {
-          type: 'emit',
-          event: {
-            event: 'tool.started',
-            data: {
-              run_id: active.run_id,
-              tool_use_id: call.use.id,
-              name: call.use.name,
-              input: call.use.input,
-            },
-          },
-        },
-        { type: 'runTool', run_id: active.run_id, use: call.use, flags: call.flags! },
+        emit.toolStarted(active.run_id, call.use),
+        runToolCommand(state, active.run_id, call.use, call.flags),
       ],
     };
   }
-  const denied = withApproval(state, approval_id, {
-    status: 'denied',
-    ...(reason === undefined ? {} : { reason }),
-  });
-  const content =
-    `The user denied this ${call.use.name} call; it did not run.` +
-    (reason === undefined ? '' : ` Their reason: ${reason}`);
-  const recorded = recordToolResult(denied, denied.active!, call.use.id, { content, is_error: true }, now);
+  const denied = { ...call.approval, status: 'denied' as const, ...(reason === undefined ? {} : { reason }) };
+  const content = say.deniedByUser(call.use.name, reason);
+  const recorded = recordToolResult(
+    state,
+    active.run_id,
+    call.use.id,
+    { content, is_error: true },
+    now,
+    denied,
+  );
   return {
     ...recorded,
     state: markAwaiting(recorded.state, active.run_id, now),
@@ -160,18 +127,25 @@ export function expireApproval(
   now: number,
 ): ToolStepTransition {
   const active = state.active;
-  const target = pendingCalls(state).find((call) => call.approval?.approval_id === approvalId);
+  const target = pendingCall(state, approvalId);
   if (active === null || target === undefined) return { state, commands: [], step: 'tools' };
   const expired = pendingCalls(state).filter(
-    (call) => call === target || Date.parse(call.approval!.expires_at) <= now,
+    (call) => call === target || Date.parse(call.approval.expires_at) <= now,
   );
+  const seconds = state.thread.config.approval_timeout_s;
   let transition: ToolStepTransition = { state, commands: [], step: 'tools' };
   for (const call of expired) {
-    const id = call.approval!.approval_id;
-    const marked = withApproval(transition.state, id, { status: 'timed_out' });
-    const seconds = state.thread.config.approval_timeout_s;
-    const content = `The ${call.use.name} call was not approved in time (no decision within ${seconds} s); it did not run.`;
-    const recorded = recordToolResult(marked, marked.active!, call.use.id, { content, is_error: true }, now);
+    const id = call.approval.approval_id;
+    const timedOut = { ...call.approval, status: 'timed_out' as const };
+    const content = say.notApprovedInTime(call.use.name, seconds);
+    const recorded = recordToolResult(
+      transition.state,
+      active.run_id,
+      call.use.id,
+      { content, is_error: true },
+      now,
+      timedOut,
+    );
     transition = {
       ...recorded,
       commands: [
@@ -186,9 +160,9 @@ export function expireApproval(
 
 /** Timers for calls still pending, and no `runTool` for them: what a fresh workflow run re-creates. */
 export function approvalResumeCommands(state: ConversationState): Command[] {
-  return pendingCalls(state).map((call) => ({
+  return pendingCalls(state).map(({ approval }) => ({
     type: 'startApprovalTimer',
-    approval_id: call.approval!.approval_id,
-    expires_at_ms: Date.parse(call.approval!.expires_at),
+    approval_id: approval.approval_id,
+    expires_at_ms: Date.parse(approval.expires_at),
   }));
 }

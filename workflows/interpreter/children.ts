@@ -18,24 +18,23 @@ import {
   defaultChildTimeoutS,
   type ChildOrigin,
   type SpawnAgentInput,
-} from '../common/children';
-import type { KeelEvent } from '../common/events';
-import * as messages from '../common/messages';
-import { runTerminalEvents } from '../common/events';
-import type { Run } from '../common/run';
-import { searchAttributes } from '../common/search-attributes';
-import type { ToolOutcome } from '../common/tools';
-import type { ConversationInput } from './conversation-workflow';
-import type { ConversationState } from './state';
-import type { Command, EventInput } from './transitions';
+} from '../../common/children';
+import type { KeelEvent } from '../../common/events';
+import * as messages from '../../common/messages';
+import { runTerminalEvents } from '../../common/events';
+import type { Run } from '../../common/run';
+import { searchAttributes } from '../../common/search-attributes';
+import { workflowIdFor } from '../../common/thread';
+import type { ToolOutcome } from '../../common/tools';
+import type { ConversationInput } from './workflow';
+import type { ConversationState } from '../core/state';
+import type { Command, EventInput } from '../core/transitions';
 
 export interface ChildHost {
   state(): ConversationState;
   dispatch(event: EventInput): void;
   publish(event: KeelEvent): void;
 }
-
-const workflowIdOf = (threadId: string): string => `conversation-${threadId}`;
 
 function spawnInput(input: Record<string, unknown>): SpawnAgentInput {
   return {
@@ -83,7 +82,7 @@ export class ChildAgents {
       created_at: new Date().toISOString(),
     };
     const handle = await startChild('conversationWorkflow', {
-      workflowId: workflowIdOf(childThreadId),
+      workflowId: workflowIdFor(childThreadId),
       args: [child],
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       typedSearchAttributes: [
@@ -180,7 +179,7 @@ export function reportToParent(
       child_thread_id: state.thread.thread_id,
       run: command.event.data.run,
     };
-    getExternalWorkflowHandle(workflowIdOf(origin.parent_thread_id))
+    getExternalWorkflowHandle(workflowIdFor(origin.parent_thread_id))
       .signal(messages.childCompletedSignal, report)
       .then(close, (error: unknown) => {
         log.warn('could not report to the parent conversation', { error });

@@ -3,12 +3,12 @@
  * thread, handing its state to a fresh run when Temporal suggests continue-as-new.
  */
 import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
-import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import type { SessionSummary, ThreadConfig } from '../common/thread';
+import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+import type { SessionSummary, ThreadConfig } from '../../common/thread';
 import { Conversation } from './conversation';
-import { type ConversationState, initialState } from './state';
-import { boundedStreamState } from './stream';
-import { toThread } from './views';
+import { type ConversationState, fromCarried, initialState } from '../core/state';
+import { EventLog } from './stream';
+import { toThread } from '../core/views';
 
 /** What the API starts a conversation with. */
 export interface NewConversation {
@@ -31,8 +31,9 @@ export interface ConversationOutcome {
 
 export async function conversationWorkflow(input: ConversationInput): Promise<ConversationOutcome> {
   const { carried, ...thread } = input;
-  const stream = new WorkflowStream(carried?.stream);
-  const conversation = new Conversation(carried?.state ?? initialState(thread), stream);
+  const stream = new EventLog(carried?.stream);
+  const state = carried === undefined ? initialState(thread) : fromCarried(carried.state);
+  const conversation = new Conversation(state, stream);
   // Re-issue what the carried state implies before handlers run: an update delivered with the
   // start (update-with-start) or buffered across continue-as-new issues its own commands, and
   // resuming after it would start the same model call twice.
@@ -55,6 +56,6 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   await condition(allHandlersFinished);
   return continueAsNew<typeof conversationWorkflow>({
     ...thread,
-    carried: { state: conversation.state, stream: boundedStreamState(stream) },
+    carried: { state: conversation.state, stream: stream.carriedState() },
   });
 }

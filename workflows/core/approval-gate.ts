@@ -2,11 +2,12 @@
  * Whether a tool call may run, must wait for a human, or is refused: the part of human
  * checkpoints the tool step needs when the model asks for tools.
  */
-import type { StatusReason } from '../common/run';
-import type { ThreadConfig } from '../common/thread';
-import type { ToolFlags } from '../common/tools';
-import type { ToolUseBlock } from '../common/transcript';
-import type { ActiveRun, CallApproval, ConversationState, ToolCall } from './state';
+import type { StatusReason } from '../../common/run';
+import type { ThreadConfig } from '../../common/thread';
+import type { ToolFlags } from '../../common/tools';
+import type { ToolUseBlock } from '../../common/transcript';
+import { emit, iso } from './emit';
+import type { ActiveRun, AwaitingApprovalCall, ConversationState, ToolCall } from './state';
 import type { Command } from './transitions';
 
 /** What happens to one tool call: it runs, it waits for a human, or it is refused by a rule. */
@@ -21,10 +22,6 @@ export function gateFor(config: ThreadConfig, tool: string, flags: ToolFlags): G
   return config.approval === 'require' && flags.sensitive ? 'ask' : 'run';
 }
 
-export function deniedByRuleMessage(tool: string): string {
-  return `Tool "${tool}" is denied by this thread's rules; it did not run. Do not retry it.`;
-}
-
 /**
  * A new pending approval for call `index` of the active run's current step. The id is
  * derived from the run, step and position, so it is deterministic and unique in the thread.
@@ -35,39 +32,28 @@ export function requestApproval(
   use: ToolUseBlock,
   index: number,
   now: number,
-): { approval: CallApproval; commands: Command[] } {
+): { approval: AwaitingApprovalCall['approval']; commands: Command[] } {
   const expiresAtMs = now + state.thread.config.approval_timeout_s * 1000;
-  const approval: CallApproval = {
+  const approval = {
     approval_id: `${active.run_id}.${active.steps}.${index + 1}`,
-    status: 'pending',
-    requested_at: new Date(now).toISOString(),
-    expires_at: new Date(expiresAtMs).toISOString(),
+    status: 'pending' as const,
+    requested_at: iso(now),
+    expires_at: iso(expiresAtMs),
   };
   return {
     approval,
     commands: [
-      {
-        type: 'emit',
-        event: {
-          event: 'approval.requested',
-          data: {
-            run_id: active.run_id,
-            approval_id: approval.approval_id,
-            tool: use.name,
-            input: use.input,
-            expires_at: approval.expires_at,
-          },
-        },
-      },
+      emit.approvalRequested(active.run_id, approval.approval_id, use, approval.expires_at),
       { type: 'startApprovalTimer', approval_id: approval.approval_id, expires_at_ms: expiresAtMs },
     ],
   };
 }
 
-export function pendingCalls(state: ConversationState): ToolCall[] {
+const isAwaiting = (call: ToolCall): call is AwaitingApprovalCall => call.status === 'awaiting_approval';
+
+export function pendingCalls(state: ConversationState): AwaitingApprovalCall[] {
   const step = state.active?.step;
-  if (step?.kind !== 'tools') return [];
-  return step.calls.filter((call) => call.approval?.status === 'pending' && call.result === undefined);
+  return step?.kind === 'tools' ? step.calls.filter(isAwaiting) : [];
 }
 
 /** Sets (or clears) `awaiting_approval` on the active run, to match its pending calls. */
@@ -79,7 +65,7 @@ export function markAwaiting(state: ConversationState, runId: string, now: numbe
     if (awaiting === isAwaiting) return run;
     const { status_reason: _dropped, ...rest } = run;
     const reason: { status_reason?: StatusReason } = awaiting ? { status_reason: 'awaiting_approval' } : {};
-    return { ...rest, ...reason, updated_at: new Date(now).toISOString() };
+    return { ...rest, ...reason, updated_at: iso(now) };
   });
   return { ...state, runs };
 }

@@ -15,31 +15,28 @@ import {
   patched,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { WorkflowStream } from '@temporalio/workflow-streams/workflow';
-import { inlineMessagesLimit, type KeelActivities, type SendWebhookInput } from '../common/activities';
-import { spawnAgentToolName } from '../common/children';
-import { eventsTopic, type KeelEvent } from '../common/events';
-import { FailureType, isFailureType } from '../common/failures';
-import * as messages from '../common/messages';
-import { isTerminal } from '../common/run';
-import { searchAttributes } from '../common/search-attributes';
-import type { ToolOutcome } from '../common/tools';
-import { describeFailure, modelCallOptions, toolCallOptions } from './activity-options';
+import type { KeelActivities, SendWebhookInput } from '../../common/activities';
+import { spawnAgentToolName } from '../../common/children';
+import { FailureType, isFailureType } from '../../common/failures';
+import * as messages from '../../common/messages';
+import { isTerminal } from '../../common/run';
+import { searchAttributes } from '../../common/search-attributes';
+import { describeFailure, modelCallOptions, toolCallOptions, webhookOptions } from './activity-options';
 import { ChildAgents, reportToParent } from './children';
 import { ApprovalTimers } from './approval-timers';
-import { registerCheckpointHandlers } from './checkpoint-handlers';
-import { isCurrentModelStep, reduce } from './reducer';
-import { activeRunStatuses } from './run-index';
-import type { ConversationState } from './state';
-import { findRun, threadStatus } from './state';
-import { nextStreamOffset, streamBaseOffset } from './stream';
-import { summarizeModelCall, summarizeToolCall } from './summaries';
-import { modelMessages } from './transcript';
-import type { Command, EventInput } from './transitions';
-import { isValidRunId, validateSubmit, type Rejection } from './validate';
-import { innermostMessage, urlForLogs } from '../common/urls';
-import { webhookDeliveries, webhookOptions } from './webhooks';
-import { currentDetails, resumeCommands, toThread } from './views';
+import { registerCheckpointHandlers } from './handlers';
+import { isCurrentModelStep, reduce } from '../core/reducer';
+import { activeRunStatuses } from '../core/run-index';
+import type { ConversationState } from '../core/state';
+import { findRun, threadStatus } from '../core/state';
+import type { EventLog } from './stream';
+import { summarizeModelCall, summarizeToolCall } from '../core/summaries';
+import { modelMessages } from '../core/transcript';
+import type { Command, EventInput } from '../core/transitions';
+import { isValidRunId, validateSubmit, type Rejection } from '../core/validate';
+import { innermostMessage, urlForLogs } from '../../common/urls';
+import { webhookDeliveries } from '../core/webhooks';
+import { currentDetails, resumeCommands, toThread } from '../core/views';
 
 const activities = proxyActivities<KeelActivities>(modelCallOptions);
 
@@ -50,7 +47,7 @@ export const refusedInputRunPatch = 'keel-refused-input-run';
 
 export class Conversation {
   #state: ConversationState;
-  readonly #stream: WorkflowStream;
+  readonly #stream: EventLog;
   readonly #scopes = new Map<string, CancellationScope>();
   #inFlight = 0;
   /** Set while handing off to continue-as-new: activity commands wait for the next run. */
@@ -61,13 +58,13 @@ export class Conversation {
   readonly #children = new ChildAgents({
     state: () => this.#state,
     dispatch: (event) => this.dispatch(event),
-    publish: (event) => this.#stream.topic<KeelEvent>(eventsTopic).publish(event),
+    publish: (event) => this.#stream.publish(event),
   });
   readonly #timers = new ApprovalTimers((approval_id) =>
     this.dispatch({ type: 'approvalExpired', approval_id }),
   );
 
-  constructor(state: ConversationState, stream: WorkflowStream) {
+  constructor(state: ConversationState, stream: EventLog) {
     this.#state = state;
     this.#stream = stream;
   }
@@ -141,7 +138,7 @@ export class Conversation {
     setHandler(
       messages.submitInputUpdate,
       (input) => {
-        this.dispatch({ type: 'inputSubmitted', input, next_offset: nextStreamOffset(this.#stream) });
+        this.dispatch({ type: 'inputSubmitted', input, next_offset: this.#stream.nextOffset() });
         return findRun(this.#state, input.run_id)!;
       },
       { validator: (input: messages.SubmitInput) => reject(validateSubmit(this.#state, input)) },
@@ -185,15 +182,13 @@ export class Conversation {
     setHandler(messages.getThreadQuery, () => toThread(this.#state));
     setHandler(messages.getRunQuery, ({ run_id }) => findRun(this.#state, run_id) ?? null);
     setHandler(messages.listRunsQuery, ({ limit }) => [...this.#state.runs].reverse().slice(0, limit ?? 100));
-    setHandler(messages.getStreamBaseQuery, () => streamBaseOffset(this.#stream));
+    setHandler(messages.getStreamBaseQuery, () => this.#stream.baseOffset);
+    setHandler(messages.getStepMessagesQuery, ({ run_id, step }) => this.#stepMessages(run_id, step));
+    // The older form, which fails instead (model activities of earlier releases ask it).
     setHandler(messages.getModelMessagesQuery, ({ run_id, step }) => {
-      if (!isCurrentModelStep(this.#state, run_id, step))
-        throw ApplicationFailure.create({
-          type: FailureType.modelStepNotCurrent,
-          message: `${FailureType.modelStepNotCurrent}: step ${step} of run ${run_id} is not the current model step`,
-          nonRetryable: true,
-        });
-      return modelMessages(this.#state);
+      const answer = this.#stepMessages(run_id, step);
+      if (!answer.current) throw ApplicationFailure.create({ ...answer, nonRetryable: true });
+      return answer.messages;
     });
     setHandler(messages.getTranscriptQuery, ({ after, limit }) => {
       const start = Math.max(0, (after ?? 0) - this.#state.compacted_messages);
@@ -212,6 +207,17 @@ export class Conversation {
     });
   }
 
+  #stepMessages(runId: string, step: number): messages.StepMessages {
+    if (isCurrentModelStep(this.#state, runId, step))
+      return { current: true, messages: modelMessages(this.#state) };
+    const type = FailureType.modelStepNotCurrent;
+    return {
+      current: false,
+      type,
+      message: `${type}: step ${step} of run ${runId} is not the current model step`,
+    };
+  }
+
   /**
    * Input that arrived as a signal: written to history whether or not a worker was alive, so it
    * is never refused at the door. The same run id again (a retry, or its update won the race) is
@@ -219,7 +225,7 @@ export class Conversation {
    */
   #takeSignalledInput(input: messages.SubmitInput): void {
     if (findRun(this.#state, input.run_id) !== undefined) return;
-    const next_offset = nextStreamOffset(this.#stream);
+    const next_offset = this.#stream.nextOffset();
     const rejection = validateSubmit(this.#state, input);
     if (rejection === undefined) this.dispatch({ type: 'inputSubmitted', input, next_offset });
     else if (isValidRunId(input.run_id) && patched(refusedInputRunPatch))
@@ -230,14 +236,14 @@ export class Conversation {
   #execute(command: Command): void {
     switch (command.type) {
       case 'emit':
-        this.#stream.topic<KeelEvent>(eventsTopic).publish(command.event);
+        this.#stream.publish(command.event);
         return;
       case 'cancelActivities':
         this.#scopes.get(command.run_id)?.cancel();
         this.#scopes.delete(command.run_id);
         return;
       case 'callModel':
-        if (!this.#draining) this.#track(command.run_id, () => this.#callModel(command.run_id, command.step));
+        if (!this.#draining) this.#track(command.run_id, () => this.#callModel(command));
         return;
       case 'runTool':
         if (this.#draining) return;
@@ -273,22 +279,8 @@ export class Conversation {
       });
   }
 
-  async #callModel(runId: string, step: number): Promise<void> {
-    const active = this.#state.active!;
-    const system = this.#state.thread.config.system;
-    const messages = modelMessages(this.#state);
-    // A long conversation stays out of the input (and so out of the history at every step): the
-    // activity reads it with the getModelMessages query instead.
-    const inline = JSON.stringify(messages).length <= inlineMessagesLimit;
-    const input = {
-      thread_id: this.#state.thread.thread_id,
-      run_id: runId,
-      step,
-      model: active.model,
-      ...(inline ? { messages } : {}),
-      ...(system === undefined ? {} : { system }),
-    };
-    const summary = summarizeModelCall(active.model, this.#state.totals.runs + 1, step);
+  async #callModel({ run_id: runId, step, input }: Extract<Command, { type: 'callModel' }>): Promise<void> {
+    const summary = summarizeModelCall(input.model, this.#state.totals.runs + 1, step);
     try {
       const result = await activities.callModel.executeWithOptions({ ...modelCallOptions, summary }, [input]);
       this.dispatch({ type: 'modelResponded', run_id: runId, step, result });
@@ -300,32 +292,19 @@ export class Conversation {
     }
   }
 
-  async #runTool(command: Extract<Command, { type: 'runTool' }>): Promise<void> {
-    const { use, flags, run_id } = command;
-    const input = {
-      thread_id: this.#state.thread.thread_id,
-      run_id,
-      tool_use_id: use.id,
-      name: use.name,
-      input: use.input,
-      idempotency_key: `${this.#state.thread.thread_id}:${use.id}`,
-    };
-    let outcome: ToolOutcome;
+  async #runTool({ use, flags, run_id, input }: Extract<Command, { type: 'runTool' }>): Promise<void> {
+    const options = { ...toolCallOptions(flags), summary: summarizeToolCall(use) };
+    let finished: EventInput;
     try {
-      const options = { ...toolCallOptions(flags), summary: summarizeToolCall(use) };
-      outcome = await activities.runTool.executeWithOptions(options, [input]);
+      const outcome = await activities.runTool.executeWithOptions(options, [input]);
+      finished = { type: 'toolFinished', run_id, tool_use_id: use.id, outcome };
     } catch (error) {
       if (isCancellation(error)) throw error;
-      const facts = describeFailure(error);
-      outcome = {
-        is_error: true,
-        content:
-          facts.timedOut && flags.sideEffects
-            ? `Tool "${use.name}" was interrupted (its worker stopped) and may have partly run; it was not run again.`
-            : `Tool "${use.name}" failed: ${facts.message}`,
-      };
+      const { message, timedOut } = describeFailure(error);
+      const failure = { message, interrupted: timedOut };
+      finished = { type: 'toolFailed', run_id, tool_use_id: use.id, failure };
     }
-    this.dispatch({ type: 'toolFinished', run_id, tool_use_id: use.id, outcome });
+    this.dispatch(finished);
   }
 
   #publishOperatorView(): void {

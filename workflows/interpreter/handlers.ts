@@ -1,12 +1,12 @@
 /** The workflow's handlers for human checkpoints and budgets: thin, the reducer decides. */
 import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
-import * as messages from '../common/messages';
-import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from '../common/approvals';
-import { pendingApprovals, validateDecision } from './approvals';
-import { validateLimits } from './budget';
-import type { ConversationState } from './state';
-import type { ConversationEvent } from './transitions';
-import { toThread } from './views';
+import * as messages from '../../common/messages';
+import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from '../../common/approvals';
+import { pendingApprovals, validateDecision } from '../core/approvals';
+import { validateLimits } from '../core/budget';
+import type { ConversationState } from '../core/state';
+import type { ConversationEvent } from '../core/transitions';
+import { toThread } from '../core/views';
 
 export interface CheckpointHost {
   readonly state: ConversationState;

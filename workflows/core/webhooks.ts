@@ -2,8 +2,7 @@
  * Which run events become webhook deliveries: a run created with `webhook` is POSTed when it is
  * deferred and when it ends. Pure: the interpreter sends what this returns.
  */
-import type { SendWebhookInput } from '../common/activities';
-import type { ActivityOptions } from '@temporalio/workflow';
+import type { SendWebhookInput } from '../../common/activities';
 import type { Command } from './transitions';
 
 const webhookEvents: ReadonlySet<string> = new Set([
@@ -34,17 +33,3 @@ export function webhookDeliveries(commands: readonly Command[]): SendWebhookInpu
   }
   return deliveries;
 }
-
-/**
- * Up to 10 attempts, 1 s doubling to at most 5 min apart (about 17 minutes in all); each attempt
- * has its own 10 s HTTP timeout inside the 30 s start-to-close.
- */
-export const webhookOptions: ActivityOptions = {
-  startToCloseTimeout: '30 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '5 minutes',
-    maximumAttempts: 10,
-  },
-};

@@ -18,7 +18,7 @@ import { modelBanner } from './model-banner';
 import { ensureTemporalCli } from './temporal-cli';
 
 const projectRoot = path.resolve(__dirname, '..');
-const keelEntry = path.join(__dirname, 'keel.ts');
+const keelEntry = path.join(projectRoot, 'cli', 'keel.ts');
 /** Signals closer together than this are one signal delivered twice (npm forwards what the terminal sent). */
 const sameSignalMs = 1_000;
 

@@ -1,9 +1,9 @@
 /**
  * Timeouts and retry policies. Temporal owns every retry: providers run with their own retries off.
  */
-import type { ActivityOptions } from '@temporalio/workflow';
-import { nonRetryableModelFailures } from '../common/failures';
-import type { ToolFlags } from '../common/tools';
+import { ApplicationFailure, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
+import { nonRetryableModelFailures } from '../../common/failures';
+import type { ToolFlags } from '../../common/tools';
 
 /** How long a silent worker is trusted: a crashed worker's activity is retried after this. */
 export const heartbeatTimeout = '10 seconds';
@@ -51,33 +51,37 @@ export function toolCallOptions(flags: ToolFlags): ActivityOptions {
   };
 }
 
+/**
+ * Up to 10 attempts, 1 s doubling to at most 5 min apart (about 17 minutes in all); each attempt
+ * has its own 10 s HTTP timeout inside the 30 s start-to-close.
+ */
+export const webhookOptions: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    maximumAttempts: 10,
+  },
+};
+
 export interface FailureFacts {
-  /** `ApplicationFailure.type` of the root cause, when it has one. */
+  /** `ApplicationFailure.type` of the innermost cause that has one. */
   type?: string;
+  /** The innermost message: the activity's own words, not the SDK's wrapper. */
   message: string;
   /** The activity was given up on by timeout: the worker died or hung. */
   timedOut: boolean;
-  cancelled: boolean;
 }
 
-interface FailureLike {
-  message?: unknown;
-  type?: unknown;
-  timeoutType?: unknown;
-  cause?: unknown;
-  name?: unknown;
-}
-
-/** Reads an activity failure's cause chain by its fields, so no error class is checked. */
+/** Reads an activity failure's cause chain by the SDK's failure classes. */
 export function describeFailure(error: unknown): FailureFacts {
-  let node = error as FailureLike | undefined;
-  let facts: FailureFacts = { message: 'unknown failure', timedOut: false, cancelled: false };
-  while (node !== undefined && node !== null && typeof node === 'object') {
-    if (typeof node.message === 'string' && node.message !== '') facts = { ...facts, message: node.message };
-    if (typeof node.type === 'string' && node.type !== '') facts = { ...facts, type: node.type };
-    if (node.timeoutType !== undefined) facts = { ...facts, timedOut: true };
-    if (node.name === 'CancelledFailure') facts = { ...facts, cancelled: true };
-    node = node.cause as FailureLike | undefined;
+  let facts: FailureFacts = { message: 'unknown failure', timedOut: false };
+  for (let node: unknown = error; node instanceof Error; node = node.cause) {
+    if (node.message !== '') facts = { ...facts, message: node.message };
+    if (node instanceof ApplicationFailure && typeof node.type === 'string' && node.type !== '')
+      facts = { ...facts, type: node.type };
+    if (node instanceof TimeoutFailure) facts = { ...facts, timedOut: true };
   }
   return facts;
 }

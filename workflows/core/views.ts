@@ -1,10 +1,12 @@
 /** Read-only views of the state, for queries, the Web UI's current details and search attributes. */
-import type { SessionSummary, Thread } from '../common/thread';
+import type { Thread } from '../../common/thread';
 import { approvalResumeCommands, pendingApprovals } from './approvals';
 import { budgetNote } from './budget';
-import { totalTokens } from '../common/usage';
+import { totalTokens } from '../../common/usage';
 import type { ConversationState } from './state';
-import { threadStatus } from './state';
+import { sessionSummary, threadStatus } from './state';
+import { callModelCommand } from './model-step';
+import { runToolCommand } from './tool-step';
 import type { Command } from './transitions';
 
 export function toThread(state: ConversationState): Thread {
@@ -25,17 +27,6 @@ export function toThread(state: ConversationState): Thread {
   };
 }
 
-/** Runs, model calls, tokens, cost and time in runs so far. */
-export function sessionSummary(state: ConversationState): SessionSummary {
-  return {
-    runs: state.totals.runs,
-    steps: state.totals.steps,
-    tokens: totalTokens(state.usage),
-    cost_usd: state.usage.cost_usd,
-    duration_ms: state.totals.duration_ms,
-  };
-}
-
 /**
  * The commands that put a fresh workflow run back where the state says it is: used after
  * continue-as-new, which only happens when no activity is in flight.
@@ -43,11 +34,11 @@ export function sessionSummary(state: ConversationState): SessionSummary {
 export function resumeCommands(state: ConversationState): Command[] {
   const active = state.active;
   if (active === null) return [];
-  if (active.step.kind === 'model') return [{ type: 'callModel', run_id: active.run_id, step: active.steps }];
+  if (active.step.kind === 'model') return [callModelCommand(state, active, active.steps)];
   // Calls still awaiting a human get their timers back, not a tool run.
-  const running: Command[] = active.step.calls
-    .filter((call) => call.result === undefined && call.flags !== null && call.approval?.status !== 'pending')
-    .map((call) => ({ type: 'runTool', run_id: active.run_id, use: call.use, flags: call.flags! }));
+  const running = active.step.calls.flatMap((call) =>
+    call.status === 'running' ? [runToolCommand(state, active.run_id, call.use, call.flags)] : [],
+  );
   return [...running, ...approvalResumeCommands(state)];
 }
 
@@ -61,7 +52,7 @@ export function currentDetails(state: ConversationState): string {
       active.step.kind === 'model'
         ? `calling ${active.model}`
         : `running ${active.step.calls
-            .filter((call) => call.result === undefined)
+            .filter((call) => call.status !== 'done')
             .map((call) => call.use.name)
             .join(', ')}`;
     lines.push(`**Run:** ${active.run_id}, step ${active.steps}: ${doing}`);

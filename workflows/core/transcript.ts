@@ -2,7 +2,7 @@
  * Transcript operations. Messages enter only through `appendMessages`, and an assistant message
  * that asks for tools only ever enters together with the user message that answers it.
  */
-import { limits, truncateWithNote } from '../common/limits';
+import { limits, truncateWithNote } from '../../common/limits';
 import type {
   AssistantContent,
   AssistantMessage,
@@ -12,7 +12,8 @@ import type {
   ToolResultBlock,
   UserContent,
   UserMessage,
-} from '../common/transcript';
+} from '../../common/transcript';
+import { iso } from './emit';
 import type { ConversationState } from './state';
 
 type NewMessage =
@@ -27,7 +28,7 @@ export function appendMessages(
   messages: NewMessage[],
 ): { state: ConversationState; appended: Message[] } {
   let sequence = state.next_sequence;
-  const createdAt = new Date(now).toISOString();
+  const createdAt = iso(now);
   const appended = messages.map((message): Message =>
     message.role === 'user'
       ? ({ ...message, id: `m${sequence++}`, run_id: runId, created_at: createdAt } satisfies UserMessage)
@@ -98,8 +99,8 @@ export function compact(state: ConversationState): ConversationState {
     transcript = transcript.slice(nextStart);
   }
   for (let index = 0; index < transcript.length && sizeOf(transcript) > target; index++) {
-    const message = transcript[index]!;
-    if (message.role !== 'user' || startsRun(message)) continue;
+    const message = transcript[index];
+    if (message?.role !== 'user' || startsRun(message)) continue;
     const content = message.content.map((block) =>
       block.type === 'tool_result' && block.content.length > 200
         ? {

@@ -1,5 +1,6 @@
 /** Child agents' usage counts toward the parent: the thread's total and the run that spawned it. */
-import { addUsage } from '../common/usage';
+import { addUsage } from '../../common/usage';
+import { emit, iso } from './emit';
 import type { ConversationState } from './state';
 import type { ConversationEvent, Transition } from './transitions';
 
@@ -12,18 +13,10 @@ export function rollUpChildUsage(
   const runs = state.runs.map((run) => {
     if (run.run_id !== event.run_id) return run;
     runUsage = addUsage(run.usage, event.usage);
-    return { ...run, usage: runUsage, updated_at: new Date(event.now).toISOString() };
+    return { ...run, usage: runUsage, updated_at: iso(event.now) };
   });
   return {
     state: { ...state, usage, runs },
-    commands: [
-      {
-        type: 'emit',
-        event: {
-          event: 'usage.updated',
-          data: { run_id: event.run_id, usage: runUsage, thread_usage: usage },
-        },
-      },
-    ],
+    commands: [emit.usageUpdated(event.run_id, runUsage, usage)],
   };
 }

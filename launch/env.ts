@@ -1,0 +1,39 @@
+/**
+ * The process environment, read in one place: configuration and loggers for every Keel process.
+ * `api/` and `worker/` receive these as arguments; only `launch/` and `cli/` read the environment.
+ */
+import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
+import { ConfigError, parseConfig, type KeelConfig } from '../common/config';
+
+export { ConfigError };
+export type { Logger };
+
+/** Parses `process.env` once, frozen; a bad value ends the process with one clear line. */
+export function loadConfig(): Readonly<KeelConfig> {
+  return Object.freeze(parseConfig(process.env, process.cwd()));
+}
+
+/**
+ * A process's logger. Errors are serialized with their message and causes under `err` and under
+ * `error` (the key Temporal's own log lines use): plain JSON turns an Error into `{}`.
+ */
+export function createLogger(
+  config: Pick<KeelConfig, 'log'>,
+  name: string,
+  destination?: pino.DestinationStream,
+): Logger {
+  const serializers = { err: pino.stdSerializers.errWithCause, error: pino.stdSerializers.errWithCause };
+  const options = { name, level: config.log.level, serializers };
+  if (config.log.format === 'json')
+    return destination === undefined ? pino(options) : pino(options, destination);
+  return pino(
+    options,
+    pretty({ sync: true, colorize: process.stdout.isTTY, ignore: 'pid,hostname', translateTime: 'HH:MM:ss' }),
+  );
+}
+
+/** The environment for a child Keel process: this one's, plus the given overrides. */
+export function childProcessEnvironment(overrides: Record<string, string>): NodeJS.ProcessEnv {
+  return { ...process.env, ...overrides };
+}

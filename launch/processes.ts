@@ -1,0 +1,35 @@
+/** The long-running processes `keel api` and `keel worker` start: config and connections in, one process out. */
+import { startApi } from '../api/server';
+import { connectApiClient } from '../api/temporal-client';
+import { runWorker } from '../worker/run-worker';
+import { temporalConnectionOptions } from './connection';
+import { createLogger, loadConfig } from './env';
+
+export async function apiProcess(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config, 'api');
+  const client = await connectApiClient(temporalConnectionOptions(config), config.temporal.namespace);
+  const api = await startApi({ client, config, logger, host: config.api.host, port: config.api.port });
+  logger.info({ url: api.url }, 'api ready');
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'api stopping: no new connections; in-flight requests finish');
+    await api.stop();
+    await client.connection.close();
+    logger.info('api stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', (signal) => void stop(signal));
+  process.on('SIGINT', (signal) => void stop(signal));
+}
+
+export async function workerProcess(): Promise<void> {
+  const config = loadConfig();
+  await runWorker({
+    config,
+    connectionOptions: temporalConnectionOptions(config),
+    logger: createLogger(config, 'worker'),
+  });
+}

@@ -1,0 +1,140 @@
+/**
+ * Tool calls as a union of states: how a failed tool is answered (the reducer decides, from the
+ * call's flags), and how a state carried by an earlier release, whose calls had no `status`,
+ * resumes exactly as it did.
+ */
+import type { CallModelResult } from '../../common/activities';
+import { reduce } from '../../workflows/core/reducer';
+import { type ConversationState, fromCarried, initialState } from '../../workflows/core/state';
+import type { ConversationEvent } from '../../workflows/core/transitions';
+import { resumeCommands } from '../../workflows/core/views';
+
+const t0 = Date.parse('2026-01-01T00:00:00Z');
+const usage = {
+  input_tokens: 1,
+  output_tokens: 1,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  cost_usd: 0,
+};
+const use = (id: string, name: string) => ({ type: 'tool_use' as const, id, name, input: { path: id } });
+
+function askedForTools(
+  tools: CallModelResult['tools'],
+  approval: 'auto' | 'require' = 'auto',
+): ConversationState {
+  const events: ConversationEvent[] = [
+    {
+      type: 'inputSubmitted',
+      now: t0 + 1,
+      input: {
+        run_id: 'r1',
+        assistant_id: 'agent',
+        content: [{ type: 'text', text: 'go' }],
+        multitask_strategy: 'enqueue',
+        metadata: {},
+      },
+    },
+    {
+      type: 'modelResponded',
+      now: t0 + 2,
+      run_id: 'r1',
+      step: 1,
+      result: {
+        content: Object.keys(tools).map((name, index) => use(`u${index + 1}`, name)),
+        stop_reason: 'tool_use',
+        usage,
+        model: 'm',
+        tools,
+      },
+    },
+  ];
+  let state = initialState({
+    thread_id: 't1',
+    metadata: {},
+    config: { model: 'scripted:demo', approval, approval_timeout_s: 60, max_steps: 5 },
+    created_at: new Date(t0).toISOString(),
+  });
+  for (const event of events) state = reduce(state, event).state;
+  return state;
+}
+
+const failed = (tool_use_id: string, interrupted: boolean): ConversationEvent => ({
+  type: 'toolFailed',
+  now: t0 + 3,
+  run_id: 'r1',
+  tool_use_id,
+  failure: { message: 'exit 1', interrupted },
+});
+
+function resultText(state: ConversationState): string {
+  const last = state.transcript.at(-1);
+  const block = last?.role === 'user' ? last.content[0] : undefined;
+  return block?.type === 'tool_result' ? block.content : '';
+}
+
+describe('a tool that failed', () => {
+  it('is answered "interrupted, may have partly run" when a side-effecting call was given up on by timeout', () => {
+    const state = askedForTools({ bash: { sideEffects: true, sensitive: false } });
+    const { state: next, commands } = reduce(state, failed('u1', true));
+    expect(resultText(next)).toBe(
+      'Tool "bash" was interrupted (its worker stopped) and may have partly run; it was not run again.',
+    );
+    expect(commands.map((c) => c.type)).toEqual(['emit', 'emit', 'callModel']);
+  });
+
+  it('is answered with its failure when it has no side effects, or failed by itself', () => {
+    const readOnly = askedForTools({ read_file: { sideEffects: false, sensitive: false } });
+    expect(resultText(reduce(readOnly, failed('u1', true)).state)).toBe('Tool "read_file" failed: exit 1');
+    const sideEffecting = askedForTools({ bash: { sideEffects: true, sensitive: false } });
+    expect(resultText(reduce(sideEffecting, failed('u1', false)).state)).toBe('Tool "bash" failed: exit 1');
+  });
+
+  it('changes nothing when its call is not running (a late or repeated report)', () => {
+    const state = askedForTools({ bash: { sideEffects: true, sensitive: false } });
+    const once = reduce(state, failed('u1', false)).state;
+    expect(reduce(once, { ...failed('u1', true), now: t0 + 4 })).toEqual({ state: once, commands: [] });
+  });
+});
+
+describe('a state carried by an earlier release', () => {
+  it('gives its calls the status their fields imply, and resumes the same commands', () => {
+    const state = askedForTools(
+      {
+        read_file: { sideEffects: false, sensitive: false },
+        bash: { sideEffects: true, sensitive: true },
+        write_file: { sideEffects: true, sensitive: true },
+      },
+      'require',
+    );
+    const approved = reduce(state, {
+      type: 'approvalDecided',
+      now: t0 + 3,
+      decision: { approval_id: 'r1.1.3', decision: 'approve' },
+    }).state;
+    const active = approved.active;
+    if (active?.step.kind !== 'tools') throw new Error('expected a tools step');
+    // As an earlier release carried them: no status, the rest as it was.
+    const legacy = {
+      ...approved,
+      active: {
+        ...active,
+        step: { ...active.step, calls: active.step.calls.map(({ status: _status, ...call }) => call) },
+      },
+    } as unknown as ConversationState;
+    const upgraded = fromCarried(legacy);
+    const step = upgraded.active?.step;
+    expect(step?.kind === 'tools' && step.calls.map((call) => call.status)).toEqual([
+      'running',
+      'awaiting_approval',
+      'running',
+    ]);
+    expect(upgraded).toEqual(approved);
+    expect(resumeCommands(upgraded)).toEqual(resumeCommands(approved));
+    expect(resumeCommands(upgraded).map((c) => (c.type === 'runTool' ? c.use.name : c.type))).toEqual([
+      'read_file',
+      'write_file',
+      'startApprovalTimer',
+    ]);
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * The model half of a step: ask the model (unless a stop condition ends the run first), then act
+ * on its answer: run the tools it asks for, go on after a pause, or end the run with its text.
+ */
+import { inlineMessagesLimit, type CallModelInput } from '../../common/activities';
+import { textOf, toolUsesOf } from '../../common/transcript';
+import { addUsage } from '../../common/usage';
+import { exceededEvent, warnIfNear } from './budget';
+import { emit } from './emit';
+import { finishRun, unchanged, updateRun } from './run-lifecycle';
+import { findRun, type ActiveRun, type ConversationState } from './state';
+import {
+  completionReason,
+  continuesTurn,
+  runsTools,
+  stopAfterToolStep,
+  stopBeforeModelCall,
+} from './stop-conditions';
+import { startToolStep, type ToolStepTransition } from './tool-step';
+import { appendMessages, modelMessages } from './transcript';
+import type { Command, ConversationEvent, Transition } from './transitions';
+
+/** The active run, when `step` of run `runId` is the model call it waits for. */
+function currentModelStep(state: ConversationState, runId: string, step: number): ActiveRun | undefined {
+  const active = state.active;
+  const current =
+    active !== null && active.run_id === runId && active.steps === step && active.step.kind === 'model';
+  return current ? active : undefined;
+}
+
+export const isCurrentModelStep = (state: ConversationState, runId: string, step: number): boolean =>
+  currentModelStep(state, runId, step) !== undefined;
+
+/**
+ * The model call for a step. A long conversation stays out of the input (and so out of the
+ * history at every step): the activity then asks the workflow for it.
+ */
+export function callModelCommand(state: ConversationState, active: ActiveRun, step: number): Command {
+  const { thread_id, config } = state.thread;
+  const messages = modelMessages(state);
+  const inline = JSON.stringify(messages).length <= inlineMessagesLimit;
+  const input: CallModelInput = {
+    thread_id,
+    run_id: active.run_id,
+    step,
+    model: active.model,
+    ...(inline ? { messages } : {}),
+    ...(config.system === undefined ? {} : { system: config.system }),
+  };
+  return { type: 'callModel', run_id: active.run_id, step, input };
+}
+
+/** Asks the model for the next step, unless the run has used all the steps or the budget it may. */
+export function beginModelStep(state: ConversationState, now: number, commands: Command[]): Transition {
+  const active = state.active;
+  if (active === null) return { state, commands };
+  const stop = stopBeforeModelCall(state, active);
+  if (stop !== undefined) {
+    const finished = finishRun(state, now, 'failed', stop);
+    const notice = stop.reason === 'budget_exceeded' ? [exceededEvent(state, active.run_id)] : [];
+    return { state: finished.state, commands: [...commands, ...notice, ...finished.commands] };
+  }
+  const steps = active.steps + 1;
+  const next = { ...state, active: { ...active, steps, step: { kind: 'model' as const } } };
+  return { state: next, commands: [...commands, callModelCommand(next, next.active, steps)] };
+}
+
+/** A tool step changed: once it is complete the model is asked again, unless the run must stop. */
+export function afterToolStep(done: ToolStepTransition, now: number): Transition {
+  if (done.step === 'tools') return done;
+  const stop = stopAfterToolStep(done.committed);
+  if (stop === undefined) return beginModelStep(done.state, now, done.commands);
+  const finished = finishRun(done.state, now, 'failed', stop);
+  return { state: finished.state, commands: [...done.commands, ...finished.commands] };
+}
+
+export function modelResponded(
+  state: ConversationState,
+  event: Extract<ConversationEvent, { type: 'modelResponded' }>,
+): Transition {
+  const { result, now, run_id, step } = event;
+  const active = currentModelStep(state, run_id, step);
+  const run = findRun(state, run_id);
+  if (active === undefined || run === undefined) return unchanged(state);
+  const usage = addUsage(run.usage, result.usage);
+  const totals = { ...state.totals, steps: state.totals.steps + 1 };
+  const counted = updateRun({ ...state, usage: addUsage(state.usage, result.usage), totals }, run_id, now, {
+    usage,
+    steps: step,
+  });
+  const warned = warnIfNear(counted.state, run_id);
+  // The call's last streamed text, which the activity left for us to publish, comes first.
+  const tail = result.unpublished_delta;
+  const commands: Command[] = [
+    ...(tail === undefined || tail.text === ''
+      ? []
+      : [emit.messageDelta(run_id, step, tail.attempt, tail.text)]),
+    ...counted.commands,
+    emit.usageUpdated(run_id, usage, counted.state.usage),
+    ...warned.commands,
+  ];
+  if (runsTools(result, toolUsesOf(result.content).length > 0)) {
+    const started = startToolStep(warned.state, active, result, now);
+    return afterToolStep({ ...started, commands: [...commands, ...started.commands] }, now);
+  }
+  // Refusals and truncated answers keep their text but never their tool calls.
+  const content = result.content.filter((block) => block.type === 'text' && block.text !== '');
+  const appended =
+    content.length === 0
+      ? { state: warned.state, appended: [] }
+      : appendMessages(warned.state, run_id, now, [
+          { role: 'assistant', content, model: result.model, stop_reason: result.stop_reason },
+        ]);
+  const emitted = appended.appended.map((message) => emit.messageCompleted(run_id, message));
+  if (continuesTurn(result)) return beginModelStep(appended.state, now, [...commands, ...emitted]);
+  const reason = completionReason(result);
+  const finished = finishRun(appended.state, now, 'completed', {
+    output: textOf(content),
+    ...(reason === undefined ? {} : { reason }),
+  });
+  return { state: finished.state, commands: [...commands, ...emitted, ...finished.commands] };
+}

@@ -1,0 +1,82 @@
+/**
+ * The agent state machine: `(state, event) → { state, commands }`, pure and deterministic.
+ * Each event goes to the one transition that decides it; then, whenever the thread is free, the
+ * oldest queued run starts. The interpreter carries out the commands; tests drive this directly.
+ */
+import { rollUpChildUsage } from './child-usage';
+import { warnIfNear, updateLimits } from './budget';
+import { decideApproval, expireApproval } from './approvals';
+import { iso } from './emit';
+import { refuseInput } from './intake';
+import { afterToolStep, beginModelStep, isCurrentModelStep, modelResponded } from './model-step';
+import {
+  cancelRun,
+  closeThread,
+  deferRun,
+  finishRun,
+  startQueuedRun,
+  submit,
+  unchanged,
+} from './run-lifecycle';
+import type { ConversationState } from './state';
+import { recordToolFailure, recordToolResult } from './tool-step';
+import type { ConversationEvent, Transition } from './transitions';
+
+export { isCurrentModelStep };
+
+export function reduce(state: ConversationState, event: ConversationEvent): Transition {
+  const touched = { ...state, updated_at: iso(event.now) };
+  const transition = settle(apply(touched, event), event.now);
+  // An event that changes nothing (a late retry, a duplicate) leaves the state exactly as it was.
+  return transition.state === touched && transition.commands.length === 0 ? unchanged(state) : transition;
+}
+
+function apply(state: ConversationState, event: ConversationEvent): Transition {
+  const { now } = event;
+  switch (event.type) {
+    case 'inputSubmitted':
+      return submit(state, event.input, now, event.next_offset);
+    case 'inputRefused':
+      return refuseInput(state, event.input, event.refusal, now, event.next_offset);
+    case 'modelResponded':
+      return modelResponded(state, event);
+    case 'modelFailed':
+      if (!isCurrentModelStep(state, event.run_id, event.step)) return unchanged(state);
+      return finishRun(state, now, 'failed', { reason: 'model_error', error: event.error });
+    case 'toolFinished':
+      return afterToolStep(recordToolResult(state, event.run_id, event.tool_use_id, event.outcome, now), now);
+    case 'toolFailed':
+      return afterToolStep(
+        recordToolFailure(state, event.run_id, event.tool_use_id, event.failure, now),
+        now,
+      );
+    case 'approvalDecided':
+      return afterToolStep(decideApproval(state, event.decision, now), now);
+    case 'approvalExpired':
+      return afterToolStep(expireApproval(state, event.approval_id, now), now);
+    case 'limitsUpdated':
+      return updateLimits(state, event.limits);
+    case 'cancelRequested':
+      return cancelRun(state, event.run_id, now, { reason: 'cancelled_by_user', message: event.reason });
+    case 'runDeferred':
+      return deferRun(state, event.run_id, now);
+    case 'closeRequested':
+      return closeThread(state, now, event.reason);
+    case 'childUsageReported': {
+      // A child's spend counts against this thread's budget, warning here at 80 % like our own.
+      const rolled = rollUpChildUsage(state, event);
+      const warned = warnIfNear(rolled.state, event.run_id);
+      return { state: warned.state, commands: [...rolled.commands, ...warned.commands] };
+    }
+  }
+}
+
+/** While the thread is free and a run waits, the oldest queued run starts with a model step. */
+function settle(transition: Transition, now: number): Transition {
+  let settled = transition;
+  for (;;) {
+    const started = startQueuedRun(settled.state, now);
+    if (started === undefined) return settled;
+    settled = beginModelStep(started.state, now, [...settled.commands, ...started.commands]);
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * A run's life on its thread: queued when its input arrives, started when the thread is free,
+ * finished (completed, failed or cancelled), and the thread closed with whatever it still held.
+ * Starting the next queued run is the reducer's (`settle`), after every event.
+ */
+import { limits, truncateWithNote } from '../../common/limits';
+import type { SubmitInput } from '../../common/messages';
+import { isTerminal, type Run, type RunError, type RunStatus, type StatusReason } from '../../common/run';
+import { emit, iso } from './emit';
+import { newRun } from './intake';
+import { findRun, sessionSummary, type ConversationState } from './state';
+import { interruptToolStep } from './tool-step';
+import { appendMessages } from './transcript';
+import type { Transition } from './transitions';
+import { say } from './wording';
+
+export const unchanged = (state: ConversationState): Transition => ({ state, commands: [] });
+
+type RunEvent = 'run.started' | 'run.deferred' | 'run.completed' | 'run.failed' | 'run.cancelled';
+
+/** Applies `changes` to a run and optionally emits a run event carrying the updated run. */
+export function updateRun(
+  state: ConversationState,
+  runId: string,
+  now: number,
+  changes: Partial<Omit<Run, 'run_id' | 'thread_id'>> & { status?: RunStatus },
+  event?: RunEvent,
+): Transition {
+  let updated: Run | undefined;
+  const runs = state.runs.map((run) => {
+    if (run.run_id !== runId) return run;
+    updated = { ...run, ...changes, updated_at: iso(now) };
+    return updated;
+  });
+  const commands = event === undefined || updated === undefined ? [] : [emit.run(event, updated)];
+  return { state: { ...state, runs }, commands };
+}
+
+/** A new input: its run is queued, and under `interrupt` the active run is cancelled for it. */
+export function submit(
+  state: ConversationState,
+  input: SubmitInput,
+  now: number,
+  nextOffset: number | undefined,
+): Transition {
+  const run = newRun(state, input, now, nextOffset);
+  const runs = [...state.runs, run].slice(-limits.runsKept);
+  const queued = { ...state, runs, queue: [...state.queue, { run_id: run.run_id, content: input.content }] };
+  const created = emit.run('run.created', run);
+  if (input.multitask_strategy !== 'interrupt' || state.active === null)
+    return { state: queued, commands: [created] };
+  const interrupted = cancelRun(queued, state.active.run_id, now, {
+    reason: 'superseded',
+    message: say.interruptedBy(run.run_id),
+  });
+  return { state: interrupted.state, commands: [created, ...interrupted.commands] };
+}
+
+/**
+ * Takes the oldest queued run and makes it active, its input the transcript's newest message;
+ * undefined when a run is active, the thread is closed or nothing is queued. Its first model step
+ * is the caller's to begin.
+ */
+export function startQueuedRun(state: ConversationState, now: number): Transition | undefined {
+  const next = state.queue[0];
+  if (state.active !== null || state.closed || next === undefined) return undefined;
+  const queued = { ...state, queue: state.queue.slice(1) };
+  const run = findRun(state, next.run_id);
+  // A run no longer remembered (past `limits.runsKept`) is dropped from the queue.
+  if (run === undefined) return unchanged(queued);
+  const withInput = appendMessages(queued, run.run_id, now, [{ role: 'user', content: next.content }]);
+  const active = {
+    run_id: run.run_id,
+    steps: 0,
+    step: { kind: 'model' as const },
+    started_at_ms: now,
+    model: run.model,
+  };
+  const status = run.status === 'deferred' ? 'deferred' : 'running';
+  return updateRun(
+    { ...withInput.state, active },
+    run.run_id,
+    now,
+    { status, started_at: iso(now) },
+    'run.started',
+  );
+}
+
+interface Ending {
+  reason?: StatusReason;
+  error?: RunError;
+  output?: string;
+}
+
+/** Ends the active run; a failed run gets a notice in the transcript for people. */
+export function finishRun(
+  state: ConversationState,
+  now: number,
+  status: 'completed' | 'failed' | 'cancelled',
+  ending: Ending,
+): Transition {
+  const active = state.active;
+  if (active === null) return unchanged(state);
+  let next: ConversationState = {
+    ...state,
+    active: null,
+    totals: {
+      ...state.totals,
+      runs: state.totals.runs + 1,
+      duration_ms: state.totals.duration_ms + Math.max(0, now - active.started_at_ms),
+    },
+  };
+  if (ending.error !== undefined && status === 'failed') {
+    const text = say.runFailed(ending.error.message);
+    next = appendMessages(next, active.run_id, now, [
+      { role: 'assistant', content: [{ type: 'text', text }], model: 'keel', stop_reason: 'end_turn' },
+    ]).state;
+  }
+  return updateRun(
+    next,
+    active.run_id,
+    now,
+    {
+      status,
+      ended_at: iso(now),
+      ...(ending.reason === undefined ? {} : { status_reason: ending.reason }),
+      ...(ending.error === undefined ? {} : { error: ending.error }),
+      ...(ending.output === undefined
+        ? {}
+        : { output: truncateWithNote(ending.output, limits.runOutputChars) }),
+      summary: sessionSummary(next),
+    },
+    `run.${status}`,
+  );
+}
+
+/** Cancels a queued run, or the active one: its unfinished calls get results saying why. */
+export function cancelRun(
+  state: ConversationState,
+  runId: string,
+  now: number,
+  why: { reason: StatusReason; message: string | undefined },
+): Transition {
+  const run = findRun(state, runId);
+  if (run === undefined || isTerminal(run.status)) return unchanged(state);
+  const error: RunError = { type: 'Cancelled', message: why.message ?? say.cancelledOnRequest };
+  if (state.active?.run_id !== runId) {
+    const dequeued = { ...state, queue: state.queue.filter((queued) => queued.run_id !== runId) };
+    const changes = { status: 'cancelled' as const, status_reason: why.reason, error, ended_at: iso(now) };
+    return updateRun(dequeued, runId, now, changes, 'run.cancelled');
+  }
+  const interrupted = interruptToolStep(state, now, `cancelled: ${error.message}`);
+  const finished = finishRun(interrupted.state, now, 'cancelled', { reason: why.reason, error });
+  return {
+    state: finished.state,
+    commands: [{ type: 'cancelActivities', run_id: runId }, ...interrupted.commands, ...finished.commands],
+  };
+}
+
+/** `runs/wait` gave up waiting: the run goes on, marked deferred. */
+export function deferRun(state: ConversationState, runId: string, now: number): Transition {
+  const run = findRun(state, runId);
+  if (run === undefined || isTerminal(run.status) || run.status === 'deferred') return unchanged(state);
+  return updateRun(state, runId, now, { status: 'deferred' }, 'run.deferred');
+}
+
+/** Closes the thread: the active run and every queued one are cancelled. */
+export function closeThread(state: ConversationState, now: number, reason: string | undefined): Transition {
+  if (state.closed) return unchanged(state);
+  const message = reason ?? say.threadClosed;
+  let transition: Transition = { state: { ...state, closed: true }, commands: [] };
+  const pending = [
+    ...(state.active === null ? [] : [state.active.run_id]),
+    ...state.queue.map((q) => q.run_id),
+  ];
+  for (const runId of pending) {
+    const cancelled = cancelRun(transition.state, runId, now, { reason: 'thread_closed', message });
+    transition = { state: cancelled.state, commands: [...transition.commands, ...cancelled.commands] };
+  }
+  return transition;
+}
