@@ -235,7 +235,8 @@ export function describeConversationScenarios(
 
     it('shows every query a transcript that obeys the tool rule, while parallel tools run', async () => {
       const conversation = await TestConversation.start(client, config);
-      const run = await conversation.submit('run: sleep 0.3; echo a\nrun: sleep 0.6; echo b\nrun: echo c');
+      // Long enough for several queries even when every one replays the history on a loaded machine.
+      const run = await conversation.submit('run: sleep 1; echo a\nrun: sleep 2.5; echo b\nrun: echo c');
       let observed = 0;
       while (!['completed', 'failed'].includes((await conversation.run(run.run_id)).status)) {
         await conversation.transcript();
