@@ -10,6 +10,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { startApi } from '../api/server';
 import { connectApiClient } from '../api/temporal-client';
+import { loadDataConverter } from '../codec/data-converter';
 import { runWorker } from '../worker/run-worker';
 import { ConfigError, createLogger, loadConfig, temporalConnectionOptions } from './env';
 import { up } from './up';
@@ -28,7 +29,11 @@ import {
 async function apiProcess(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config, 'api');
-  const client = await connectApiClient(temporalConnectionOptions(config), config.temporal.namespace);
+  const client = await connectApiClient(
+    temporalConnectionOptions(config),
+    config.temporal.namespace,
+    await loadDataConverter(config.encryption),
+  );
   const api = await startApi({ client, config, logger, host: config.api.host, port: config.api.port });
   logger.info({ url: api.url }, 'api ready');
   let stopping = false;
