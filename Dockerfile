@@ -8,6 +8,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends bash bubblewrap
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts
 COPY common ./common
+COPY codec ./codec
 COPY workflows ./workflows
 COPY activities ./activities
 COPY worker ./worker

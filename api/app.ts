@@ -14,6 +14,7 @@ import { ApiError, errorMiddleware } from './errors';
 import { openApiDocument } from './openapi';
 import { activeRunRoutes } from './routes/active-runs';
 import { checkpointRoutes } from './routes/checkpoints';
+import { codecRoutes, maxCodecBodyBytes } from './routes/codec';
 import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
 import { Sessions } from './sessions';
@@ -26,7 +27,10 @@ export const maxBodyBytes = 1024 * 1024;
 
 export interface AppOptions {
   client: Client;
-  config: Pick<KeelConfig, 'taskQueue' | 'model' | 'defaults' | 'api' | 'temporal' | 'webhookAllowHosts'>;
+  config: Pick<
+    KeelConfig,
+    'taskQueue' | 'model' | 'defaults' | 'api' | 'temporal' | 'webhookAllowHosts' | 'encryption'
+  >;
   logger: Logger;
   /** Aborted when the API begins to stop: waiting requests answer at once. */
   stopping?: AbortSignal;
@@ -36,7 +40,10 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // The Temporal Web UI decrypts through /codec from its own origin, whatever the API allows.
+  app.use('/codec', cors(config.encryption.corsOrigins));
   app.use(cors(config.api.corsOrigins));
+  app.use('/codec', express.json({ limit: maxCodecBodyBytes, type: () => true }));
   // Whatever the content-type says (or without one, as some proxies send it), a body is JSON.
   app.use(express.json({ limit: maxBodyBytes, type: () => true }));
   app.use(authenticate(config.api.tokens));
@@ -46,6 +53,7 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   });
   app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
   app.use(systemRoutes());
+  app.use(codecRoutes(client, config.temporal.namespace));
   app.use(assistantRoutes(new Assistants(config.model.default)));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
   app.use(sessionRoutes(conversations, new Sessions(client, config.taskQueue)));

@@ -12,6 +12,7 @@ import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ZodError } from 'zod';
+import { PayloadDecryptionError } from '../codec/errors';
 
 const typesByStatus: Record<number, string> = {
   400: 'invalid_request_error',
@@ -79,9 +80,20 @@ const unavailableCodes = new Set([4, 14]); // DEADLINE_EXCEEDED, UNAVAILABLE
 /** What a 503 tells the caller to wait before retrying, in seconds. */
 export const retryAfterS = 2;
 
+/** The decryption failure behind `error` (the SDK may wrap it), if there is one. */
+function decryptionFailure(error: unknown): PayloadDecryptionError | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++)
+    if (cause instanceof PayloadDecryptionError) return cause;
+  return undefined;
+}
+
 /** Maps anything thrown while talking to Temporal to an ApiError, or returns undefined. */
 export function fromTemporal(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  // The thread's data is encrypted with a key this API does not hold: an operator's problem,
+  // named plainly; other threads are unaffected.
+  const undecryptable = decryptionFailure(error);
+  if (undecryptable !== undefined) return new ApiError(500, 'thread_undecryptable', undecryptable.message);
   if (error instanceof WorkflowNotFoundError)
     return threadNotFound(/^conversation-(.+)$/.exec(error.workflowId ?? '')?.[1]);
   if (error instanceof WorkflowExecutionAlreadyStartedError)

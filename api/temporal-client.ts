@@ -3,6 +3,7 @@
  * after ~1.5 s of retries instead of the client default's ~20 s; workers keep the default.
  */
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import type { TemporalConnectionOptions } from '../launch/connection';
 
 export const apiRetryAttempts = 4;
@@ -17,7 +18,8 @@ export function apiConnectionOptions(options: TemporalConnectionOptions) {
 export async function connectApiClient(
   options: TemporalConnectionOptions,
   namespace: string,
+  dataConverter: DataConverter,
 ): Promise<Client> {
   const connection = await Connection.connect(apiConnectionOptions(options));
-  return new Client({ connection, namespace });
+  return new Client({ connection, namespace, dataConverter });
 }

@@ -12,6 +12,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import { keelDataConverter } from '../codec/data-converter';
 import { parseConfig } from '../common/config';
 import { type DevServer, startDevServer } from '../launch/dev-server';
 import { ensureTemporalCli, temporalCliVersion } from '../launch/temporal-cli';
@@ -169,7 +171,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     address: server.address,
     channelArgs: { 'grpc.max_receive_message_length': 256 * 2 ** 20 },
   });
-  const client = new Client({ connection });
+  // One key for the run, as a cluster's processes share one: the worker and the API get it too.
+  const encryptionKey = { id: 'bench', key: randomBytes(32) };
+  const client = new Client({ connection, dataConverter: keelDataConverter([encryptionKey]) });
   const taskQueue = 'keel-bench';
   const env: Record<string, string> = {
     TEMPORAL_ADDRESS: server.address,
@@ -182,6 +186,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     KEEL_LOG_LEVEL: 'warn',
     KEEL_API_HOST: '127.0.0.1',
     KEEL_API_PORT: String(apiPort),
+    KEEL_ENCRYPTION_KEYS: `${encryptionKey.id}:${encryptionKey.key.toString('base64')}`,
     ...options.env,
   };
   const startWorker = (extraEnv: Record<string, string> = {}) =>

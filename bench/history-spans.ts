@@ -33,18 +33,19 @@ export interface TurnSpan {
 export async function turnSpans(client: Client, workflowId: string): Promise<TurnSpan[]> {
   const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
   const starts: Array<{ index: number; text: string }> = [];
-  events.forEach((event, index) => {
+  const { payloadCodecs, payloadConverter } = client.options.loadedDataConverter;
+  for (const [index, event] of events.entries()) {
     const request = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
-    if (request?.name !== 'submitInput') return;
-    const data = request.args?.payloads?.[0]?.data;
-    const input = JSON.parse(Buffer.from(data ?? []).toString('utf8')) as {
-      content: Array<{ text?: string }>;
-    };
+    if (request?.name !== 'submitInput') continue;
+    // The history holds the payload as stored: encrypted, so decoded with the client's codecs.
+    let payloads = request.args?.payloads?.slice(0, 1) ?? [];
+    for (const codec of [...payloadCodecs].reverse()) payloads = await codec.decode(payloads);
+    const input = payloadConverter.fromPayload<{ content: Array<{ text?: string }> }>(payloads[0]!);
     // The turn begins with the workflow task that carried the update.
     let begin = index;
     while (begin > 0 && events[begin]!.eventType !== EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED) begin--;
     starts.push({ index: begin, text: input.content.map((block) => block.text ?? '').join('') });
-  });
+  }
   return starts.map((start, position) => {
     const end = starts[position + 1]?.index ?? events.length;
     let last = end - 1;

@@ -13,6 +13,7 @@ import { type FakeAnthropic, startFakeAnthropic } from '../test/fakes/anthropic-
 import { type System, startSystem } from './harness';
 import { progress } from './progress';
 import { type Row, type ScenarioResult, table } from './report';
+import { codecCost } from './scenarios/codec';
 import { intake } from './scenarios/intake';
 import { longConversation } from './scenarios/long-conversation';
 import { memory } from './scenarios/memory';
@@ -81,6 +82,12 @@ const scenarios: Scenario[] = [
     name: 'sandbox',
     title: '8. sandbox: a bash call in bubblewrap vs unconfined',
     run: (_system, { quick }) => sandboxCost({ calls: quick ? 20 : 100, trials: quick ? 1 : 3 }),
+  },
+  {
+    name: 'codec',
+    title: '9. codec: encryption at rest per step (real histories, decrypted and encrypted again)',
+    run: (system, { quick }) =>
+      codecCost(system, { threads: quick ? 2 : 5, turns: quick ? 5 : 10, trials: quick ? 4 : 20 }),
   },
 ];
 

@@ -1,5 +1,5 @@
 /**
- * Configuration: the schema of Keel's environment variables and its parser. `cli/env.ts` reads
+ * Configuration: the schema of Keel's environment variables and its parser. `launch/env.ts` reads
  * `process.env` once per process and hands the frozen result down; workflows never see it.
  */
 import { z } from 'zod';
@@ -54,6 +54,8 @@ const schema = z
     KEEL_PRICES_FILE: optionalString,
     KEEL_WEBHOOK_SECRET: optionalString,
     KEEL_WEBHOOK_ALLOW_HOSTS: optionalString,
+    KEEL_ENCRYPTION_KEYS: optionalString,
+    KEEL_CODEC_CORS_ORIGINS: optionalString,
     KEEL_SANDBOX: z.enum(['on', 'off']).default('on'),
     KEEL_SANDBOX_NETWORK: z.enum(['off', 'on']).default('off'),
     KEEL_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
@@ -80,6 +82,11 @@ const schema = z
       const problem = tokenProblem(env.KEEL_API_TOKENS);
       if (problem !== undefined)
         context.addIssue({ code: 'custom', path: ['KEEL_API_TOKENS'], message: problem });
+    }
+    if (env.KEEL_ENCRYPTION_KEYS !== undefined) {
+      const keys = parseEncryptionKeys(env.KEEL_ENCRYPTION_KEYS);
+      if (typeof keys === 'string')
+        context.addIssue({ code: 'custom', path: ['KEEL_ENCRYPTION_KEYS'], message: keys });
     }
     if (env.KEEL_MODEL === 'ollama' && env.OLLAMA_MODEL === undefined) {
       context.addIssue({
@@ -128,6 +135,30 @@ export interface SandboxConfig {
 export interface ApiToken {
   owner: string;
   token: string;
+}
+
+/** One key of `KEEL_ENCRYPTION_KEYS`: the id stored beside each payload it encrypts, and the key. */
+export interface EncryptionKeySpec {
+  id: string;
+  /** 32 bytes, base64 (44 characters) or hex (64). */
+  secret: string;
+}
+
+export interface EncryptionConfig {
+  /**
+   * `KEEL_ENCRYPTION_KEYS` (`id:key,…`): the first encrypts, all decrypt. Unset: the key file in
+   * the data dir (`keyFile`), generated once on the embedded default.
+   */
+  keys: EncryptionKeySpec[] | undefined;
+  /** `<data dir>/encryption-keys`, mode 0600, same format, one key per line. */
+  keyFile: string;
+  /** Whether a missing key file may be generated: only when Keel runs its own dev server. */
+  mayGenerate: boolean;
+  /**
+   * Browser origins allowed to call `/codec/*` (the Temporal Web UI): `KEEL_CODEC_CORS_ORIGINS`,
+   * comma-separated. @default the dev server's UI, `http://127.0.0.1:<ui port>` and `http://localhost:<ui port>`
+   */
+  corsOrigins: string[];
 }
 
 export interface KeelConfig {
@@ -191,6 +222,8 @@ export interface KeelConfig {
    */
   webhookAllowHosts: string[];
   sandbox: SandboxConfig;
+  /** Encryption at rest: the payload codec's keys (decision 0081). */
+  encryption: EncryptionConfig;
   extensionsFile: string | undefined;
   workflowBundle: string | undefined;
   /** Where Keel caches what it builds once (the Temporal CLI): `$XDG_CACHE_HOME/keel` or `~/.cache/keel`. */
@@ -254,6 +287,37 @@ function tokenProblem(raw: string): string | undefined {
       return `${which} has a token of ${token.length} characters; use at least ${minimumTokenLength} (e.g. openssl rand -hex 24)`;
   }
   return undefined;
+}
+
+const keyIdPattern = /^[A-Za-z0-9._-]{1,64}$/;
+const base64KeyPattern = /^[A-Za-z0-9+/]{43}=$/;
+const hexKeyPattern = /^[0-9a-fA-F]{64}$/;
+
+/**
+ * Parses a key list (`id:key`, separated by commas or new lines; each key 32 bytes as base64 or
+ * hex), or says what is wrong with it, never echoing a key.
+ */
+export function parseEncryptionKeys(raw: string): EncryptionKeySpec[] | string {
+  const entries = raw
+    .split(/[,\n]/)
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '' && !entry.startsWith('#'));
+  if (entries.length === 0)
+    return 'names no key; use id:key,… with 32-byte keys (e.g. k1:$(openssl rand -base64 32))';
+  const keys: EncryptionKeySpec[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const separator = entry.indexOf(':');
+    const id = separator === -1 ? '' : entry.slice(0, separator).trim();
+    const secret = separator === -1 ? entry : entry.slice(separator + 1).trim();
+    const which = `entry ${index + 1}${id === '' ? '' : ` (key "${id}")`}`;
+    if (!keyIdPattern.test(id))
+      return `${which} needs an id before ":" (letters, digits, . _ -, at most 64), as id:key`;
+    if (!base64KeyPattern.test(secret) && !hexKeyPattern.test(secret))
+      return `${which} is not a 32-byte key (44 characters of base64 or 64 of hex; e.g. openssl rand -base64 32)`;
+    if (keys.some((key) => key.id === id)) return `${which} repeats the id "${id}"`;
+    keys.push({ id, secret });
+  }
+  return keys;
 }
 
 function list(raw: string | undefined): string[] {
@@ -339,6 +403,18 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
         fileMb: env.KEEL_SANDBOX_FILE_MB,
         tmpMb: env.KEEL_SANDBOX_TMP_MB,
       },
+    },
+    encryption: {
+      keys:
+        env.KEEL_ENCRYPTION_KEYS === undefined
+          ? undefined
+          : (parseEncryptionKeys(env.KEEL_ENCRYPTION_KEYS) as EncryptionKeySpec[]),
+      keyFile: `${dataDir}/encryption-keys`,
+      mayGenerate: env.TEMPORAL_ADDRESS === undefined,
+      corsOrigins:
+        env.KEEL_CODEC_CORS_ORIGINS === undefined
+          ? [`http://127.0.0.1:${env.KEEL_TEMPORAL_UI_PORT}`, `http://localhost:${env.KEEL_TEMPORAL_UI_PORT}`]
+          : list(env.KEEL_CODEC_CORS_ORIGINS),
     },
     extensionsFile: env.KEEL_EXTENSIONS_FILE,
     workflowBundle: env.KEEL_WORKFLOW_BUNDLE,

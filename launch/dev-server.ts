@@ -17,6 +17,8 @@ export interface DevServerOptions {
   namespace: string;
   /** Lines the server writes (errors only). */
   onOutput?: (line: string) => void;
+  /** The codec server the Web UI decrypts payloads through (Keel's API, `…/codec`). */
+  uiCodecEndpoint?: string;
   /** Extra `start-dev` flags, e.g. dynamic config for tests. */
   extraArgs?: string[];
 }
@@ -60,6 +62,7 @@ export function devServerArgs(options: DevServerOptions, databaseFile: string): 
       '--search-attribute',
       `${key.name}=${searchAttributeType[key.type] ?? 'Keyword'}`,
     ]),
+    ...(options.uiCodecEndpoint === undefined ? [] : ['--ui-codec-endpoint', options.uiCodecEndpoint]),
     ...(options.extraArgs ?? []),
   ];
 }

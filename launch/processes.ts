@@ -1,6 +1,7 @@
 /** The long-running processes `keel api` and `keel worker` start: config and connections in, one process out. */
 import { startApi } from '../api/server';
 import { connectApiClient } from '../api/temporal-client';
+import { loadDataConverter } from '../codec/data-converter';
 import { runWorker } from '../worker/run-worker';
 import { temporalConnectionOptions } from './connection';
 import { createLogger, loadConfig } from './env';
@@ -8,7 +9,11 @@ import { createLogger, loadConfig } from './env';
 export async function apiProcess(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config, 'api');
-  const client = await connectApiClient(temporalConnectionOptions(config), config.temporal.namespace);
+  const client = await connectApiClient(
+    temporalConnectionOptions(config),
+    config.temporal.namespace,
+    await loadDataConverter(config.encryption),
+  );
   const api = await startApi({ client, config, logger, host: config.api.host, port: config.api.port });
   logger.info({ url: api.url }, 'api ready');
   let stopping = false;

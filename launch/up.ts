@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describeSandbox } from '../activities/tools/bash';
 import { Sandbox } from '../activities/tools/sandbox';
 import { temporalAddress, type KeelConfig } from '../common/config';
+import { loadEncryptionKeys } from '../codec/keys';
 import { buildWorkflowBundle } from '../worker/bundle';
 import { type DevServer, startDevServer, waitForTemporal } from './dev-server';
 import { childProcessEnvironment } from './env';
@@ -67,6 +68,9 @@ async function requireFreePort(host: string, port: number): Promise<void> {
 
 export async function up(config: KeelConfig): Promise<number> {
   await mkdir(config.dataDir, { recursive: true });
+  // Generated here on the embedded default, before the worker and the API race to read it.
+  const [encryptionKey] = await loadEncryptionKeys(config.encryption);
+  const apiUrl = `http://${config.api.host}:${config.api.port}`;
   let server: DevServer | undefined;
   const children: Supervised[] = [];
   /** Set once shutdown begins; resolves with the exit code. */
@@ -111,6 +115,7 @@ export async function up(config: KeelConfig): Promise<number> {
         port: config.temporal.devServerPort,
         uiPort: config.temporal.devServerUiPort,
         namespace: config.temporal.namespace,
+        uiCodecEndpoint: `${apiUrl}/codec`,
         onOutput: (line) => say(`[temporal] ${line}`),
       });
     } else {
@@ -150,7 +155,6 @@ export async function up(config: KeelConfig): Promise<number> {
     worker.start();
     api.start();
 
-    const apiUrl = `http://${config.api.host}:${config.api.port}`;
     await waitForReady(apiUrl, 120_000, () => shuttingDown() !== undefined);
     const stoppedWhileStarting = shuttingDown();
     if (stoppedWhileStarting !== undefined) return await stoppedWhileStarting;
@@ -160,7 +164,10 @@ export async function up(config: KeelConfig): Promise<number> {
     say(
       `  Temporal  ${temporalAddress(config)}${server === undefined ? '' : `   (dev server, data in ${shown(server.databaseFile)})`}`,
     );
-    if (server !== undefined) say(`  Web UI    ${server.uiUrl}`);
+    if (server !== undefined) say(`  Web UI    ${server.uiUrl}   (decrypts through ${apiUrl}/codec)`);
+    say(
+      `  Encrypted with key "${encryptionKey?.id}"${config.encryption.keys === undefined ? ` (from ${shown(config.encryption.keyFile)})` : ' (KEEL_ENCRYPTION_KEYS)'}`,
+    );
     say(`  Model     ${modelBanner(config)}`);
     say(
       `  Sandbox   ${sandbox.ok ? sandbox.line : config.sandbox.mode === 'off' ? 'OFF (unconfined)' : 'unavailable (see above)'}`,

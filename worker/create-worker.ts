@@ -1,6 +1,7 @@
 /** The Keel worker's options, in one place for the worker process, tests and benchmarks. */
 import path from 'node:path';
 import { type NativeConnection, Worker } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import type { KeelActivities } from '../common/activities';
 
 /** The workflow entry point the bundler starts from. */
@@ -11,6 +12,8 @@ export interface KeelWorkerOptions {
   namespace: string;
   taskQueue: string;
   activities: KeelActivities;
+  /** From `codec/data-converter.ts`: every payload the worker sends is encrypted. */
+  dataConverter: DataConverter;
   /** A prebuilt bundle (from `worker/bundle.ts`); without one the worker bundles at start. */
   workflowBundlePath?: string;
   /** 0 replays every workflow task from history (used to prove replay safety). */
@@ -37,6 +40,7 @@ export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: options.activities,
+    dataConverter: options.dataConverter,
     ...(options.workflowBundlePath === undefined
       ? { workflowsPath }
       : { workflowBundle: { codePath: options.workflowBundlePath } }),

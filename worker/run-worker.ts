@@ -9,6 +9,7 @@ import { ExtensionHost } from '../activities/extensions';
 import { ToolRegistry } from '../activities/tools';
 import { describeSandbox } from '../activities/tools/bash';
 import { Sandbox } from '../activities/tools/sandbox';
+import { loadDataConverter } from '../codec/data-converter';
 import type { KeelConfig } from '../common/config';
 import type { TemporalConnectionOptions } from '../launch/connection';
 import { createKeelWorker } from './create-worker';
@@ -37,6 +38,8 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
     // Keel handles signals itself, so a second signal can force the exit.
     shutdownSignals: [],
   });
+  // Before connecting: a missing or unusable key stops the worker at start, not at its first task.
+  const dataConverter = await loadDataConverter(config.encryption);
   const connection = await NativeConnection.connect(connectionOptions);
   await ensureSearchAttributes(connection, config.temporal.namespace, logger);
   const sandbox = new Sandbox(config.sandbox, config.childEnvironment.PATH);
@@ -62,6 +65,7 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
     namespace: config.temporal.namespace,
     taskQueue: config.taskQueue,
     activities: drain.activities,
+    dataConverter,
     shutdownGraceS: config.shutdownGraceS,
     ...(config.workflowBundle === undefined ? {} : { workflowBundlePath: config.workflowBundle }),
   });

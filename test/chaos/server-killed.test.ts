@@ -11,6 +11,7 @@ import { startDevServer, type DevServer } from '../../launch/dev-server';
 import type { KeelConfig } from '../../common/config';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
 import { lastAnswer, TestConversation } from '../helpers/conversation';
+import { testDataConverter } from '../helpers/encryption';
 import { testConfig } from '../helpers/temporal';
 import { anthropicModel, anyToolResponder, userTexts, WorkerFleet, workerEnv } from './chaos-helpers';
 
@@ -51,7 +52,10 @@ describe('the Temporal server killed with SIGKILL and restarted', () => {
     fake = await startFakeAnthropic({ responder: anyToolResponder });
     config = await testConfig();
     fleet = new WorkerFleet(() => ({ ...workerEnv(config, fake), TEMPORAL_ADDRESS: server.address }));
-    client = new Client({ connection: await Connection.connect({ address: server.address }) });
+    client = new Client({
+      connection: await Connection.connect({ address: server.address }),
+      dataConverter: testDataConverter(),
+    });
   });
 
   afterAll(async () => {

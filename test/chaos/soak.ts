@@ -14,6 +14,7 @@ import { startDevServer } from '../../launch/dev-server';
 import { ensureTemporalCli } from '../../launch/temporal-cli';
 import { parseConfig } from '../../common/config';
 import { buildWorkflowBundle } from '../../worker/bundle';
+import { testDataConverter } from '../helpers/encryption';
 import { runSoak, soakClean, type Disruption } from './soak-run';
 
 async function main(): Promise<void> {
@@ -32,7 +33,10 @@ async function main(): Promise<void> {
   await writeFile(bundlePath, bundle);
   process.env.KEEL_TEST_TEMPORAL_ADDRESS = server.address;
   process.env.KEEL_TEST_BUNDLE = bundlePath;
-  const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  const client = new Client({
+    connection: await Connection.connect({ address: server.address }),
+    dataConverter: testDataConverter(),
+  });
   const summary = await runSoak({
     client,
     seconds: Number(process.env.SOAK_SECONDS ?? 120),

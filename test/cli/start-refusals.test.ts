@@ -36,3 +36,45 @@ describe('keel up with unusable API tokens', () => {
     expect(output).not.toMatch(/Starting|Keel is running/);
   });
 });
+
+describe('keel up with unusable encryption keys', () => {
+  it.each([
+    [
+      'a key of the wrong length',
+      'k1:c2hvcnQ=',
+      /KEEL_ENCRYPTION_KEYS: entry 1 \(key "k1"\) is not a 32-byte key/,
+    ],
+    [
+      'a key without an id',
+      'MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=',
+      /KEEL_ENCRYPTION_KEYS: entry 1 needs an id/,
+    ],
+  ])('refuses %s at start with a clear message (exit 2)', async (_case, keys, message) => {
+    const { code, output } = await keelUp({ KEEL_ENCRYPTION_KEYS: keys });
+    expect(code).toBe(2);
+    expect(output).toMatch(message);
+    expect(output).not.toMatch(/Starting|Keel is running/);
+  });
+
+  it('refuses a worker for a cluster that names no key, before it connects (exit 2)', async () => {
+    try {
+      await run(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'worker'], {
+        cwd: path.resolve(__dirname, '../..'),
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          TEMPORAL_ADDRESS: '127.0.0.1:1',
+          KEEL_DATA_DIR: '/nonexistent/keel',
+        },
+        timeout: 30_000,
+      });
+      throw new Error('the worker started');
+    } catch (error) {
+      const failed = error as { code: number; stderr: string };
+      expect(failed.code).toBe(2);
+      expect(failed.stderr).toMatch(
+        /^keel: KEEL_ENCRYPTION_KEYS is not set .* set KEEL_ENCRYPTION_KEYS=id:key/,
+      );
+    }
+  });
+});

@@ -11,7 +11,9 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import { createActivities, type ActivityDependencies } from '../../activities';
 import type { KeelActivities } from '../../common/activities';
 import { type KeelConfig, parseConfig } from '../../common/config';
+import { loadDataConverter } from '../../codec/data-converter';
 import { createKeelWorker } from '../../worker/create-worker';
+import { testDataConverter, testEncryptionKeys } from './encryption';
 
 // Worker state changes and the like are noise in test output; warnings and errors still show.
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -35,6 +37,7 @@ export async function testConfig(env: Record<string, string> = {}): Promise<Keel
       KEEL_DATA_DIR: dataDir,
       KEEL_MODEL: 'scripted:demo',
       KEEL_LOG_LEVEL: 'warn',
+      KEEL_ENCRYPTION_KEYS: testEncryptionKeys,
       ...env,
     },
     process.cwd(),
@@ -46,7 +49,7 @@ let clientPromise: Promise<Client> | undefined;
 /** One client per test file. */
 export function testClient(): Promise<Client> {
   clientPromise ??= Connection.connect({ address: testAddress() }).then(
-    (connection) => new Client({ connection }),
+    (connection) => new Client({ connection, dataConverter: testDataConverter() }),
   );
   return clientPromise;
 }
@@ -80,6 +83,7 @@ export async function startTestWorker(options: TestWorkerOptions): Promise<Runni
     namespace: options.config.temporal.namespace,
     taskQueue: options.config.taskQueue,
     activities: options.activities?.(real) ?? real,
+    dataConverter: await loadDataConverter(options.config.encryption),
     workflowBundlePath: process.env.KEEL_TEST_BUNDLE!,
     shutdownGraceS: 2,
     ...(options.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: options.maxCachedWorkflows }),

@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { once } from 'node:events';
+import { testEncryptionKeys } from './encryption';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -48,6 +49,7 @@ export async function startWorkerProcess({
       KEEL_WORKFLOW_BUNDLE: process.env.KEEL_TEST_BUNDLE ?? '',
       KEEL_LOG_FORMAT: 'json',
       KEEL_LOG_LEVEL: 'info',
+      KEEL_ENCRYPTION_KEYS: testEncryptionKeys,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -18,6 +18,7 @@ import { startDevServer } from '../../launch/dev-server';
 import { ensureTemporalCli } from '../../launch/temporal-cli';
 import { createKeelWorker } from '../../worker/create-worker';
 import { TestConversation } from '../helpers/conversation';
+import { testDataConverter, testEncryptionKeys } from '../helpers/encryption';
 
 const historiesDir = path.join(__dirname, 'histories');
 
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
       KEEL_DATA_DIR: dataDir,
       KEEL_MODEL: 'scripted:demo',
       KEEL_TASK_QUEUE: 'record',
+      KEEL_ENCRYPTION_KEYS: testEncryptionKeys,
     },
     process.cwd(),
   );
@@ -51,6 +53,8 @@ async function main(): Promise<void> {
     namespace: 'default',
     taskQueue: config.taskQueue,
     shutdownGraceS: 1,
+    // Recorded encrypted with the test key, as every history is stored now.
+    dataConverter: testDataConverter(),
     activities: {
       ...real,
       callModel: real.callModel,
@@ -67,7 +71,10 @@ async function main(): Promise<void> {
     },
   });
   const running = worker.run();
-  const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  const client = new Client({
+    connection: await Connection.connect({ address: server.address }),
+    dataConverter: testDataConverter(),
+  });
   const record = async (name: string, conversation: TestConversation, runId?: string): Promise<void> => {
     // The CLI writes the canonical proto JSON that historyFromJSON reads back.
     const args = ['workflow', 'show', '--address', server.address, '-w', conversation.handle.workflowId];

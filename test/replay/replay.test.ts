@@ -1,25 +1,62 @@
 /**
  * Recorded histories (test/replay/histories/, from `npm run record-histories`) replayed against
  * the current workflow bundle: a change that would break a running conversation fails here with
- * a determinism error, before it reaches a deployed worker.
+ * a determinism error, before it reaches a deployed worker. The current ones were recorded
+ * encrypted with the test key and replay through the codec; older ones are plaintext, as stored
+ * before encryption, and replay through the same codec untouched.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadHistory } from './load-history';
 import { Worker } from '@temporalio/worker';
+import { testDataConverter } from '../helpers/encryption';
 
 const directory = path.join(__dirname, 'histories');
 /**
  * Histories written by older workflow code, kept while a `patched()` branch still serves them
  * (docs/replay-and-patching.md): the code must replay both its own and these.
  */
-const olderDirectories = ['before-cost-patch'];
+const olderDirectories = ['before-cost-patch', 'plaintext'];
 const scenarios = [
   'continue-as-new.json',
   'crash-recovered-turn.json',
   'parallel-tools.json',
   'plain-turn.json',
 ];
+
+async function loadHistories(files: string[]) {
+  return Promise.all(
+    files.map(async (file) => ({
+      workflowId: file.replace(/\.json$/, ''),
+      history: loadHistory(JSON.parse(await readFile(path.join(directory, file), 'utf8'))),
+    })),
+  );
+}
+
+async function replay(files: string[], dataConverter = testDataConverter()): Promise<string[]> {
+  const results: string[] = [];
+  for await (const result of Worker.runReplayHistories(
+    { workflowBundle: { codePath: process.env.KEEL_TEST_BUNDLE! }, dataConverter },
+    await loadHistories(files),
+  )) {
+    if (result.error !== undefined) results.push(`${result.workflowId}: ${String(result.error)}`);
+    else results.push(`${result.workflowId}: ok`);
+  }
+  return results.sort();
+}
+
+/** Encodings of a history's payloads, apart from search attributes and the SDK's patch markers. */
+function contentEncodings(value: unknown, out = new Set<string>()): Set<string> {
+  if (value === null || typeof value !== 'object') return out;
+  const record = value as Record<string, unknown>;
+  const metadata = record.metadata as Record<string, string> | undefined;
+  if (metadata?.encoding !== undefined) out.add(Buffer.from(metadata.encoding, 'base64').toString('utf8'));
+  else
+    for (const [name, child] of Object.entries(record))
+      if (name !== 'searchAttributes' && name !== 'markerRecordedEventAttributes')
+        contentEncodings(child, out);
+  return out;
+}
 
 async function historyFiles(): Promise<string[]> {
   const current = (await readdir(directory)).filter((file) => file.endsWith('.json'));
@@ -41,20 +78,23 @@ describe('recorded histories', () => {
 
   it('replay against the current workflow bundle without a determinism error', async () => {
     const files = await historyFiles();
-    const histories = await Promise.all(
-      files.map(async (file) => ({
-        workflowId: file.replace(/\.json$/, ''),
-        history: loadHistory(JSON.parse(await readFile(path.join(directory, file), 'utf8'))),
-      })),
-    );
-    const results: string[] = [];
-    for await (const result of Worker.runReplayHistories(
-      { workflowBundle: { codePath: process.env.KEEL_TEST_BUNDLE! } },
-      histories,
-    )) {
-      if (result.error !== undefined) results.push(`${result.workflowId}: ${String(result.error)}`);
-      else results.push(`${result.workflowId}: ok`);
+    expect(await replay(files)).toEqual(files.map((file) => `${file.replace(/\.json$/, '')}: ok`).sort());
+  });
+
+  it('store the current histories encrypted, the older ones in plaintext', async () => {
+    for (const file of scenarios) {
+      const json: unknown = JSON.parse(await readFile(path.join(directory, file), 'utf8'));
+      expect([file, [...contentEncodings(json)]]).toEqual([file, ['binary/encrypted']]);
+      const older: unknown = JSON.parse(await readFile(path.join(directory, 'plaintext', file), 'utf8'));
+      expect([file, [...contentEncodings(older)]]).toEqual([file, ['json/plain']]);
     }
-    expect(results.sort()).toEqual(files.map((file) => `${file.replace(/\.json$/, '')}: ok`).sort());
+  });
+
+  it('fail to replay with another key: they really are encrypted', async () => {
+    const other = `test-1:${Buffer.alloc(32, 7).toString('base64')}`;
+    // The failure itself is encrypted (with the other key), so the replayer shows it encoded.
+    expect(await replay(['plain-turn.json'], testDataConverter(other))).toEqual([
+      expect.stringMatching(/^plain-turn: ReplayError: .*Encoded failure/),
+    ]);
   });
 });

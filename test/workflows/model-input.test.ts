@@ -9,6 +9,7 @@ import type { KeelConfig } from '../../common/config';
 import * as messages from '../../common/messages';
 import { type FakeAnthropic, startFakeAnthropic, toolUsingResponder } from '../fakes/anthropic-server';
 import { TestConversation } from '../helpers/conversation';
+import { decryptedText } from '../helpers/encryption';
 import {
   closeTestClient,
   startTestWorker,
@@ -36,13 +37,15 @@ describe('the model activity input', () => {
     await closeTestClient();
   });
 
-  /** The callModel inputs the workflow scheduled, as JSON text. */
+  /** The callModel inputs the workflow scheduled, as JSON text (stored encrypted). */
   async function scheduledModelInputs(conversation: TestConversation): Promise<string[]> {
     const history = await conversation.handle.fetchHistory();
-    return (history.events ?? [])
-      .map((event) => event.activityTaskScheduledEventAttributes)
-      .filter((attributes) => attributes?.activityType?.name === 'callModel')
-      .map((attributes) => Buffer.from(attributes!.input!.payloads![0]!.data!).toString('utf8'));
+    return Promise.all(
+      (history.events ?? [])
+        .map((event) => event.activityTaskScheduledEventAttributes)
+        .filter((attributes) => attributes?.activityType?.name === 'callModel')
+        .map((attributes) => decryptedText(attributes!.input!.payloads![0]!)),
+    );
   }
 
   it('carries short conversations inline and reads long ones from the workflow, sending the model the same messages', async () => {

@@ -1,0 +1,74 @@
+/**
+ * The codec server (Temporal's remote codec protocol), so the Temporal Web UI and `temporal`
+ * CLI show conversations decrypted: `POST /codec/decode` and `/codec/encode` take
+ * `{"payloads": [{"metadata": {name: base64}, "data": base64}]}` and answer the same shape.
+ * Behind the API's authentication like every route; CORS for the Web UI's origin is set up in
+ * `app.ts`. The codec is the API client's own, so it holds the same keys as the worker.
+ */
+import { Router } from 'express';
+import type { Client } from '@temporalio/client';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import { z } from 'zod';
+import { PayloadDecryptionError } from '../../codec/errors';
+import { ApiError } from '../errors';
+import { parseBody } from '../validate';
+
+/** Payloads a UI page asks about at once can be many; each may be up to Temporal's 2 MiB. */
+export const maxCodecBodyBytes = 16 * 1024 * 1024;
+
+const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
+const codecBody = z.object({
+  payloads: z.array(z.object({ metadata: z.record(z.string(), base64).optional(), data: base64.optional() })),
+});
+type JsonPayload = z.infer<typeof codecBody>['payloads'][number];
+
+function fromJson({ metadata, data }: JsonPayload): Payload {
+  return {
+    metadata: Object.fromEntries(
+      Object.entries(metadata ?? {}).map(([name, value]) => [name, Buffer.from(value, 'base64')]),
+    ),
+    data: Buffer.from(data ?? '', 'base64'),
+  };
+}
+
+function toJson({ metadata, data }: Payload): JsonPayload {
+  return {
+    metadata: Object.fromEntries(
+      Object.entries(metadata ?? {}).map(([name, value]) => [
+        name,
+        Buffer.from(value ?? []).toString('base64'),
+      ]),
+    ),
+    data: Buffer.from(data ?? []).toString('base64'),
+  };
+}
+
+export function codecRoutes(client: Client, namespace: string): Router {
+  const codecs: readonly PayloadCodec[] = client.options.loadedDataConverter.payloadCodecs;
+  const router = Router();
+  const handle = (direction: 'encode' | 'decode') =>
+    router.post(`/codec/${direction}`, async (request, response) => {
+      const asked = request.header('x-namespace');
+      if (asked !== undefined && asked !== '' && asked !== namespace)
+        throw new ApiError(
+          400,
+          'namespace_mismatch',
+          `this codec serves namespace "${namespace}", not "${asked}"`,
+          'X-Namespace',
+        );
+      let payloads = parseBody(codecBody, request).payloads.map(fromJson);
+      try {
+        // Encoding applies the codecs in order, decoding in reverse, as the SDK does.
+        if (direction === 'encode') for (const codec of codecs) payloads = await codec.encode(payloads);
+        else for (const codec of [...codecs].reverse()) payloads = await codec.decode(payloads);
+      } catch (error) {
+        if (error instanceof PayloadDecryptionError)
+          throw new ApiError(422, 'payload_undecryptable', error.message, 'payloads');
+        throw error;
+      }
+      response.json({ payloads: payloads.map(toJson) });
+    });
+  handle('encode');
+  handle('decode');
+  return router;
+}
