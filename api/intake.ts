@@ -80,7 +80,12 @@ export async function deliver<T>({
     if (early !== undefined) return { kind: 'queued' };
     // Both are on their way now; the first the thread sees wins, the other is a no-op.
     const late = await Promise.race([update, after(timings.answerWithinMs - (Date.now() - started))]);
-    return late?.kind === 'taken' ? late : { kind: 'queued' };
+    if (late === undefined) return { kind: 'queued' };
+    if (late.kind === 'taken') return late;
+    // The thread's own refusal, only later than usual (a loaded worker): the caller hears it, as
+    // on the fast path. Its signal twin is refused the same way in the workflow.
+    if (!isStall(late.error)) throw late.error;
+    return { kind: 'queued' };
   } finally {
     // The update may still land after this; it carries the same ids, so it changes nothing.
     giveUp.abort();
