@@ -41,6 +41,9 @@ interface PageElement {
   querySelector(selector: string): { textContent: string | null } | null;
 }
 
+/** Text as compared between page and state: code fences (shown as code blocks) and spacing aside. */
+const comparable = (text: string): string => text.replace(/```[^\n]*/g, '').replace(/\s+/g, '');
+
 const textOf = (content: unknown): string =>
   typeof content === 'string'
     ? content
@@ -108,8 +111,8 @@ describe('the web chat in a browser', () => {
       .evaluateAll((articles: PageElement[]) =>
         articles.map((article) =>
           article.classList.contains('human')
-            ? `human: ${article.querySelector('p')?.textContent ?? ''}`
-            : `ai: ${article.querySelector('.answer')?.textContent ?? ''}`,
+            ? `human: ${(article.querySelector('p')?.textContent ?? '').replace(/\s+/g, '')}`
+            : `ai: ${(article.querySelector('.answer')?.textContent ?? '').replace(/\s+/g, '')}`,
         ),
       );
 
@@ -122,7 +125,7 @@ describe('the web chat in a browser', () => {
     );
     return state.body.values.messages
       .filter((message) => message.type !== 'tool')
-      .map((message) => `${message.type}: ${textOf(message.content)}`);
+      .map((message) => `${message.type}: ${comparable(textOf(message.content))}`);
   }
 
   it('serves the page at / with everything it needs from the API itself', async () => {
@@ -256,6 +259,42 @@ describe('the web chat in a browser', () => {
       await page.waitForURL(`**/?thread=${second}`);
       await page.locator('article.message.human', { hasText: 'the second of two threads' }).waitFor();
       expect(await shown(page)).toEqual(await stored(second));
+    });
+  });
+
+  it('shows a sub-agent as a card nested in its spawn_agent call, with its own thread inside', async () => {
+    await onPage(browser, 'sub-agent', async (page) => {
+      await page.goto(base);
+      await send(page, 'spawn: say hello from the child');
+      const threadId = await threadOf(page);
+      await waitForStatus(page, 'Done.');
+      const card = page.getByRole('region', { name: 'Tool spawn_agent' });
+      expect(await card.getAttribute('data-status')).toBe('ok');
+      const child = card.locator('details.child-card');
+      expect(await child.locator('summary').textContent()).toContain(`${threadId}.`);
+      await child.locator('summary').click();
+      await child.locator('article.message.human', { hasText: 'say hello from the child' }).waitFor();
+      await child.locator('article.message.ai .answer').first().waitFor();
+    });
+  });
+
+  it('says when a budget is nearly spent and when it stops the thread, in words', async () => {
+    const threadId = `web-budget-${Date.now()}`;
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'budget' },
+      config: { model: 'scripted:metered', max_cost_usd: 0.001 },
+    });
+    await onPage(browser, 'budget', async (page) => {
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'hello on a budget');
+      await page
+        .getByRole('alert')
+        .filter({ hasText: /^Budget (warning|reached)/ })
+        .waitFor();
+      await send(page, 'and once more');
+      await waitForStatus(page, 'The thread reached its budget. Raise the limit to go on.');
+      expect(await page.locator('p.status-line').textContent()).not.toMatch(/Error:|at .*\.js/);
     });
   });
 

@@ -6,7 +6,7 @@
  */
 import type { Message, StreamMode } from '@langchain/langgraph-sdk';
 import { useStream } from '@langchain/langgraph-sdk/react';
-import { useEffect, useReducer, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useReducer, useRef, useState } from 'react';
 import { decide, pendingDecisions, type Decision } from '../approvals';
 import { readableError, statusOf, type Connection } from '../keel-api';
 import { applyActivity, noActivity, type ActivityEvent, type Usage } from '../run-activity';
@@ -207,6 +207,14 @@ export function Conversation(props: ConversationProps) {
     );
   };
 
+  // Follow the newest words while the reader is at the bottom; leave them be when they scrolled up.
+  const scroller = useRef<HTMLDivElement>(null);
+  const atBottom = useRef(true);
+  useLayoutEffect(() => {
+    const element = scroller.current;
+    if (element !== null && atBottom.current) element.scrollTop = element.scrollHeight;
+  });
+
   const messages = stream.messages;
   const live = liveToolCalls(messages, activity);
   const waiting = Object.values(activity.decisions).filter(
@@ -216,7 +224,14 @@ export function Conversation(props: ConversationProps) {
 
   return (
     <section className="conversation" aria-label="Conversation">
-      <div className="messages">
+      <div
+        className="messages"
+        ref={scroller}
+        onScroll={(event) => {
+          const element = event.currentTarget;
+          atBottom.current = element.scrollHeight - element.scrollTop - element.clientHeight < 80;
+        }}
+      >
         {messages.length === 0 && !stream.isLoading && props.threadId === null && (
           <div className="empty">
             <h2>New thread</h2>

@@ -2,6 +2,7 @@
 import type { Message } from '@langchain/langgraph-sdk';
 import type { Connection } from '../keel-api';
 import type { RunActivity } from '../run-activity';
+import { RichText } from './rich-text';
 import { ToolCard } from './tool-card';
 
 export function textOf(message: Message): string {
@@ -62,7 +63,7 @@ export function MessageList({ messages, connection, threadId, activity }: Messag
         const text = textOf(message);
         return (
           <article key={key} className="message ai" aria-label="Assistant">
-            {text !== '' && <p className="answer">{text}</p>}
+            {text !== '' && <RichText className="answer" text={text} />}
             {toolCallsOf(message).map((call, position) => {
               const result = call.id === undefined ? undefined : results.get(call.id);
               const live = call.id === undefined ? undefined : activity?.tools[call.id];
