@@ -13,6 +13,8 @@ COPY activities ./activities
 COPY worker ./worker
 COPY api ./api
 COPY cli ./cli
+# The web chat's committed production build (web/dist); the API serves it at /.
+COPY web/dist ./web/dist
 COPY tsconfig.json ./
 ENV KEEL_DATA_DIR=/data KEEL_LOG_FORMAT=json
 VOLUME /data

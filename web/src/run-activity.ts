@@ -55,7 +55,8 @@ export type ActivityEvent =
   | { event: string; data: Record<string, unknown> }
   | { event: 'page.decisions'; data: { pending: PendingDecision[] } }
   | { event: 'page.deciding'; data: { id: string; state: DecisionState } }
-  | { event: 'page.usage'; data: { run?: Usage; thread: Usage } };
+  | { event: 'page.usage'; data: { run?: Usage; thread: Usage } }
+  | { event: 'page.sent'; data: Record<string, never> };
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
@@ -117,6 +118,11 @@ export function applyActivity(activity: RunActivity, { event, data }: ActivityEv
     }
     case 'usage.updated':
       return { ...activity, usage: { run: data.usage as Usage, thread: data.thread_usage as Usage } };
+    case 'page.sent':
+      // A new run: its usage starts from nothing; the thread's stays as it was.
+      return activity.usage === undefined
+        ? activity
+        : { ...activity, usage: { run: zero, thread: activity.usage.thread } };
     case 'page.usage': {
       const { run, thread } = data as { run?: Usage; thread: Usage };
       return { ...activity, usage: { run: run ?? activity.usage?.run ?? zero, thread } };

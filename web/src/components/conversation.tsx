@@ -154,6 +154,7 @@ export function Conversation(props: ConversationProps) {
   const send = (text: string) => {
     stopRequested.current = false;
     runRef.current = null;
+    note({ event: 'page.sent', data: {} });
     setOutcome(null);
     setProblem(null);
     const created = threadRef.current === null;
