@@ -140,6 +140,24 @@ describe('the web chat in a browser', () => {
     expect((await call(base, 'GET', '/assets/nothing-here.js')).status).toBe(404);
   });
 
+  it("replays a run from its first event for Last-Event-ID -1, as useStream's joinStream asks", async () => {
+    await call(base, 'POST', '/threads', { thread_id: `web-replay-${port}` });
+    const run = await call<{ run_id: string }>(base, 'POST', `/threads/web-replay-${port}/runs/wait`, {
+      input: { messages: [{ role: 'user', content: 'hello' }] },
+    });
+    const runs = await call<Array<{ run_id: string }>>(base, 'GET', `/threads/web-replay-${port}/runs`);
+    const runId = runs.body[0]!.run_id;
+    expect(run.status).toBe(200);
+    const stream = (headers: Record<string, string>) =>
+      fetch(`${base}/threads/web-replay-${port}/runs/${runId}/stream?stream_mode=values`, { headers }).then(
+        async (response) => ({ status: response.status, text: await response.text() }),
+      );
+    const fromStart = await stream({ 'last-event-id': '-1' });
+    expect(fromStart.status).toBe(200);
+    expect(fromStart.text).toEqual((await stream({})).text);
+    expect(fromStart.text.match(/^event: values$/gm)?.length).toBe(2);
+  });
+
   it('streams an answer token by token and shows the tool call as a card', async () => {
     await onPage(browser, 'streams an answer', async (page) => {
       await page.goto(base);

@@ -77,7 +77,11 @@ export function App() {
               route.created(threadId);
               refresh();
             }}
-            onChanged={refresh}
+            onChanged={() => {
+              refresh();
+              // Thread listings come from Temporal's visibility, which follows a moment later.
+              window.setTimeout(refresh, 2_000);
+            }}
             onReattach={() => setAttach((value) => value + 1)}
             onUnauthorized={() => setNeedsToken(true)}
           />
