@@ -71,9 +71,25 @@ export function Conversation(props: ConversationProps) {
   const propsRef = useRef(props);
   propsRef.current = props;
 
+  // One re-attach per mount at most, and none from a view already replaced: several requests
+  // fail together when the API is away, and each would otherwise mount another view.
+  const mounted = useRef(true);
+  const reattaching = useRef(false);
+  useEffect(
+    () => () => {
+      mounted.current = false;
+    },
+    [],
+  );
+  const reattach = () => {
+    if (!mounted.current || reattaching.current) return;
+    reattaching.current = true;
+    propsRef.current.onReattach();
+  };
   const reattachSoon = () => {
+    if (!mounted.current || reattaching.current) return;
     setReconnecting(true);
-    window.setTimeout(() => propsRef.current.onReattach(), reattachDelayMs);
+    window.setTimeout(reattach, reattachDelayMs);
   };
 
   const failed = (error: unknown) => {
@@ -89,7 +105,7 @@ export function Conversation(props: ConversationProps) {
     if (threadId === null || id === null) return;
     try {
       const run = (await client.runs.get(threadId, id)) as unknown as KeelRun;
-      if (!finished.has(run.status)) return propsRef.current.onReattach();
+      if (!finished.has(run.status)) return reattach();
       setOutcome(outcomeOf(run));
       propsRef.current.onChanged();
     } catch (error) {
