@@ -224,6 +224,27 @@ describe('the web chat in a browser', () => {
     });
   });
 
+  it('counts an approval down and says so when it was not decided in time', async () => {
+    const threadId = `web-timeout-${Date.now()}`;
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'timeout' },
+      config: { approval: 'require', approval_timeout_s: 3 },
+    });
+    await onPage(browser, 'approval timeout', async (page) => {
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'run: echo too-late');
+      const approval = page.getByRole('region', { name: 'Approval for bash' });
+      await approval.waitFor();
+      expect(await approval.getByLabel('Time left to decide').textContent()).toMatch(
+        /^0:0[0-3] left$|^timing out…$/,
+      );
+      await waitForStatus(page, 'A tool was not approved in time.');
+      expect(await approval.count()).toBe(0);
+      expect(await page.getByRole('region', { name: 'Tool bash' }).getAttribute('data-status')).toBe('error');
+    });
+  });
+
   it('shows the whole answer once after a reload mid-answer, and after the tab is closed and reopened', async () => {
     await onPage(browser, 'reload mid-answer', async (page) => {
       await page.goto(base);

@@ -28,10 +28,9 @@ export function outcomeText(outcome: RunOutcome): string {
   if (outcome.status === 'completed')
     return outcome.reason === undefined ? 'Done.' : (reasons[outcome.reason] ?? `Done (${outcome.reason}).`);
   if (outcome.status === 'cancelled') return 'Stopped.';
+  // Keel's own words for a known reason; otherwise its error message, which says what happened.
   const why = outcome.reason === undefined ? undefined : reasons[outcome.reason];
-  return [why ?? 'The run failed.', outcome.error]
-    .filter((part) => part !== undefined && part !== '')
-    .join(' ');
+  return why ?? (outcome.error === undefined || outcome.error === '' ? 'The run failed.' : outcome.error);
 }
 
 export interface RunStatusProps {
