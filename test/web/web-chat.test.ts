@@ -39,6 +39,10 @@ interface InPage {
 interface PageElement {
   classList: { contains(name: string): boolean };
   querySelector(selector: string): { textContent: string | null } | null;
+  labels?: { length: number } | null;
+  getAttribute(name: string): string | null;
+  textContent: string | null;
+  outerHTML: string;
 }
 
 /** Text as compared between page and state: code fences (shown as code blocks) and spacing aside. */
@@ -396,7 +400,14 @@ describe('the web chat in a browser', () => {
     }
   });
 
-  it('fits a phone-width screen: the threads open from a button', async () => {
+  it('says in words when a link names a thread that does not exist', async () => {
+    await onPage(browser, 'unknown thread', async (page) => {
+      await page.goto(`${base}/?thread=no-such-thread`);
+      await page.getByRole('alert').filter({ hasText: 'thread no-such-thread not found' }).waitFor();
+    });
+  });
+
+  it('fits a phone-width screen: the threads open from a button, and every control has a name', async () => {
     await onPage(browser, 'phone width', async (page) => {
       await page.setViewportSize({ width: 390, height: 800 });
       await page.goto(base);
@@ -409,6 +420,19 @@ describe('the web chat in a browser', () => {
         () => (globalThis as unknown as InPage).document.documentElement.scrollWidth,
       );
       expect(width).toBeLessThanOrEqual(390);
+      // What a screen reader announces for each control: none may be nameless.
+      const nameless = await page
+        .locator('button, input, textarea, select, a[href]')
+        .evaluateAll((controls: PageElement[]) =>
+          controls
+            .filter((control) => {
+              const labelled =
+                (control.labels?.length ?? 0) > 0 || control.getAttribute('aria-label') !== null;
+              return !labelled && (control.textContent ?? '').trim() === '';
+            })
+            .map((control) => control.outerHTML),
+        );
+      expect(nameless).toEqual([]);
     });
   });
 });
