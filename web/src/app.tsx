@@ -38,6 +38,15 @@ export function App() {
     searchAssistants(connection).then(setAssistants, () => setAssistants([]));
   }, [connection, refresh]);
 
+  // Back from another tab or window: other clients may have moved threads on meanwhile.
+  useEffect(() => {
+    const onVisible = () => {
+      if (document.visibilityState === 'visible') refresh();
+    };
+    document.addEventListener('visibilitychange', onVisible);
+    return () => document.removeEventListener('visibilitychange', onVisible);
+  }, [refresh]);
+
   const open = (threadId: string | null) => {
     setMenuOpen(false);
     route.open(threadId);
