@@ -15,6 +15,8 @@ COPY worker ./worker
 COPY api ./api
 COPY launch ./launch
 COPY cli ./cli
+# The web chat's committed production build (web/dist); the API serves it at /.
+COPY web/dist ./web/dist
 COPY tsconfig.json ./
 ENV KEEL_DATA_DIR=/data KEEL_LOG_FORMAT=json
 VOLUME /data

@@ -29,7 +29,16 @@ const forbiddenFolders = (folders) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.keel/**', 'bench/results/**', 'test/replay/histories/**', 'cli/bin.cjs'] },
+  {
+    ignores: [
+      'node_modules/**',
+      '.keel/**',
+      'bench/results/**',
+      'test/replay/histories/**',
+      'cli/bin.cjs',
+      'web/dist/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

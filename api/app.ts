@@ -21,6 +21,7 @@ import { Sessions } from './sessions';
 import { runRoutes } from './routes/runs';
 import { streamRoutes } from './routes/streams';
 import { threadRoutes } from './routes/threads';
+import { webPageRoutes } from './web-page';
 
 /** Request bodies above this are refused with 413 (run input itself is limited to 100,000 characters). */
 export const maxBodyBytes = 1024 * 1024;
@@ -46,6 +47,8 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   app.use('/codec', express.json({ limit: maxCodecBodyBytes, type: () => true }));
   // Whatever the content-type says (or without one, as some proxies send it), a body is JSON.
   app.use(express.json({ limit: maxBodyBytes, type: () => true }));
+  // The web chat is public; the API calls it makes carry the person's token.
+  app.use(webPageRoutes());
   app.use(authenticate(config.api.tokens));
   const conversations = new Conversations(client, config);
   app.get('/openapi.json', (_request, response) => {

@@ -161,6 +161,7 @@ export async function up(config: KeelConfig): Promise<number> {
     say('');
     say('Keel is running.');
     say(`  API       ${apiUrl}   (OpenAPI: ${apiUrl}/openapi.json)`);
+    say(`  Chat      ${apiUrl}/   (the web chat: open it in a browser)`);
     say(
       `  Temporal  ${temporalAddress(config)}${server === undefined ? '' : `   (dev server, data in ${shown(server.databaseFile)})`}`,
     );

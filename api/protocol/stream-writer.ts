@@ -26,7 +26,8 @@ export function streamCursorOf(request: Request, selection: StreamSelection): St
   const header = request.header('last-event-id')?.trim();
   const query = request.query.starting_after;
   const raw = header !== undefined && header !== '' ? header : query;
-  if (raw === undefined) return undefined;
+  // LangGraph's "-1" means "from the run's first event", as no cursor at all (useStream sends it).
+  if (raw === undefined || raw === '-1') return undefined;
   const match = typeof raw === 'string' ? cursorPattern.exec(raw) : null;
   if (match === null || (selection.native && match[2] !== undefined))
     throw new ApiError(

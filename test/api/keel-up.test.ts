@@ -69,6 +69,11 @@ describe('keel up (npm start)', () => {
     expect(first.output()).toMatch(/scripted:demo — the offline scripted model.*ANTHROPIC_API_KEY/);
     expect(first.output()).toContain('Sandbox   bubblewrap, network off');
     expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
+    // The web chat is served by the API, at the address the banner names.
+    expect(first.output()).toContain(`Chat      ${api}/`);
+    const page = await fetch(`${api}/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<div id="root"></div>');
 
     expect((await call(api, 'POST', '/threads', { thread_id: 'e2e' })).status).toBe(200);
     const answer = await call<{ messages: LangChainMessage[] }>(

@@ -1,0 +1,438 @@
+/**
+ * The web chat in a real browser: headless Chromium (Debian's package, through playwright-core)
+ * on the page the API serves at `/`, against a real API and worker on the test Temporal server,
+ * with the offline scripted model streaming token by token (`scripted:typewriter`).
+ */
+import type { Page } from 'playwright-core';
+import pino from 'pino';
+import { startApi, type RunningApi } from '../../api/server';
+import type { KeelConfig } from '../../common/config';
+import { call, freePort } from '../helpers/api';
+import {
+  closeTestClient,
+  startTestWorker,
+  testClient,
+  testConfig,
+  type RunningWorker,
+} from '../helpers/temporal';
+import { launchBrowser, onPage, type TestBrowser } from './browser';
+
+jest.setTimeout(120_000);
+
+interface WireMessage {
+  type: string;
+  content: unknown;
+}
+
+/** The browser's globals, for functions that run in the page (this file is compiled for Node). */
+interface InPage {
+  document: {
+    body: unknown;
+    documentElement: { scrollWidth: number };
+    querySelectorAll(selector: string): ArrayLike<{ textContent: string | null }>;
+  };
+  MutationObserver: new (callback: () => void) => { observe(target: unknown, options: object): void };
+  localStorage: { getItem(key: string): string | null };
+  answerLengths: number[];
+}
+
+interface PageElement {
+  classList: { contains(name: string): boolean };
+  querySelector(selector: string): { textContent: string | null } | null;
+  labels?: { length: number } | null;
+  getAttribute(name: string): string | null;
+  textContent: string | null;
+  outerHTML: string;
+}
+
+/** Text as compared between page and state: code fences (shown as code blocks) and spacing aside. */
+const comparable = (text: string): string => text.replace(/```[^\n]*/g, '').replace(/\s+/g, '');
+
+const textOf = (content: unknown): string =>
+  typeof content === 'string'
+    ? content
+    : (content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
+
+describe('the web chat in a browser', () => {
+  let config: KeelConfig;
+  let worker: RunningWorker;
+  let api: RunningApi;
+  let port: number;
+  let base: string;
+  let browser: TestBrowser;
+
+  const startOurApi = async (on: KeelConfig = config, at = port) =>
+    startApi({
+      client: await testClient(),
+      config: on,
+      logger: pino({ level: 'silent' }),
+      host: '127.0.0.1',
+      port: at,
+    });
+
+  beforeAll(async () => {
+    config = await testConfig({ KEEL_MODEL: 'scripted:typewriter' });
+    worker = await startTestWorker({ config });
+    port = await freePort();
+    api = await startOurApi();
+    base = `http://127.0.0.1:${port}`;
+    browser = await launchBrowser(base);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await api?.stop();
+    await worker?.stop();
+    await closeTestClient();
+  });
+
+  afterAll(() => {
+    // Everything the page needs comes from the API that serves it.
+    expect(browser.elsewhere).toEqual([]);
+  });
+
+  const composer = (page: Page) => page.getByLabel('Message', { exact: true });
+
+  async function send(page: Page, text: string): Promise<void> {
+    await composer(page).fill(text);
+    await composer(page).press('Enter');
+  }
+
+  async function waitForStatus(page: Page, text: string): Promise<void> {
+    await page.locator('p.status-line', { hasText: text }).waitFor({ timeout: 60_000 });
+  }
+
+  /** The thread the URL names, once the page has one. */
+  async function threadOf(page: Page): Promise<string> {
+    await page.waitForURL(/[?&]thread=/);
+    return new URL(page.url()).searchParams.get('thread')!;
+  }
+
+  /** What the page shows of the conversation: each person's message and each answer, in order. */
+  const shown = (page: Page) =>
+    page
+      .locator('article.message')
+      .evaluateAll((articles: PageElement[]) =>
+        articles.map((article) =>
+          article.classList.contains('human')
+            ? `human: ${(article.querySelector('p')?.textContent ?? '').replace(/\s+/g, '')}`
+            : `ai: ${(article.querySelector('.answer')?.textContent ?? '').replace(/\s+/g, '')}`,
+        ),
+      );
+
+  /** The same, as the thread's state holds it. */
+  async function stored(threadId: string): Promise<string[]> {
+    const state = await call<{ values: { messages: WireMessage[] } }>(
+      base,
+      'GET',
+      `/threads/${threadId}/state`,
+    );
+    return state.body.values.messages
+      .filter((message) => message.type !== 'tool')
+      .map((message) => `${message.type}: ${comparable(textOf(message.content))}`);
+  }
+
+  it('serves the page at / with everything it needs from the API itself', async () => {
+    const response = await fetch(`${base}/`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/html');
+    expect(response.headers.get('content-security-policy')).toContain("connect-src 'self'");
+    const html = await response.text();
+    const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    expect((await fetch(`${base}/${script}`)).headers.get('content-type')).toContain('javascript');
+    expect((await call(base, 'GET', '/assets/nothing-here.js')).status).toBe(404);
+  });
+
+  it("replays a run from its first event for Last-Event-ID -1, as useStream's joinStream asks", async () => {
+    await call(base, 'POST', '/threads', { thread_id: `web-replay-${port}` });
+    const run = await call<{ run_id: string }>(base, 'POST', `/threads/web-replay-${port}/runs/wait`, {
+      input: { messages: [{ role: 'user', content: 'hello' }] },
+    });
+    const runs = await call<Array<{ run_id: string }>>(base, 'GET', `/threads/web-replay-${port}/runs`);
+    const runId = runs.body[0]!.run_id;
+    expect(run.status).toBe(200);
+    const stream = (headers: Record<string, string>) =>
+      fetch(`${base}/threads/web-replay-${port}/runs/${runId}/stream?stream_mode=values`, { headers }).then(
+        async (response) => ({ status: response.status, text: await response.text() }),
+      );
+    const fromStart = await stream({ 'last-event-id': '-1' });
+    expect(fromStart.status).toBe(200);
+    expect(fromStart.text).toEqual((await stream({})).text);
+    expect(fromStart.text.match(/^event: values$/gm)?.length).toBe(2);
+  });
+
+  it('streams an answer token by token and shows the tool call as a card', async () => {
+    await onPage(browser, 'streams an answer', async (page) => {
+      await page.goto(base);
+      // Every length the answer passes through on screen, to see it arrive in pieces.
+      await page.evaluate(() => {
+        const browser = globalThis as unknown as InPage;
+        const lengths: number[] = [];
+        browser.answerLengths = lengths;
+        new browser.MutationObserver(() => {
+          const answers = browser.document.querySelectorAll('article.message.ai .answer');
+          const last = answers[answers.length - 1]?.textContent?.length ?? 0;
+          if (lengths.at(-1) !== last) lengths.push(last);
+        }).observe(browser.document.body, { subtree: true, childList: true, characterData: true });
+      });
+      await send(page, 'write: notes.txt: hello from the browser');
+      const threadId = await threadOf(page);
+      await waitForStatus(page, 'Done.');
+
+      const card = page.getByRole('region', { name: 'Tool write_file' });
+      expect(await card.getAttribute('data-status')).toBe('ok');
+      expect(await card.getByLabel('Arguments').textContent()).toContain('"path": "notes.txt"');
+      expect(await card.getByLabel('Result').textContent()).toMatch(/notes\.txt/);
+      const lengths = await page.evaluate(() => (globalThis as unknown as InPage).answerLengths);
+      const growing = lengths.filter((length, index) => index > 0 && length > lengths[index - 1]!);
+      expect(growing.length).toBeGreaterThanOrEqual(3);
+
+      expect(await shown(page)).toEqual(await stored(threadId));
+      expect(await page.getByLabel('Usage').textContent()).toMatch(/This run: [\d,]+ in · [\d,]+ out · \$0/);
+      const listed = page.getByRole('navigation', { name: 'Threads' }).locator('a[aria-current="page"]');
+      expect(await listed.textContent()).toContain('write: notes.txt: hello from the browser');
+    });
+  });
+
+  it('asks before a sensitive tool: approve runs it, deny gives the model the reason', async () => {
+    const threadId = `web-approvals-${Date.now()}`;
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'approvals' },
+      config: { approval: 'require', approval_timeout_s: 600 },
+    });
+    await onPage(browser, 'approvals', async (page) => {
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'run: echo approved-by-a-person');
+      const approval = page.getByRole('region', { name: 'Approval for bash' });
+      await approval.waitFor();
+      expect(await approval.getByLabel('Time left to decide').textContent()).toMatch(/^(9|10):\d\d left$/);
+      expect(await approval.getByLabel('Arguments').textContent()).toContain('echo approved-by-a-person');
+      await approval.getByRole('button', { name: 'Approve' }).click();
+      await waitForStatus(page, 'Done.');
+      const ran = page.getByRole('region', { name: 'Tool bash' });
+      expect(await ran.getAttribute('data-status')).toBe('ok');
+      expect(await ran.getByLabel('Result').textContent()).toContain('approved-by-a-person');
+
+      await send(page, 'run: echo never-runs');
+      const second = page.getByRole('region', { name: 'Approval for bash' });
+      await second.waitFor();
+      await second.getByLabel('Reason for denying').fill('not on a Friday');
+      await second.getByRole('button', { name: 'Deny' }).click();
+      await waitForStatus(page, 'Done.');
+      const denied = page.getByRole('region', { name: 'Tool bash' }).nth(1);
+      expect(await denied.getAttribute('data-status')).toBe('error');
+      expect(await denied.getByLabel('Result').textContent()).toContain('not on a Friday');
+      expect(await shown(page)).toEqual(await stored(threadId));
+    });
+  });
+
+  it('counts an approval down and says so when it was not decided in time', async () => {
+    const threadId = `web-timeout-${Date.now()}`;
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'timeout' },
+      config: { approval: 'require', approval_timeout_s: 3 },
+    });
+    await onPage(browser, 'approval timeout', async (page) => {
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'run: echo too-late');
+      const approval = page.getByRole('region', { name: 'Approval for bash' });
+      await approval.waitFor();
+      expect(await approval.getByLabel('Time left to decide').textContent()).toMatch(
+        /^0:0[0-3] left$|^timing out…$/,
+      );
+      await waitForStatus(page, 'A tool was not approved in time.');
+      expect(await approval.count()).toBe(0);
+      expect(await page.getByRole('region', { name: 'Tool bash' }).getAttribute('data-status')).toBe('error');
+    });
+  });
+
+  it('shows the whole answer once after a reload mid-answer, and after the tab is closed and reopened', async () => {
+    await onPage(browser, 'reload mid-answer', async (page) => {
+      await page.goto(base);
+      await send(page, 'run: sleep 2 && echo slow-and-steady');
+      const threadId = await threadOf(page);
+      await page.getByRole('region', { name: 'Tool bash' }).waitFor();
+      await page.reload();
+      // Re-attached: the run's events replayed into the fresh page, then followed live.
+      await waitForStatus(page, 'Done.');
+      expect(await page.getByRole('region', { name: 'Tool bash' }).count()).toBe(1);
+      expect(
+        await page.getByRole('region', { name: 'Tool bash' }).getByLabel('Result').textContent(),
+      ).toContain('slow-and-steady');
+      expect(await shown(page)).toEqual(await stored(threadId));
+
+      await send(page, 'run: sleep 2 && echo the-tab-came-back');
+      await page.getByRole('region', { name: 'Tool bash' }).nth(1).waitFor();
+      await page.close();
+      await onPage(browser, 'tab reopened', async (again) => {
+        await again.goto(`${base}/?thread=${threadId}`);
+        await waitForStatus(again, 'Done.');
+        expect(await shown(again)).toEqual(await stored(threadId));
+        expect(await again.getByRole('region', { name: 'Tool bash' }).count()).toBe(2);
+      });
+    });
+  });
+
+  it('lists threads newest first and switches between them, with the URL naming each', async () => {
+    await onPage(browser, 'thread list', async (page) => {
+      await page.goto(base);
+      await send(page, 'the first of two threads');
+      const first = await threadOf(page);
+      await waitForStatus(page, 'Done.');
+      await page.getByRole('button', { name: 'New thread' }).click();
+      await page.waitForURL((url) => !url.search.includes('thread='));
+      await send(page, 'the second of two threads');
+      await page.waitForURL((url) => url.search.includes('thread=') && !url.search.includes(first));
+      const second = await threadOf(page);
+      await waitForStatus(page, 'Done.');
+
+      const list = page.getByRole('navigation', { name: 'Threads' });
+      const titles = await list.locator('.thread-title').allTextContents();
+      expect(titles.indexOf('the second of two threads')).toBeLessThan(
+        titles.indexOf('the first of two threads'),
+      );
+      await list.getByRole('link', { name: /the first of two threads/ }).click();
+      await page.waitForURL(`**/?thread=${first}`);
+      await page.locator('article.message.human', { hasText: 'the first of two threads' }).waitFor();
+      expect(await shown(page)).toEqual(await stored(first));
+      await page.goBack();
+      await page.waitForURL(`**/?thread=${second}`);
+      await page.locator('article.message.human', { hasText: 'the second of two threads' }).waitFor();
+      expect(await shown(page)).toEqual(await stored(second));
+    });
+  });
+
+  it('shows a sub-agent as a card nested in its spawn_agent call, with its own thread inside', async () => {
+    await onPage(browser, 'sub-agent', async (page) => {
+      await page.goto(base);
+      await send(page, 'spawn: say hello from the child');
+      const threadId = await threadOf(page);
+      await waitForStatus(page, 'Done.');
+      const card = page.getByRole('region', { name: 'Tool spawn_agent' });
+      expect(await card.getAttribute('data-status')).toBe('ok');
+      const child = card.locator('details.child-card');
+      expect(await child.locator('summary').textContent()).toContain(`${threadId}.`);
+      await child.locator('summary').click();
+      await child.locator('article.message.human', { hasText: 'say hello from the child' }).waitFor();
+      await child.locator('article.message.ai .answer').first().waitFor();
+    });
+  });
+
+  it('says when a budget is nearly spent and when it stops the thread, in words', async () => {
+    const threadId = `web-budget-${Date.now()}`;
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'budget' },
+      config: { model: 'scripted:metered', max_cost_usd: 0.001 },
+    });
+    await onPage(browser, 'budget', async (page) => {
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'hello on a budget');
+      await page
+        .getByRole('alert')
+        .filter({ hasText: /^Budget (warning|reached)/ })
+        .waitFor();
+      await send(page, 'and once more');
+      await waitForStatus(page, 'The thread reached its budget. Raise the limit to go on.');
+      expect(await page.locator('p.status-line').textContent()).not.toMatch(/Error:|at .*\.js/);
+    });
+  });
+
+  it('stops a run', async () => {
+    await onPage(browser, 'stop', async (page) => {
+      await page.goto(base);
+      await send(page, 'think: 60');
+      await waitForStatus(page, 'Working…');
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await waitForStatus(page, 'Stopped.');
+      expect(await page.getByRole('button', { name: 'Stop' }).count()).toBe(0);
+    });
+  });
+
+  it('carries on through an API restart mid-answer', async () => {
+    await onPage(browser, 'api restart', async (page) => {
+      await page.goto(base);
+      await send(page, 'run: sleep 3 && echo after-the-restart');
+      const threadId = await threadOf(page);
+      await page.getByRole('region', { name: 'Tool bash' }).waitFor();
+      await api.stop(0);
+      api = await startOurApi();
+      await waitForStatus(page, 'Done.');
+      expect(
+        await page.getByRole('region', { name: 'Tool bash' }).getByLabel('Result').textContent(),
+      ).toContain('after-the-restart');
+      expect(await shown(page)).toEqual(await stored(threadId));
+    });
+  });
+
+  it('asks for the token of an API that has tokens, and keeps it in the browser', async () => {
+    const guardedPort = await freePort();
+    const guarded = await startOurApi(
+      await testConfig({
+        KEEL_TASK_QUEUE: config.taskQueue,
+        KEEL_API_TOKENS: 'web:a-long-enough-test-token',
+      }),
+      guardedPort,
+    );
+    const guardedBase = `http://127.0.0.1:${guardedPort}`;
+    const guardedBrowser = await launchBrowser(guardedBase);
+    try {
+      await onPage(guardedBrowser, 'token', async (page) => {
+        await page.goto(guardedBase);
+        await page.getByText('This API asks for a token').waitFor();
+        await page.getByLabel('API token').fill('a-long-enough-test-token');
+        await page.getByRole('button', { name: 'Save' }).click();
+        await send(page, 'hello with a token');
+        await threadOf(page);
+        await waitForStatus(page, 'Done.');
+        expect(await page.getByText('This API asks for a token').count()).toBe(0);
+        expect(
+          await page.evaluate(() => (globalThis as unknown as InPage).localStorage.getItem('keel.api-token')),
+        ).toBe('a-long-enough-test-token');
+      });
+      expect(guardedBrowser.elsewhere).toEqual([]);
+    } finally {
+      await guardedBrowser.close();
+      await guarded.stop();
+    }
+  });
+
+  it('says in words when a link names a thread that does not exist', async () => {
+    await onPage(browser, 'unknown thread', async (page) => {
+      await page.goto(`${base}/?thread=no-such-thread`);
+      await page.getByRole('alert').filter({ hasText: 'thread no-such-thread not found' }).waitFor();
+    });
+  });
+
+  it('fits a phone-width screen: the threads open from a button, and every control has a name', async () => {
+    await onPage(browser, 'phone width', async (page) => {
+      await page.setViewportSize({ width: 390, height: 800 });
+      await page.goto(base);
+      const toggle = page.getByRole('button', { name: 'Threads' });
+      expect(await page.getByRole('navigation', { name: 'Threads' }).isVisible()).toBe(false);
+      await toggle.click();
+      expect(await page.getByRole('navigation', { name: 'Threads' }).isVisible()).toBe(true);
+      expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+      const width = await page.evaluate(
+        () => (globalThis as unknown as InPage).document.documentElement.scrollWidth,
+      );
+      expect(width).toBeLessThanOrEqual(390);
+      // What a screen reader announces for each control: none may be nameless.
+      const nameless = await page
+        .locator('button, input, textarea, select, a[href]')
+        .evaluateAll((controls: PageElement[]) =>
+          controls
+            .filter((control) => {
+              const labelled =
+                (control.labels?.length ?? 0) > 0 || control.getAttribute('aria-label') !== null;
+              return !labelled && (control.textContent ?? '').trim() === '';
+            })
+            .map((control) => control.outerHTML),
+        );
+      expect(nameless).toEqual([]);
+    });
+  });
+});

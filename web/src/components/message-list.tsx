@@ -1,0 +1,99 @@
+/** The thread's messages: people's words, the model's answers, and each tool call as a card. */
+import type { Message } from '@langchain/langgraph-sdk';
+import type { Connection } from '../keel-api';
+import type { RunActivity } from '../run-activity';
+import { RichText } from './rich-text';
+import { ToolCard } from './tool-card';
+
+export function textOf(message: Message): string {
+  const { content } = message;
+  if (typeof content === 'string') return content;
+  return content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
+}
+
+interface ToolCall {
+  id?: string | undefined;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+const toolCallsOf = (message: Message): ToolCall[] =>
+  message.type === 'ai' ? (message.tool_calls ?? []) : [];
+
+/** Keel's own notice when a run fails (decision 0090: an `ai` message from model "keel"). */
+const isKeelNotice = (message: Message): boolean =>
+  message.type === 'ai' &&
+  (message.response_metadata as { model_name?: string } | undefined)?.model_name === 'keel';
+
+export interface MessageListProps {
+  messages: Message[];
+  connection: Connection;
+  threadId: string | null;
+  activity?: RunActivity;
+}
+
+export function MessageList({ messages, connection, threadId, activity }: MessageListProps) {
+  const results = new Map<string, Message>();
+  for (const message of messages)
+    if (message.type === 'tool' && typeof message.tool_call_id === 'string')
+      results.set(message.tool_call_id, message);
+  const childOf = (call: ToolCall) => {
+    if (call.name !== 'spawn_agent' || call.id === undefined || threadId === null) return undefined;
+    // A sub-agent's thread is `<parent>.<tool call id>`; its events say so too, with its status.
+    const childThreadId = `${threadId}.${call.id}`;
+    return { threadId: childThreadId, status: activity?.children[childThreadId]?.status ?? '' };
+  };
+  return (
+    <>
+      {messages.map((message, index) => {
+        const key = message.id ?? `at-${index}`;
+        if (message.type === 'tool') return null;
+        if (message.type === 'human')
+          return (
+            <article key={key} className="message human" aria-label="You">
+              <p>{textOf(message)}</p>
+            </article>
+          );
+        if (isKeelNotice(message))
+          return (
+            <p key={key} className="notice notice-error" role="note">
+              {textOf(message)}
+            </p>
+          );
+        const text = textOf(message);
+        return (
+          <article key={key} className="message ai" aria-label="Assistant">
+            {text !== '' && <RichText className="answer" text={text} />}
+            {toolCallsOf(message).map((call, position) => {
+              const result = call.id === undefined ? undefined : results.get(call.id);
+              const live = call.id === undefined ? undefined : activity?.tools[call.id];
+              const status =
+                result !== undefined
+                  ? (result as { status?: string }).status === 'error'
+                    ? 'error'
+                    : 'ok'
+                  : (live?.status ?? 'running');
+              return (
+                <ToolCard
+                  key={call.id ?? position}
+                  name={call.name}
+                  args={call.args}
+                  status={status}
+                  result={result === undefined ? live?.result : textOf(result)}
+                  child={childOf(call)}
+                  connection={connection}
+                />
+              );
+            })}
+          </article>
+        );
+      })}
+    </>
+  );
+}
+
+/** Tool calls the events announced that no message holds yet (Keel commits a call with its results). */
+export function liveToolCalls(messages: Message[], activity: RunActivity) {
+  const known = new Set(messages.flatMap((message) => toolCallsOf(message).map((call) => call.id)));
+  return Object.values(activity.tools).filter((tool) => !known.has(tool.id));
+}

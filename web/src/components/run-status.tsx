@@ -1,0 +1,84 @@
+/** How the run stands: working, how it ended and why, what it cost, budgets, and errors. */
+import { dollars, tokens } from '../format';
+import type { BudgetNotice, Usage } from '../run-activity';
+
+/** A finished run as the page reports it. */
+export interface RunOutcome {
+  status: string;
+  reason?: string | undefined;
+  error?: string | undefined;
+  usage?: Usage | undefined;
+}
+
+const reasons: Record<string, string> = {
+  budget_exceeded: 'The thread reached its budget. Raise the limit to go on.',
+  approval_timeout: 'A tool was not approved in time.',
+  max_steps: 'The run reached its step limit.',
+  max_tokens: 'The answer reached the model’s output limit.',
+  refusal: 'The model refused to answer.',
+  cancelled_by_user: 'Stopped.',
+  interrupted: 'Interrupted by a newer message.',
+  superseded: 'Interrupted by a newer message.',
+  thread_busy: 'The thread was busy; the message was not added.',
+  thread_closed: 'The thread is closed.',
+  model_error: 'The model could not answer.',
+};
+
+export function outcomeText(outcome: RunOutcome): string {
+  if (outcome.status === 'completed')
+    return outcome.reason === undefined ? 'Done.' : (reasons[outcome.reason] ?? `Done (${outcome.reason}).`);
+  if (outcome.status === 'cancelled') return 'Stopped.';
+  // Keel's own words for a known reason; otherwise its error message, which says what happened.
+  const why = outcome.reason === undefined ? undefined : reasons[outcome.reason];
+  return why ?? (outcome.error === undefined || outcome.error === '' ? 'The run failed.' : outcome.error);
+}
+
+export interface RunStatusProps {
+  busy: boolean;
+  reconnecting: boolean;
+  outcome: RunOutcome | null;
+  usage?: { run: Usage; thread: Usage } | undefined;
+  budget?: BudgetNotice | undefined;
+  problem: string | null;
+}
+
+function budgetText({ kind, usage, limit }: BudgetNotice): string {
+  const parts: string[] = [];
+  if (limit.max_cost_usd !== undefined)
+    parts.push(`${dollars(usage.cost_usd)} of ${dollars(limit.max_cost_usd)}`);
+  if (limit.max_tokens !== undefined)
+    parts.push(
+      `${(usage.input_tokens + usage.output_tokens).toLocaleString('en')} of ${limit.max_tokens.toLocaleString('en')} tokens`,
+    );
+  const spent = parts.join(', ');
+  return kind === 'warning'
+    ? `Budget warning: 80 % used (${spent}).`
+    : `Budget reached (${spent}): no more model calls until the limit is raised.`;
+}
+
+export function RunStatus({ busy, reconnecting, outcome, usage, budget, problem }: RunStatusProps) {
+  const failed = outcome !== null && outcome.status !== 'completed' && outcome.status !== 'cancelled';
+  return (
+    <div className="run-status">
+      {budget !== undefined && (
+        <p className={`notice ${budget.kind === 'warning' ? 'notice-warning' : 'notice-error'}`} role="alert">
+          {budgetText(budget)}
+        </p>
+      )}
+      {problem !== null && (
+        <p className="notice notice-error" role="alert">
+          {problem}
+        </p>
+      )}
+      <p className={`status-line${failed ? ' failed' : ''}`} role="status" aria-live="polite">
+        {reconnecting ? 'Reconnecting…' : busy ? 'Working…' : outcome !== null ? outcomeText(outcome) : ''}
+      </p>
+      {usage !== undefined && (
+        <p className="usage" aria-label="Usage">
+          This run: {tokens(usage.run)} · {dollars(usage.run.cost_usd)} — thread:{' '}
+          {dollars(usage.thread.cost_usd)}
+        </p>
+      )}
+    </div>
+  );
+}

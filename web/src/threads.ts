@@ -1,0 +1,66 @@
+/** The threads the sidebar lists and the assistants a new thread may use. */
+import type { Connection } from './keel-api';
+
+export interface ThreadSummary {
+  id: string;
+  title: string;
+  status: string;
+  costUsd: number;
+  createdAt: string;
+}
+
+/** The metadata key the page stores a thread's title under (its first message, shortened). */
+export const titleKey = 'title';
+
+export const titleOf = (text: string): string => {
+  const line = text.trim().split('\n')[0] ?? '';
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+};
+
+type Listed = Record<string, unknown> & {
+  thread_id: string;
+  status?: string;
+  created_at?: string;
+  metadata?: Record<string, unknown> | null;
+};
+
+/** A thread's spend: Keel's listing carries `cost_usd`; a full thread carries it in its summary. */
+function costOf(thread: Listed): number {
+  const summary = thread.summary as { cost_usd?: unknown } | undefined;
+  const value = thread.cost_usd ?? summary?.cost_usd ?? 0;
+  return typeof value === 'number' ? value : 0;
+}
+
+/** Threads newest first, sub-agents' threads left out (they show inside their parent's cards). */
+export async function searchThreads(connection: Connection): Promise<ThreadSummary[]> {
+  const found = (await connection.client.threads.search({ limit: 100 })) as unknown as Listed[];
+  // Visibility may list a thread once per workflow run (continue-as-new): the first is the newest.
+  const seen = new Set<string>();
+  return found
+    .filter((thread) => !seen.has(thread.thread_id) && seen.add(thread.thread_id) !== undefined)
+    .filter((thread) => thread.metadata?.keel_child_of === undefined)
+    .map((thread) => {
+      const title = thread.metadata?.[titleKey];
+      return {
+        id: thread.thread_id,
+        title: typeof title === 'string' && title !== '' ? title : thread.thread_id,
+        status: thread.status ?? 'idle',
+        costUsd: costOf(thread),
+        createdAt: thread.created_at ?? '',
+      };
+    })
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+}
+
+export interface AssistantChoice {
+  id: string;
+  name: string;
+}
+
+export async function searchAssistants(connection: Connection): Promise<AssistantChoice[]> {
+  const found = await connection.client.assistants.search({ limit: 100 });
+  return found.map((assistant) => ({
+    id: assistant.assistant_id,
+    name: assistant.name === '' || assistant.name === undefined ? assistant.assistant_id : assistant.name,
+  }));
+}

@@ -1,0 +1,236 @@
+/**
+ * One thread's life on LangGraph's `useStream`: sending, stopping, deciding approvals, and what
+ * the run's events say. On mount it re-attaches to a run still under way (replayed from the
+ * run's first event, so nothing is missed or shown twice); when a stream ends before its run did
+ * (the API restarted, the network went away) it asks to be mounted afresh, which re-attaches
+ * again (docs/decisions/0111-web-chat-reattaches-by-replay.md).
+ */
+import type { Message, StreamMode } from '@langchain/langgraph-sdk';
+import { useStream } from '@langchain/langgraph-sdk/react';
+import { useEffect, useReducer, useRef, useState } from 'react';
+import { decide, pendingDecisions, type Decision } from './approvals';
+import type { RunOutcome } from './components/run-status';
+import { readableError, statusOf, type Connection } from './keel-api';
+import { applyActivity, noActivity, type ActivityEvent, type Usage } from './run-activity';
+import { titleKey, titleOf, type AssistantChoice } from './threads';
+
+type ThreadValues = { messages: Message[] };
+
+const streamModes: StreamMode[] = ['values', 'messages-tuple', 'custom'];
+const finished = new Set(['completed', 'failed', 'cancelled', 'error', 'success', 'timeout', 'interrupted']);
+const reattachDelayMs = 2_000;
+
+interface KeelRun {
+  run_id: string;
+  status: string;
+  assistant_id?: string;
+  status_reason?: string;
+  error?: { message?: string };
+  usage?: Usage;
+}
+
+/** The connection failed (no HTTP answer, or the stream broke): worth trying again. */
+const isTransport = (error: unknown): boolean =>
+  statusOf(error) === undefined && !(error instanceof Error && error.name === 'StreamError');
+
+const outcomeOf = (run: KeelRun): RunOutcome => ({
+  status: run.status,
+  reason: run.status_reason,
+  error: run.error?.message,
+  usage: run.usage,
+});
+
+export interface ThreadStreamOptions {
+  connection: Connection;
+  threadId: string | null;
+  assistants: AssistantChoice[];
+  /** The thread this conversation created with its first message. */
+  onCreated: (threadId: string) => void;
+  /** Something the sidebar shows changed (a run ended). */
+  onChanged: () => void;
+  /** Mount the conversation afresh, which re-attaches to its run. */
+  onReattach: () => void;
+  onUnauthorized: () => void;
+}
+
+export function useThreadStream(props: ThreadStreamOptions) {
+  const { connection, assistants } = props;
+  const { client } = connection;
+  const [activity, note] = useReducer(applyActivity, noActivity);
+  const [assistantId, setAssistantId] = useState(assistants[0]?.id ?? 'agent');
+  const [outcome, setOutcome] = useState<RunOutcome | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [reconnecting, setReconnecting] = useState(false);
+  const threadRef = useRef(props.threadId);
+  threadRef.current = props.threadId;
+  const runRef = useRef<string | null>(null);
+  const stopRequested = useRef(false);
+  const propsRef = useRef(props);
+  propsRef.current = props;
+
+  // One re-attach per mount at most, and none from a view already replaced: several requests
+  // fail together when the API is away, and each would otherwise mount another view.
+  const mounted = useRef(true);
+  const reattaching = useRef(false);
+  useEffect(
+    () => () => {
+      mounted.current = false;
+    },
+    [],
+  );
+  const reattach = () => {
+    if (!mounted.current || reattaching.current) return;
+    reattaching.current = true;
+    propsRef.current.onReattach();
+  };
+  const reattachSoon = () => {
+    if (!mounted.current || reattaching.current) return;
+    setReconnecting(true);
+    window.setTimeout(reattach, reattachDelayMs);
+  };
+
+  const failed = (error: unknown) => {
+    if (statusOf(error) === 401) propsRef.current.onUnauthorized();
+    if (isTransport(error)) reattachSoon();
+    else setProblem(readableError(error));
+  };
+
+  /** A stream ended: say how its run ended, or re-attach when the run goes on. */
+  const settle = async (runId: string | undefined) => {
+    const threadId = threadRef.current;
+    const id = runId ?? runRef.current;
+    if (threadId === null || id === null) return;
+    try {
+      const run = (await client.runs.get(threadId, id)) as unknown as KeelRun;
+      if (!finished.has(run.status)) return reattach();
+      setOutcome(outcomeOf(run));
+      propsRef.current.onChanged();
+    } catch (error) {
+      failed(error);
+    }
+  };
+
+  const stream = useStream<ThreadValues>({
+    client,
+    assistantId,
+    threadId: props.threadId,
+    onThreadId: (threadId) => propsRef.current.onCreated(threadId),
+    onCreated: (run) => {
+      runRef.current = run.run_id;
+      if (stopRequested.current) {
+        stopRequested.current = false;
+        client.runs.cancel(run.thread_id, run.run_id).catch(failed);
+      }
+      propsRef.current.onChanged();
+    },
+    onCustomEvent: (data) => note(data as ActivityEvent),
+    onFinish: (_state, run) => void settle(run?.run_id),
+    onError: (error, run) => {
+      failed(error);
+      if (!isTransport(error)) void settle(run?.run_id);
+    },
+  });
+
+  useEffect(() => {
+    const threadId = threadRef.current;
+    if (threadId === null) return;
+    let gone = false;
+    void (async () => {
+      try {
+        const runs = (await client.runs.list(threadId, { limit: 10 })) as unknown as KeelRun[];
+        if (gone) return;
+        const latest = runs[0];
+        if (latest?.assistant_id !== undefined) setAssistantId(latest.assistant_id);
+        const active = runs.find((run) => !finished.has(run.status));
+        if (active !== undefined) {
+          runRef.current = active.run_id;
+          // No event id: the run's stream from its first event, into this fresh page state.
+          void stream.joinStream(active.run_id, undefined, { streamMode: streamModes });
+        } else if (latest !== undefined) setOutcome(outcomeOf(latest));
+        const thread = (await client.threads.get(threadId)) as unknown as { usage?: Usage };
+        if (thread.usage !== undefined)
+          note({
+            event: 'page.usage',
+            data: { ...(latest?.usage === undefined ? {} : { run: latest.usage }), thread: thread.usage },
+          });
+        note({ event: 'page.decisions', data: { pending: await pendingDecisions(connection, threadId) } });
+      } catch (error) {
+        if (!gone) failed(error);
+      }
+    })();
+    return () => {
+      gone = true;
+    };
+    // Once per mount: a remount (a new key) is how the page re-attaches.
+  }, []);
+
+  const send = (text: string) => {
+    stopRequested.current = false;
+    runRef.current = null;
+    note({ event: 'page.sent', data: {} });
+    setOutcome(null);
+    setProblem(null);
+    const created = threadRef.current === null;
+    void stream.submit(
+      { messages: [{ type: 'human', content: text }] },
+      {
+        streamMode: streamModes,
+        // Leaving the page never cancels the run: the page re-attaches when it comes back.
+        onDisconnect: 'continue',
+        streamResumable: true,
+        optimisticValues: (previous) => ({
+          ...previous,
+          messages: [
+            ...(previous.messages ?? []),
+            { type: 'human', content: text, id: `sending-${Date.now()}` },
+          ],
+        }),
+        ...(created ? { metadata: { [titleKey]: titleOf(text), assistant_id: assistantId } } : {}),
+      },
+    );
+  };
+
+  const stop = () => {
+    const threadId = threadRef.current;
+    const runId = runRef.current;
+    // Stopped before the API named the run: it is cancelled as soon as it is named.
+    if (threadId === null || runId === null) stopRequested.current = true;
+    else client.runs.cancel(threadId, runId).catch(failed);
+  };
+
+  const onDecide = (id: string, decision: Decision) => {
+    const threadId = threadRef.current;
+    if (threadId === null) return;
+    note({ event: 'page.deciding', data: { id, state: { status: 'sending' } } });
+    decide(connection, threadId, id, decision).then(
+      () =>
+        note({
+          event: 'page.deciding',
+          data: {
+            id,
+            state: {
+              status: decision.kind,
+              ...(decision.kind === 'deny' ? { reason: decision.reason } : {}),
+            },
+          },
+        }),
+      (error: unknown) => {
+        note({ event: 'page.deciding', data: { id, state: { status: 'pending' } } });
+        setProblem(readableError(error));
+      },
+    );
+  };
+
+  return {
+    stream,
+    activity,
+    outcome,
+    problem,
+    reconnecting,
+    assistantId,
+    setAssistantId,
+    send,
+    stop,
+    decide: onDecide,
+  };
+}
