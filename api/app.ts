@@ -29,7 +29,7 @@ export interface AppOptions {
   client: Client;
   config: Pick<
     KeelConfig,
-    'taskQueue' | 'model' | 'defaults' | 'api' | 'temporal' | 'webhookAllowHosts' | 'encryption'
+    'taskQueue' | 'model' | 'defaults' | 'api' | 'temporal' | 'webhookAllowHosts' | 'encryption' | 'sandbox'
   >;
   logger: Logger;
   /** Aborted when the API begins to stop: waiting requests answer at once. */
@@ -52,7 +52,7 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
     response.json(openApiDocument());
   });
   app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
-  app.use(systemRoutes());
+  app.use(systemRoutes(config.sandbox.mode));
   app.use(codecRoutes(client, config.temporal.namespace));
   app.use(assistantRoutes(new Assistants(config.model.default)));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
