@@ -11,6 +11,7 @@ import { systemRoutes } from './routes/system';
 import { threadStateRoutes } from './routes/thread-state';
 import { Conversations } from './conversations';
 import { ApiError, errorMiddleware } from './errors';
+import { listingClient } from './listing-client';
 import { openApiDocument } from './openapi';
 import { activeRunRoutes } from './routes/active-runs';
 import { checkpointRoutes } from './routes/checkpoints';
@@ -56,7 +57,8 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   app.use(codecRoutes(client, config.temporal.namespace));
   app.use(assistantRoutes(new Assistants(config.model.default)));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
-  app.use(sessionRoutes(conversations, new Sessions(client, config.taskQueue)));
+  // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
+  app.use(sessionRoutes(conversations, new Sessions(listingClient(client), config.taskQueue)));
   app.use(checkpointRoutes(conversations));
   app.use(threadRoutes(conversations));
   app.use(threadStateRoutes(conversations));
