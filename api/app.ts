@@ -11,6 +11,7 @@ import { systemRoutes } from './routes/system';
 import { threadStateRoutes } from './routes/thread-state';
 import { Conversations } from './conversations';
 import { ApiError, errorMiddleware } from './errors';
+import { listingClient } from './listing-client';
 import { openApiDocument } from './openapi';
 import { activeRunRoutes } from './routes/active-runs';
 import { checkpointRoutes } from './routes/checkpoints';
@@ -30,7 +31,7 @@ export interface AppOptions {
   client: Client;
   config: Pick<
     KeelConfig,
-    'taskQueue' | 'model' | 'defaults' | 'api' | 'temporal' | 'webhookAllowHosts' | 'encryption'
+    'taskQueue' | 'model' | 'defaults' | 'api' | 'temporal' | 'webhookAllowHosts' | 'encryption' | 'sandbox'
   >;
   logger: Logger;
   /** Aborted when the API begins to stop: waiting requests answer at once. */
@@ -55,11 +56,12 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
     response.json(openApiDocument());
   });
   app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
-  app.use(systemRoutes());
+  app.use(systemRoutes(config.sandbox.mode));
   app.use(codecRoutes(client, config.temporal.namespace));
   app.use(assistantRoutes(new Assistants(config.model.default)));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
-  app.use(sessionRoutes(conversations, new Sessions(client, config.taskQueue)));
+  // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
+  app.use(sessionRoutes(conversations, new Sessions(listingClient(client), config.taskQueue)));
   app.use(checkpointRoutes(conversations));
   app.use(threadRoutes(conversations));
   app.use(threadStateRoutes(conversations));

@@ -9,7 +9,7 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
 import type { KeelConfig } from '../common/config';
@@ -179,6 +179,25 @@ export class Conversations {
     const description = await this.handle(threadId).describe();
     if (description.status.name === deletedStatus) throw threadNotFound(threadId);
     if (owner !== undefined && description.typedSearchAttributes.get(searchAttributes.owner) !== owner)
+      throw threadNotFound(threadId);
+  }
+
+  /**
+   * Before a run that may create its thread (`if_not_exists: "create"`): an id another owner
+   * holds answers 404 like any thread the caller cannot see, so the input never reaches that
+   * thread (update-with-start would otherwise deliver it to the existing workflow).
+   */
+  async authorizeCreate(threadId: string, owner: Owner): Promise<void> {
+    if (owner === undefined) return;
+    let description;
+    try {
+      description = await this.handle(threadId).describe();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return;
+      throw error;
+    }
+    if (description.status.name === deletedStatus) return;
+    if (description.typedSearchAttributes.get(searchAttributes.owner) !== owner)
       throw threadNotFound(threadId);
   }
 

@@ -9,6 +9,7 @@ import * as messages from '../../common/messages';
 import type { Run } from '../../common/run';
 import { searchAttributes } from '../../common/search-attributes';
 import type { Conversations } from '../conversations';
+import { listingClient } from '../listing-client';
 import { ownerOf, parseQuery } from '../validate';
 
 const activeStatuses = ['queued', 'running', 'deferred'] as const;
@@ -29,6 +30,8 @@ const quote = (value: string): string => `'${value.replaceAll("'", "''")}'`;
 
 export function activeRunRoutes(conversations: Conversations, taskQueue: string): Router {
   const router = Router();
+  // A thread whose key was removed is passed over, not a failed list (api/listing-client.ts).
+  const lister = listingClient(conversations.client);
   router.get('/runs', async (request, response) => {
     const { status, limit } = parseQuery(activeRunsQuery, request);
     const owner = ownerOf(response);
@@ -40,7 +43,7 @@ export function activeRunRoutes(conversations: Conversations, taskQueue: string)
     ].join(' AND ');
     const wanted = new Set<string>(status);
     const runs: Run[] = [];
-    for await (const workflow of conversations.client.workflow.list({ query, pageSize: 100 })) {
+    for await (const workflow of lister.workflow.list({ query, pageSize: 100 })) {
       const threadRuns = await conversations.client.workflow
         .getHandle(workflow.workflowId)
         .query(messages.listRunsQuery, { limit: 1_000 })

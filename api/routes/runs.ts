@@ -42,6 +42,7 @@ export async function submitRunFromBody(
       ? conversations.newConversation(threadId, owner, runMetadataOf(body.assistant_id), {})
       : undefined;
   if (create === undefined) await conversations.authorize(threadId, owner);
+  else await conversations.authorizeCreate(threadId, owner);
   const input: SubmitInput = {
     run_id: body.run_id ?? idempotentRunId(response.req.header('idempotency-key')) ?? randomUUID(),
     assistant_id: body.assistant_id,

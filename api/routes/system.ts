@@ -2,7 +2,12 @@
 import { Router } from 'express';
 import { version } from '../../package.json';
 
-export function systemRoutes(): Router {
+/** What `/info` warns about when the bash tool runs unconfined (`KEEL_SANDBOX=off`). */
+export const sandboxOffWarning =
+  "KEEL_SANDBOX=off: the bash tool runs model-chosen commands unconfined, with the worker's files, network and processes";
+
+/** `sandbox`: the configured mode; `off` adds a `warnings` entry to `/info`. */
+export function systemRoutes(sandbox: 'on' | 'off' = 'on'): Router {
   const router = Router();
   router.get('/ok', (_request, response) => {
     response.json({ ok: true });
@@ -12,6 +17,7 @@ export function systemRoutes(): Router {
       version,
       server: 'keel',
       flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
+      ...(sandbox === 'off' ? { warnings: [sandboxOffWarning] } : {}),
     });
   });
   return router;

@@ -218,7 +218,10 @@ describe('encryption at rest', () => {
       expect(lost.status).toBe(500);
       expect(lost.body.error.code).toBe('thread_undecryptable');
       expect(lost.body.error.message).toMatch(/encrypted with key "A".*KEEL_ENCRYPTION_KEYS/);
-      // The other thread reads and runs as before.
+      // Listing goes on past it (without its metadata); the other thread reads and runs as before.
+      const listed = await call<{ thread_id: string }[]>(withoutA.base, 'POST', '/threads/search', {});
+      expect(listed.status).toBe(200);
+      expect(listed.body.map(({ thread_id }) => thread_id)).toEqual(expect.arrayContaining([first, second]));
       expect(JSON.stringify((await stateOf(withoutA, second)).body)).toContain(beta);
       expect(await ask(withoutA, second, 'still there?')).toContain('still there?');
     } finally {

@@ -3,7 +3,7 @@
  * the API as real processes; a worker killed and restarted; Ctrl-C; a restart that keeps everything.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,6 +74,14 @@ describe('keel up (npm start)', () => {
     const page = await fetch(`${api}/`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<div id="root"></div>');
+    // Encrypted with a key generated once into the data dir; the Web UI decrypts through the API.
+    expect(first.output()).toContain(`(decrypts through ${api}/codec)`);
+    expect(first.output()).toMatch(/Encrypted with key "k\d{8}" \(from .*encryption-keys\)/);
+    const keyFile = path.join(dataDir, 'encryption-keys');
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+    const key = await readFile(keyFile, 'utf8');
+    const settings = await (await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`)).text();
+    expect(settings).toContain(`${api}/codec`);
 
     expect((await call(api, 'POST', '/threads', { thread_id: 'e2e' })).status).toBe(200);
     const answer = await call<{ messages: LangChainMessage[] }>(
@@ -107,6 +115,8 @@ describe('keel up (npm start)', () => {
 
     const second = keelUp(env);
     await waitForOutput(second, 'Keel is running.', 120_000);
+    // The same key, so the thread written before reads back.
+    expect(await readFile(keyFile, 'utf8')).toBe(key);
     const thread = await call(api, 'GET', '/threads/e2e');
     expect(thread.body).toMatchObject({ thread_id: 'e2e', messages_count: 8, summary: { runs: 2 } });
     const continued = await call<{ messages: LangChainMessage[] }>(

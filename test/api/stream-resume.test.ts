@@ -13,6 +13,7 @@ import type { KeelConfig } from '../../common/config';
 import type { Run } from '../../common/run';
 import { call, freePort, userInput } from '../helpers/api';
 import { durable, readSse, type SseEvent } from '../helpers/sse';
+import { testEncryptionKeys } from '../helpers/encryption';
 import {
   closeTestClient,
   eventually,
@@ -38,6 +39,7 @@ async function startApiProcess(config: KeelConfig, port: number): Promise<ChildP
       KEEL_MODEL: 'scripted:typewriter',
       KEEL_API_PORT: String(port),
       KEEL_LOG_LEVEL: 'warn',
+      KEEL_ENCRYPTION_KEYS: testEncryptionKeys,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
