@@ -10,8 +10,10 @@ import { assistantRoutes } from './routes/assistants';
 import { systemRoutes } from './routes/system';
 import { threadStateRoutes } from './routes/thread-state';
 import { Conversations } from './conversations';
+import { methodGate, route } from './contract';
 import { ApiError, errorMiddleware } from './errors';
-import { openApiDocument } from './openapi';
+import { openApiDocument, openApiOperation } from './openapi';
+import { operations } from './operations';
 import { activeRunRoutes } from './routes/active-runs';
 import { checkpointRoutes } from './routes/checkpoints';
 import { healthRoutes } from './routes/health';
@@ -40,9 +42,12 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   // Whatever the content-type says (or without one, as some proxies send it), a body is JSON.
   app.use(express.json({ limit: maxBodyBytes, type: () => true }));
   app.use(authenticate(config.api.tokens));
+  // A known path asked with another method answers 405 with `Allow`, from the same operations.
+  app.use(methodGate(operations));
   const conversations = new Conversations(client, config);
-  app.get('/openapi.json', (_request, response) => {
-    response.json(openApiDocument());
+  const document = openApiDocument(operations);
+  route(app.router, openApiOperation, (_request, response) => {
+    response.json(document);
   });
   app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
   app.use(systemRoutes());
