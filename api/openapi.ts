@@ -33,6 +33,11 @@ const errorDescriptions: Record<ErrorStatus, string> = {
   503: 'Temporal unreachable, or no worker answered in time; retry after Retry-After seconds',
 };
 
+const retryAfter = {
+  description: 'Seconds to wait before retrying (nothing was lost)',
+  schema: { type: 'integer', minimum: 0 },
+};
+
 /** The errors an operation can answer: its own, plus those its shape brings. */
 export function errorStatuses(spec: AnyOperation): ErrorStatus[] {
   const statuses = new Set<ErrorStatus>(spec.errors ?? []);
@@ -79,6 +84,7 @@ function responses(spec: AnyOperation): JsonSchema {
   for (const status of errorStatuses(spec))
     answers[String(status)] = {
       description: errorDescriptions[status],
+      ...(status === 503 ? { headers: { 'Retry-After': retryAfter } } : {}),
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
     };
   return answers;

@@ -29,6 +29,9 @@ const metadata = z
   .refine((value) => JSON.stringify(value).length <= 16_384, 'metadata must be at most 16 KiB of JSON')
   .default({});
 
+/** Tool rules one thread may hold: the thread's config travels in every continue-as-new. */
+const maxToolRules = 500;
+
 export const threadConfigInput = z.object({
   model: modelSpec.optional(),
   system: z.string().max(50_000).optional(),
@@ -39,7 +42,11 @@ export const threadConfigInput = z.object({
     .max(7 * 24 * 3600)
     .optional(),
   /** Per-tool rules that win over `approval`: `allow` never asks, `ask` always asks, `deny` never runs. */
-  tool_rules: z.record(z.string().min(1).max(200), z.enum(['allow', 'ask', 'deny'])).optional(),
+  tool_rules: z
+    .record(z.string().min(1).max(200), z.enum(['allow', 'ask', 'deny']))
+    .refine((rules) => Object.keys(rules).length <= maxToolRules, `at most ${maxToolRules} tool rules`)
+    .meta({ maxProperties: maxToolRules })
+    .optional(),
   max_tokens: z.number().int().positive().optional(),
   max_cost_usd: z.number().positive().optional(),
   max_steps: z.number().int().positive().max(1_000).optional(),
@@ -103,11 +110,11 @@ export const queryNumber = <S extends z.ZodType<number>>(schema: S) =>
 
 export const waitQuery = z.object({
   /** Seconds to wait before answering 202 with the run `deferred`; 0 answers at once. */
-  timeout_s: queryNumber(z.number().min(0).max(3_600)).default(300),
+  timeout_s: queryNumber(z.number().min(0).max(3_600).default(300)),
 });
 
 export const listQuery = z.object({
-  limit: queryNumber(z.number().int().positive().max(1_000)).default(100),
+  limit: queryNumber(z.number().int().positive().max(1_000).default(100)),
 });
 
 export const cancelBody = z.object({ reason: z.string().max(1_000).optional() }).default({});

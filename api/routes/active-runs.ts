@@ -28,7 +28,7 @@ const activeRunsQuery = z.object({
     .default(activeStatuses.join(','))
     .describe('queued, running and deferred, comma-separated')
     .transform((value) => value.split(',').map((status) => status.trim() as (typeof activeStatuses)[number])),
-  limit: queryNumber(z.number().int().positive().max(1_000)).default(100),
+  limit: queryNumber(z.number().int().positive().max(1_000).default(100)),
 });
 
 export const listActiveRuns = operation({

@@ -39,7 +39,7 @@ const historyFilter = z.object({
 });
 
 const historyQuery = z.object({
-  limit: queryNumber(z.number().int().min(1).max(1_000)).default(10),
+  limit: queryNumber(z.number().int().min(1).max(1_000).default(10)),
   before: z.string().optional(),
 });
 
