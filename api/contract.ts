@@ -137,6 +137,8 @@ function templates(operations: readonly AnyOperation[]): Template[] {
   return found;
 }
 
+const methodOrder = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
 const outranks = (a: number[], b: number[]): boolean => {
   for (let index = 0; index < a.length; index++) {
     if ((a[index] ?? 0) !== (b[index] ?? 0)) return (a[index] ?? 0) > (b[index] ?? 0);
@@ -158,7 +160,7 @@ export function allowedMethods(operations: readonly AnyOperation[], path: string
   const methods = new Set(owner.methods);
   if (methods.has('GET')) methods.add('HEAD');
   methods.add('OPTIONS');
-  return [...methods];
+  return methodOrder.filter((method) => methods.has(method));
 }
 
 /**

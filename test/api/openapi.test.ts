@@ -79,6 +79,16 @@ describe('the OpenAPI contract', () => {
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('POST, OPTIONS');
     expect((await call(harness.base, 'GET', '/no/such/path', undefined, auth)).status).toBe(404);
+    // A literal segment beats a parameter, as OpenAPI matches paths: `search` is not a thread id.
+    const search = await call(harness.base, 'GET', '/threads/search', undefined, auth);
+    expect(search.status).toBe(405);
+    expect(search.headers.get('allow')).toBe('POST, OPTIONS');
+    const options = await fetch(`${harness.base}/threads/some-thread/runs`, {
+      method: 'OPTIONS',
+      headers: auth,
+    });
+    expect(options.status).toBe(204);
+    expect(options.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
   });
 
   it('refuses what the document forbids and accepts what it allows (the first-hour examples)', async () => {
