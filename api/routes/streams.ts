@@ -60,8 +60,8 @@ const streamModeBody = z
     ...streamModeJson,
     description: `LangGraph stream modes (default values), or "${keelStreamMode}" alone for Keel's native events`,
   });
-/** Documented only: the route reads it with `parseStreamMode`, which also takes a JSON array. */
-const streamModeQuery_ = z.object({
+/** A run stream's query: `parseStreamMode` reads the modes from it, `streamCursorOf` the cursor. */
+const runStreamQuery = z.object({
   stream_mode: z
     .union([z.string(), z.array(z.string())])
     .optional()
@@ -100,7 +100,7 @@ export const streamRunOperation = operation({
     'Stream a run (SSE) from its first event, or after `Last-Event-ID` / `starting_after`; a finished run replays and ends. 410 stream_cursor_expired for a cursor older than the log',
   params: runPath,
   headers: lastEventId,
-  query: streamModeQuery_,
+  query: runStreamQuery,
   responses: { 200: sse('The run, streamed') },
   errors: [410, 503],
   tags: ['stream'],
