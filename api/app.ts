@@ -10,9 +10,11 @@ import { assistantRoutes } from './routes/assistants';
 import { systemRoutes } from './routes/system';
 import { threadStateRoutes } from './routes/thread-state';
 import { Conversations } from './conversations';
+import { methodGate, route } from './contract';
 import { ApiError, errorMiddleware } from './errors';
 import { listingClient } from './listing-client';
-import { openApiDocument } from './openapi';
+import { openApiDocument, openApiOperation } from './openapi';
+import { operations } from './operations';
 import { activeRunRoutes } from './routes/active-runs';
 import { checkpointRoutes } from './routes/checkpoints';
 import { codecRoutes, maxCodecBodyBytes } from './routes/codec';
@@ -51,9 +53,12 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   // The web chat is public; the API calls it makes carry the person's token.
   app.use(webPageRoutes());
   app.use(authenticate(config.api.tokens));
+  // A known path asked with another method answers 405 with `Allow`, from the same operations.
+  app.use(methodGate(operations));
   const conversations = new Conversations(client, config);
-  app.get('/openapi.json', (_request, response) => {
-    response.json(openApiDocument());
+  const document = openApiDocument(operations);
+  route(app.router, openApiOperation, (_request, response) => {
+    response.json(document);
   });
   app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
   app.use(systemRoutes(config.sandbox.mode));

@@ -7,14 +7,17 @@ export const decisionBody = z.object({
   reason: z.string().max(2_000).optional(),
 });
 
-export const limitsBody = z
-  .object({
-    max_tokens: z.number().int().positive().nullable().optional(),
-    max_cost_usd: z.number().positive().nullable().optional(),
-  })
-  .refine((body) => body.max_tokens !== undefined || body.max_cost_usd !== undefined, {
-    message: 'give max_tokens or max_cost_usd (null removes a limit)',
-  });
+const maxTokens = z.number().int().positive().nullable();
+const maxCostUsd = z.number().positive().nullable();
+
+/** New budgets, at least one: `null` removes a limit, an absent key leaves it as it is. */
+export const limitsBody = z.union(
+  [
+    z.object({ max_tokens: maxTokens, max_cost_usd: maxCostUsd.optional() }),
+    z.object({ max_tokens: maxTokens.optional(), max_cost_usd: maxCostUsd }),
+  ],
+  { error: 'give max_tokens or max_cost_usd (null removes a limit)' },
+);
 
 const threadStatus = z.enum(['idle', 'busy', 'interrupted', 'error', 'closed']);
 

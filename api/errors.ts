@@ -58,11 +58,18 @@ export function threadNotFound(threadId: string | undefined): ApiError {
   return new ApiError(404, 'thread_not_found', `thread${shown} not found`);
 }
 
+/** 422 naming the field; a schema's own check may name a more precise code (`params.code`). */
 export function validationError(error: ZodError, where: 'body' | 'query'): ApiError {
   const issue = error.issues[0];
   const param = issue?.path.join('.') ?? '';
   const message = error.issues.map((i) => `${[where, ...i.path].join('.')}: ${i.message}`).join('; ');
-  return new ApiError(422, 'validation_error', message, param === '' ? undefined : param);
+  const own = issue?.code === 'custom' ? (issue.params as { code?: unknown } | undefined)?.code : undefined;
+  return new ApiError(
+    422,
+    typeof own === 'string' ? own : 'validation_error',
+    message,
+    param === '' ? undefined : param,
+  );
 }
 
 /** What an update validator's failure type means over HTTP. */

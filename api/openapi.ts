@@ -1,86 +1,117 @@
-/** The OpenAPI document, with request bodies generated from the same schemas that validate them. */
+/**
+ * The OpenAPI document, made from the operations' own zod schemas (api/contract.ts): requests
+ * as the routes validate them (`io: 'input'`), responses as they are answered (`io: 'output'`).
+ */
 import { z } from 'zod';
-import { cleanupBody, decisionBody, limitsBody, searchBody } from './checkpoint-schemas';
-import { protocolStreamModes, keelStreamMode } from './protocol/stream-modes';
-import { cancelBody, createRunBody, createThreadBody } from './schemas';
+import { bodyRequired, operation, type AnyOperation, type ErrorStatus } from './contract';
+import { errorBody } from './response-schemas';
 
-const errorSchema = {
-  type: 'object',
-  properties: {
-    error: {
-      type: 'object',
-      properties: {
-        type: { type: 'string' },
-        code: { type: 'string' },
-        message: { type: 'string' },
-        param: { type: 'string' },
-      },
-      required: ['type', 'code', 'message'],
-    },
-    detail: { type: 'string' },
-  },
-};
-
-const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
-const body = (schema: z.ZodType) => ({
-  required: true,
-  ...json(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' })),
+export const openApiOperation = operation({
+  method: 'get',
+  path: '/openapi.json',
+  summary: 'This document',
+  public: true,
+  responses: { 200: { description: 'OpenAPI 3.1', schema: z.record(z.string(), z.unknown()) } },
 });
-const errors = {
-  '400': { description: 'Malformed JSON', ...json(errorSchema) },
-  '401': { description: 'Missing or invalid token', ...json(errorSchema) },
-  '404': { description: 'Unknown thread or run', ...json(errorSchema) },
-  '409': { description: 'Conflict (thread_busy, thread_exists, thread_closed)', ...json(errorSchema) },
-  '413': { description: 'Body too large', ...json(errorSchema) },
-  '422': { description: 'Validation failed', ...json(errorSchema) },
-  '503': {
-    description:
-      'Temporal unreachable, or (thread_unavailable) no worker answered a read in time; retry after Retry-After seconds',
-    ...json(errorSchema),
-  },
+
+type JsonSchema = Record<string, unknown>;
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
+  return rest;
+}
+
+const errorDescriptions: Record<ErrorStatus, string> = {
+  400: 'The body is not JSON (invalid_json)',
+  401: 'No valid token: send "Authorization: Bearer <token>" or "x-api-key: <token>"',
+  404: 'Not found; the message names what (thread_not_found, run_not_found, …)',
+  409: 'Conflict (thread_busy, thread_exists, thread_closed, run_exists, approval_not_pending)',
+  410: 'stream_cursor_expired: the event log was truncated past this cursor',
+  413: 'The body is larger than 1 MiB',
+  415: 'The body encoding is not supported',
+  422: 'Validation failed; error.param names the field',
+  503: 'Temporal unreachable, or no worker answered in time; retry after Retry-After seconds',
 };
-const idempotencyKey = {
-  name: 'Idempotency-Key',
-  in: 'header',
-  required: false,
-  description: 'Without a run_id: retries with the same key reach the same run',
-  schema: { type: 'string' },
-};
-/** The answer when the thread could not take a decision or cancel at once: it is in its history. */
-const queued = (description: string) => ({ '202': { description, ...json({ type: 'object' }) } });
-const threadId = { name: 'thread_id', in: 'path', required: true, schema: { type: 'string' } };
-const runId = { name: 'run_id', in: 'path', required: true, schema: { type: 'string' } };
-const timeout = {
-  name: 'timeout_s',
-  in: 'query',
-  required: false,
-  schema: { type: 'number', default: 300, maximum: 3600 },
-};
-const startingAfter = {
-  name: 'starting_after',
-  in: 'query',
-  required: false,
+
+const retryAfter = {
+  description: 'Seconds to wait before retrying (nothing was lost)',
   schema: { type: 'integer', minimum: 0 },
 };
-const streamModeSchema = z
-  .union([
-    z.enum([...protocolStreamModes, keelStreamMode]),
-    z.array(z.enum([...protocolStreamModes, keelStreamMode])),
-  ])
-  .optional()
-  .describe(
-    `LangGraph stream modes (default values), or "${keelStreamMode}" alone for Keel's native events; others answer 422`,
-  );
-const streamMode = {
-  name: 'stream_mode',
-  in: 'query',
-  required: false,
-  description: 'A mode, a JSON array of modes, or the parameter repeated (default values)',
-  schema: { type: 'string' },
-};
-const ok = (description: string) => ({ '200': { description, ...json({ type: 'object' }) }, ...errors });
 
-export function openApiDocument(): Record<string, unknown> {
+/** The errors an operation can answer: its own, plus those its shape brings. */
+export function errorStatuses(spec: AnyOperation): ErrorStatus[] {
+  const statuses = new Set<ErrorStatus>(spec.errors ?? []);
+  if (spec.public !== true) statuses.add(401);
+  if (spec.params !== undefined) statuses.add(404);
+  if (spec.query !== undefined || spec.body !== undefined) statuses.add(422);
+  if (spec.body !== undefined) for (const status of [400, 413, 415] as const) statuses.add(status);
+  return [...statuses].sort();
+}
+
+function parameters(spec: AnyOperation): JsonSchema[] {
+  const found: JsonSchema[] = [];
+  for (const [name, schema] of Object.entries(spec.params ?? {}))
+    found.push({ name, in: 'path', required: true, schema: jsonSchema(schema, 'input') });
+  for (const [name, { schema, description }] of Object.entries(spec.headers ?? {}))
+    found.push({ name, in: 'header', required: false, description, schema: jsonSchema(schema, 'input') });
+  if (spec.query !== undefined) {
+    const query = jsonSchema(spec.query, 'input') as {
+      properties?: Record<string, JsonSchema>;
+      required?: string[];
+    };
+    for (const [name, { description, ...schema }] of Object.entries(query.properties ?? {}))
+      found.push({
+        name,
+        in: 'query',
+        required: query.required?.includes(name) ?? false,
+        ...(description === undefined ? {} : { description }),
+        schema,
+      });
+  }
+  return found;
+}
+
+function responses(spec: AnyOperation): JsonSchema {
+  const answers: JsonSchema = {};
+  for (const [status, answer] of Object.entries(spec.responses)) {
+    if (answer === undefined) continue;
+    const content: JsonSchema = {};
+    if (answer.schema !== undefined)
+      content['application/json'] = { schema: jsonSchema(answer.schema, 'output') };
+    for (const media of answer.media ?? []) content[media] = { schema: { type: 'string' } };
+    answers[status] = { description: answer.description, content };
+  }
+  for (const status of errorStatuses(spec))
+    answers[String(status)] = {
+      description: errorDescriptions[status],
+      ...(status === 503 ? { headers: { 'Retry-After': retryAfter } } : {}),
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  return answers;
+}
+
+function describe(spec: AnyOperation): JsonSchema {
+  const parameterList = parameters(spec);
+  return {
+    summary: spec.summary,
+    ...(spec.tags === undefined ? {} : { tags: spec.tags }),
+    ...(parameterList.length === 0 ? {} : { parameters: parameterList }),
+    ...(spec.body === undefined
+      ? {}
+      : {
+          requestBody: {
+            required: bodyRequired(spec.body),
+            content: { 'application/json': { schema: jsonSchema(spec.body, 'input') } },
+          },
+        }),
+    responses: responses(spec),
+    ...(spec.public === true ? { security: [] } : {}),
+  };
+}
+
+export function openApiDocument(operations: readonly AnyOperation[]): Record<string, unknown> {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const spec of operations) (paths[spec.path] ??= {})[spec.method] = describe(spec);
   return {
     openapi: '3.1.0',
     info: {
@@ -88,230 +119,15 @@ export function openApiDocument(): Record<string, unknown> {
       version: '0.1.0',
       description: 'Durable AI agents on Temporal. Threads and runs follow the LangGraph Platform API.',
     },
-    paths: {
-      '/threads': {
-        post: {
-          summary: 'Create a thread',
-          requestBody: body(createThreadBody),
-          responses: ok('The thread'),
-        },
-      },
-      '/threads/{thread_id}': {
-        get: { summary: 'Get a thread', parameters: [threadId], responses: ok('The thread') },
-        delete: { summary: 'Close and delete a thread', parameters: [threadId], responses: ok('Deleted') },
-      },
-      '/threads/{thread_id}/state': {
-        get: {
-          summary: 'Get the thread state: its newest checkpoint, LangChain messages in values',
-          parameters: [threadId],
-          responses: ok('The state'),
-        },
-      },
-      '/threads/{thread_id}/state/checkpoint': {
-        post: {
-          summary: 'The state at a checkpoint ({checkpoint: {checkpoint_id}}); 404 checkpoint_not_found',
-          parameters: [threadId],
-          responses: ok('The state'),
-        },
-      },
-      '/threads/{thread_id}/state/{checkpoint_id}': {
-        get: {
-          summary: 'The state at a checkpoint; 404 checkpoint_not_found',
-          parameters: [
-            threadId,
-            { name: 'checkpoint_id', in: 'path', required: true, schema: { type: 'string' } },
-          ],
-          responses: ok('The state'),
-        },
-      },
-      '/threads/{thread_id}/history': {
-        get: {
-          summary: 'Checkpoints, newest first: one per committed step (?limit, ?before=<checkpoint_id>)',
-          parameters: [threadId],
-          responses: ok('Thread states'),
-        },
-        post: {
-          summary: 'Checkpoints, newest first ({limit, before, metadata})',
-          parameters: [threadId],
-          responses: ok('Thread states'),
-        },
-      },
-      '/threads/{thread_id}/debug': {
-        get: {
-          summary: "Operators: the workflow's whole state (getState query)",
-          parameters: [threadId],
-          responses: ok('The state dump'),
-        },
-      },
-      '/threads/{thread_id}/runs': {
-        get: { summary: 'List runs, newest first', parameters: [threadId], responses: ok('Runs') },
-        post: {
-          summary:
-            'Create a run (not awaited). Durable: with no worker holding the thread it is still taken, `queued`',
-          parameters: [threadId, idempotencyKey],
-          requestBody: body(createRunBody),
-          responses: ok('The run'),
-        },
-      },
-      '/threads/{thread_id}/runs/wait': {
-        post: {
-          summary:
-            'Create a run and wait for its final values; 202 with the run `deferred` when timeout_s passes first',
-          parameters: [threadId, timeout],
-          requestBody: body(createRunBody),
-          responses: {
-            ...ok('Final values {messages}'),
-            '202': { description: 'Still running: the run, status deferred', ...json({ type: 'object' }) },
-          },
-        },
-      },
-      '/threads/{thread_id}/runs/{run_id}': {
-        get: { summary: 'Get a run', parameters: [threadId, runId], responses: ok('The run') },
-      },
-      '/threads/{thread_id}/runs/{run_id}/join': {
-        get: {
-          summary: 'Wait for a run; 202 with the run `deferred` when timeout_s passes first',
-          parameters: [threadId, runId, timeout],
-          responses: {
-            ...ok('Final values {messages}'),
-            '202': { description: 'Still running', ...json({ type: 'object' }) },
-          },
-        },
-      },
-      '/threads/{thread_id}/runs/{run_id}/cancel': {
-        post: {
-          summary: 'Cancel a run (idempotent)',
-          parameters: [threadId, runId],
-          requestBody: { ...body(cancelBody), required: false },
-          responses: {
-            ...ok('The run'),
-            ...queued('The cancel is queued: no worker holds the thread right now'),
-          },
-        },
-      },
-      '/threads/{thread_id}/runs/stream': {
-        post: {
-          summary:
-            'Create a run and stream it (SSE) in the stream modes asked for: metadata, then events with an id each. Content-Location names the run, Location its GET stream',
-          parameters: [threadId],
-          requestBody: body(createRunBody.extend({ stream_mode: streamModeSchema })),
-          responses: { '200': { description: 'text/event-stream' }, ...errors },
-        },
-      },
-      '/threads/{thread_id}/runs/{run_id}/stream': {
-        get: {
-          summary:
-            'Stream a run (SSE) from its first event, or after `Last-Event-ID` / `starting_after`; a finished run replays and ends. 410 stream_cursor_expired for a cursor older than the log',
-          parameters: [threadId, runId, startingAfter, streamMode],
-          responses: { '200': { description: 'text/event-stream' }, ...errors },
-        },
-      },
-      '/threads/{thread_id}/stream': {
-        get: {
-          summary: "Follow the thread's events (SSE): live, or after `Last-Event-ID` / `starting_after`",
-          parameters: [threadId, startingAfter],
-          responses: { '200': { description: 'text/event-stream' }, ...errors },
-        },
-      },
-      '/runs': {
-        get: {
-          summary: 'Unfinished runs across threads (status: queued, running, deferred; comma-separated)',
-          parameters: [
-            {
-              name: 'status',
-              in: 'query',
-              required: false,
-              schema: { type: 'string', default: 'queued,running,deferred' },
-            },
-          ],
-          responses: ok('Runs, newest first'),
-        },
-      },
-      '/threads/{thread_id}/approvals': {
-        get: { summary: 'Pending approvals', parameters: [threadId], responses: ok('Pending approvals') },
-      },
-      '/threads/{thread_id}/approvals/{approval_id}': {
-        post: {
-          summary: 'Approve or deny; 409 approval_not_pending for unknown or decided ids',
-          parameters: [
-            threadId,
-            { name: 'approval_id', in: 'path', required: true, schema: { type: 'string' } },
-          ],
-          requestBody: body(decisionBody),
-          responses: {
-            ...ok('The decided approval'),
-            ...queued('The decision is queued: no worker holds the thread right now'),
-          },
-        },
-      },
-      '/threads/{thread_id}/limits': {
-        post: {
-          summary: 'Raise or lower the budgets (null removes one)',
-          parameters: [threadId],
-          requestBody: body(limitsBody),
-          responses: ok('The thread'),
-        },
-      },
-      '/threads/{thread_id}/export': {
-        get: {
-          summary: 'The transcript as JSON or Markdown (?format=json|markdown)',
-          parameters: [
-            threadId,
-            { name: 'format', in: 'query', required: false, schema: { type: 'string' } },
-          ],
-          responses: ok('The export'),
-        },
-      },
-      '/threads/search': {
-        post: { summary: 'Find threads', requestBody: body(searchBody), responses: ok('Threads') },
-      },
-      '/threads/cleanup': {
-        post: {
-          summary: 'Close and delete old threads (dry run by default)',
-          requestBody: body(cleanupBody),
-          responses: ok('What was (or would be) deleted'),
-        },
-      },
-      '/assistants/search': {
-        post: {
-          summary: 'Find assistants ({graph_id, metadata, limit, offset})',
-          responses: ok('Assistants'),
-        },
-      },
-      '/assistants/{assistant_id}': {
-        get: {
-          summary: 'Get an assistant (the default one is agent)',
-          parameters: [{ name: 'assistant_id', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: ok('The assistant'),
-        },
-      },
-      '/assistants/{assistant_id}/graph': {
-        get: {
-          summary: "The assistant's graph: agent and tools",
-          parameters: [{ name: 'assistant_id', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: ok('Nodes and edges'),
-        },
-      },
-      '/ok': {
-        get: { summary: 'Liveness, as LangGraph names it', responses: { '200': { description: 'ok' } } },
-      },
-      '/info': {
-        get: { summary: 'Server version and capabilities', responses: { '200': { description: 'info' } } },
-      },
-      '/healthz': { get: { summary: 'Liveness', responses: { '200': { description: 'ok' } } } },
-      '/readyz': {
-        get: {
-          summary: 'Readiness: Temporal reachable and a worker polling',
-          responses: {
-            '200': { description: 'ready' },
-            '503': { description: 'not ready', ...json(errorSchema) },
-          },
-        },
-      },
-      '/openapi.json': {
-        get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } },
+    // Without KEEL_API_TOKENS (loopback only) no token is asked for.
+    security: [{ bearer: [] }, { apiKey: [] }],
+    paths,
+    components: {
+      schemas: { Error: jsonSchema(errorBody, 'output') },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
       },
     },
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
   };
 }

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { idPattern, limits } from '../common/limits';
-import { parseModelSpec } from '../common/model-spec';
+import { ModelProvider } from '../common/model-spec';
 import type { UserContent } from '../common/transcript';
 
 export const id = z
@@ -13,15 +13,24 @@ export const id = z
   .max(limits.maxIdChars)
   .regex(idPattern, 'must start with a letter or digit and use only letters, digits, ".", "_" and "-"');
 
-const modelSpec = z.string().superRefine((value, context) => {
-  const parsed = parseModelSpec(value);
-  if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed });
-});
+const providers = Object.values(ModelProvider);
+
+/** `provider:model`, e.g. `anthropic:claude-sonnet-4-5` or `scripted:demo`. */
+const modelSpec = z
+  .string()
+  .max(200)
+  .regex(
+    new RegExp(`^(?:${providers.join('|')}):.*\\S`),
+    `write <provider>:<model> with provider one of ${providers.join(', ')}`,
+  );
 
 const metadata = z
   .record(z.string(), z.unknown())
   .refine((value) => JSON.stringify(value).length <= 16_384, 'metadata must be at most 16 KiB of JSON')
   .default({});
+
+/** Tool rules one thread may hold: the thread's config travels in every continue-as-new. */
+const maxToolRules = 500;
 
 export const threadConfigInput = z.object({
   model: modelSpec.optional(),
@@ -33,7 +42,11 @@ export const threadConfigInput = z.object({
     .max(7 * 24 * 3600)
     .optional(),
   /** Per-tool rules that win over `approval`: `allow` never asks, `ask` always asks, `deny` never runs. */
-  tool_rules: z.record(z.string().min(1).max(200), z.enum(['allow', 'ask', 'deny'])).optional(),
+  tool_rules: z
+    .record(z.string().min(1).max(200), z.enum(['allow', 'ask', 'deny']))
+    .refine((rules) => Object.keys(rules).length <= maxToolRules, `at most ${maxToolRules} tool rules`)
+    .meta({ maxProperties: maxToolRules })
+    .optional(),
   max_tokens: z.number().int().positive().optional(),
   max_cost_usd: z.number().positive().optional(),
   max_steps: z.number().int().positive().max(1_000).optional(),
@@ -47,23 +60,37 @@ export const createThreadBody = z.object({
   config: threadConfigInput.default({}),
 });
 
-const textBlock = z.object({ type: z.literal('text'), text: z.string() });
+const nonBlank = /\S/;
+
+/**
+ * Text with at least one non-blank character: a blank message is refused (422 `invalid_input`),
+ * never sent to a model. The pattern is what `/openapi.json` shows.
+ */
+const text = z
+  .string()
+  .refine((value) => nonBlank.test(value), {
+    message: 'must hold at least one non-blank character',
+    params: { code: 'invalid_input' },
+  })
+  .meta({ pattern: nonBlank.source });
+
+const textBlock = z.object({ type: z.literal('text'), text });
+
+const userRole = z.enum(['user', 'human'], {
+  error: 'only user messages can be sent as input (role "user" or type "human")',
+});
 
 /** A user message as LangGraph clients send it: `{role: "user"|"human"}` or `{type: "human"}`. */
-const inputMessage = z
-  .object({
-    role: z.string().optional(),
-    type: z.string().optional(),
-    content: z.union([z.string(), z.array(textBlock).min(1)], {
-      error: (issue) =>
-        issue.input === undefined
-          ? 'missing: each message needs "content", a string or a list of {"type": "text", "text": …} blocks'
-          : 'must be a string or a list of {"type": "text", "text": …} blocks',
-    }),
-  })
-  .refine((message) => ['user', 'human'].includes(message.role ?? message.type ?? 'user'), {
-    message: 'only user messages can be sent as input (role "user" or "human")',
-  });
+const inputMessage = z.object({
+  role: userRole.optional(),
+  type: userRole.optional(),
+  content: z.union([text, z.array(textBlock).min(1)], {
+    error: (issue) =>
+      issue.input === undefined
+        ? 'missing: each message needs "content", a string or a list of {"type": "text", "text": …} blocks'
+        : 'must be a string with a non-blank character, or a list of {"type": "text", "text": …} blocks',
+  }),
+});
 
 export const createRunBody = z.object({
   assistant_id: z.string().min(1).max(200).default('agent'),
@@ -77,12 +104,18 @@ export const createRunBody = z.object({
 });
 export type CreateRunBody = z.infer<typeof createRunBody>;
 
+/** A number in a query string: a blank value is refused, not read as 0. */
+export const queryNumber = <S extends z.ZodType<number>>(schema: S) =>
+  z.preprocess((value) => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value), schema);
+
 export const waitQuery = z.object({
-  /** Seconds to wait before answering 202 with the run `deferred`. */
-  timeout_s: z.coerce.number().positive().max(3_600).default(300),
+  /** Seconds to wait before answering 202 with the run `deferred`; 0 answers at once. */
+  timeout_s: queryNumber(z.number().min(0).max(3_600).default(300)),
 });
 
-export const listQuery = z.object({ limit: z.coerce.number().int().positive().max(1_000).default(100) });
+export const listQuery = z.object({
+  limit: queryNumber(z.number().int().positive().max(1_000).default(100)),
+});
 
 export const cancelBody = z.object({ reason: z.string().max(1_000).optional() }).default({});
 
@@ -94,3 +127,7 @@ export function inputContent(body: CreateRunBody): UserContent[] {
       : message.content.map((block) => ({ type: 'text', text: block.text })),
   );
 }
+
+/** Path parameters: an id the schema refuses names nothing, so the route answers 404. */
+export const threadPath = { thread_id: id };
+export const runPath = { thread_id: id, run_id: id };

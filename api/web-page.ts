@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import express, { Router } from 'express';
+import { operation, route } from './contract';
 import { ApiError } from './errors';
 
 export const webDist = path.join(__dirname, '..', 'web', 'dist');
@@ -24,15 +25,29 @@ const contentSecurityPolicy = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+export const webPage = operation({
+  method: 'get',
+  path: '/',
+  summary: "Keel's web chat (its scripts and styles are under /assets)",
+  public: true,
+  responses: { 200: { description: 'The page', media: ['text/html'] } },
+  errors: [503],
+});
+
 export function webPageRoutes(dist = webDist): Router {
   const router = Router();
-  router.get(['/', '/index.html'], (_request, response, next) => {
+  route(router, webPage, async (_request, response) => {
     response.setHeader('Content-Security-Policy', contentSecurityPolicy);
     response.setHeader('Cache-Control', 'no-cache');
-    response.sendFile(path.join(dist, 'index.html'), (error) => {
-      if (error === undefined || response.headersSent) return;
-      next(new ApiError(503, 'web_page_not_built', 'the web chat is not built: run `npm run build:web`'));
-    });
+    await new Promise<void>((resolve, reject) =>
+      response.sendFile(path.join(dist, 'index.html'), (error) => {
+        if (error === undefined || response.headersSent) resolve();
+        else
+          reject(
+            new ApiError(503, 'web_page_not_built', 'the web chat is not built: run `npm run build:web`'),
+          );
+      }),
+    );
   });
   // File names carry their content's hash: a browser may keep them for good.
   router.use('/assets', express.static(path.join(dist, 'assets'), { immutable: true, maxAge: '365d' }));

@@ -19,7 +19,7 @@ export interface StreamCursor {
   within?: number;
 }
 
-const cursorPattern = /^(\d{1,15})(?:-(\d{1,6}))?$/;
+export const cursorPattern = /^(\d{1,15})(?:-(\d{1,6}))?$/;
 
 /** `Last-Event-ID` (wins) or `?starting_after`: `N`, or `N-k` on a LangGraph stream. */
 export function streamCursorOf(request: Request, selection: StreamSelection): StreamCursor | undefined {

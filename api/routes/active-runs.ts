@@ -8,22 +8,40 @@ import { z } from 'zod';
 import * as messages from '../../common/messages';
 import type { Run } from '../../common/run';
 import { searchAttributes } from '../../common/search-attributes';
+import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
 import { listingClient } from '../listing-client';
-import { ownerOf, parseQuery } from '../validate';
+import { run as runSchema } from '../response-schemas';
+import { queryNumber } from '../schemas';
+import { ownerOf } from '../validate';
 
 const activeStatuses = ['queued', 'running', 'deferred'] as const;
+
+const oneStatus = `\\s*(?:${activeStatuses.join('|')})\\s*`;
 
 const activeRunsQuery = z.object({
   status: z
     .string()
+    .regex(
+      new RegExp(`^${oneStatus}(?:,${oneStatus})*$`),
+      'status lists only queued, running or deferred, comma-separated',
+    )
     .default(activeStatuses.join(','))
-    .transform((value) => value.split(',').map((status) => status.trim()))
-    .pipe(
-      z.array(z.enum(activeStatuses, { message: 'status lists only queued, running or deferred' })).min(1),
-    ),
-  limit: z.coerce.number().int().positive().max(1_000).default(100),
+    .describe('queued, running and deferred, comma-separated')
+    .transform((value) => value.split(',').map((status) => status.trim() as (typeof activeStatuses)[number])),
+  limit: queryNumber(z.number().int().positive().max(1_000).default(100)),
 });
+
+export const listActiveRuns = operation({
+  method: 'get',
+  path: '/runs',
+  summary: 'Unfinished runs across threads (status: queued, running, deferred; comma-separated)',
+  query: activeRunsQuery,
+  responses: { 200: { description: 'Runs, newest first', schema: z.array(runSchema) } },
+  errors: [503],
+});
+
+export const activeRunOperations = [listActiveRuns];
 
 /** A visibility-query string literal: the values are our own enums and ids, quoted defensively. */
 const quote = (value: string): string => `'${value.replaceAll("'", "''")}'`;
@@ -32,8 +50,7 @@ export function activeRunRoutes(conversations: Conversations, taskQueue: string)
   const router = Router();
   // A thread whose key was removed is passed over, not a failed list (api/listing-client.ts).
   const lister = listingClient(conversations.client);
-  router.get('/runs', async (request, response) => {
-    const { status, limit } = parseQuery(activeRunsQuery, request);
+  route(router, listActiveRuns, async (_request, response, { query: { status, limit } }) => {
     const owner = ownerOf(response);
     const query = [
       `${searchAttributes.runStatuses.name} IN (${status.map(quote).join(', ')})`,

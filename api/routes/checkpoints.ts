@@ -1,10 +1,52 @@
 /** Approvals and budgets over HTTP: each route is one query or update on the thread's workflow. */
 import { Router, type Request } from 'express';
+import { z } from 'zod';
 import * as messages from '../../common/messages';
 import { approvalId, decisionBody, limitsBody } from '../checkpoint-schemas';
+import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
 import { ApiError } from '../errors';
-import { ownerOf, parseBody, pathId } from '../validate';
+import { decidedApproval, pendingApproval, thread } from '../response-schemas';
+import { threadPath } from '../schemas';
+import { ownerOf, pathId } from '../validate';
+
+export const listApprovals = operation({
+  method: 'get',
+  path: '/threads/{thread_id}/approvals',
+  summary: 'Pending approvals',
+  params: threadPath,
+  responses: { 200: { description: 'Pending approvals', schema: z.array(pendingApproval) } },
+  errors: [503],
+});
+
+export const decideApproval = operation({
+  method: 'post',
+  path: '/threads/{thread_id}/approvals/{approval_id}',
+  summary:
+    'Approve or deny; 404 approval_not_found for unknown ids, 409 approval_not_pending for decided ones',
+  params: { ...threadPath, approval_id: approvalId },
+  body: decisionBody,
+  responses: {
+    200: { description: 'The decided approval', schema: decidedApproval },
+    202: {
+      description: 'The decision is queued: no worker holds the thread right now',
+      schema: decidedApproval,
+    },
+  },
+  errors: [409, 503],
+});
+
+export const updateLimits = operation({
+  method: 'post',
+  path: '/threads/{thread_id}/limits',
+  summary: 'Raise or lower the budgets (null removes one, an absent key leaves it)',
+  params: threadPath,
+  body: limitsBody,
+  responses: { 200: { description: 'The thread', schema: thread } },
+  errors: [409, 503],
+});
+
+export const checkpointOperations = [listApprovals, decideApproval, updateLimits];
 
 /** An id that cannot name an approval answers 404, like any other unknown id. */
 function pathApprovalId(request: Request, threadId: string): string {
@@ -21,16 +63,15 @@ function pathApprovalId(request: Request, threadId: string): string {
 export function checkpointRoutes(conversations: Conversations): Router {
   const router = Router();
 
-  router.get('/threads/:thread_id/approvals', async (request, response) => {
+  route(router, listApprovals, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
     await conversations.authorize(threadId, ownerOf(response));
     response.json(await conversations.pendingApprovals(threadId));
   });
 
-  router.post('/threads/:thread_id/approvals/:approval_id', async (request, response) => {
+  route(router, decideApproval, async (request, response, { body }) => {
     const threadId = pathId(request, 'thread_id');
     const id = pathApprovalId(request, threadId);
-    const body = parseBody(decisionBody, request);
     await conversations.authorize(threadId, ownerOf(response));
     const decision = {
       approval_id: id,
@@ -46,9 +87,8 @@ export function checkpointRoutes(conversations: Conversations): Router {
     response.json({ ...delivery.value, ...decision });
   });
 
-  router.post('/threads/:thread_id/limits', async (request, response) => {
+  route(router, updateLimits, async (request, response, { body }) => {
     const threadId = pathId(request, 'thread_id');
-    const body = parseBody(limitsBody, request);
     await conversations.authorize(threadId, ownerOf(response));
     const limits = {
       ...(body.max_tokens === undefined ? {} : { max_tokens: body.max_tokens }),

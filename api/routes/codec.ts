@@ -10,8 +10,8 @@ import type { Client } from '@temporalio/client';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { PayloadDecryptionError } from '../../codec/errors';
+import { operation, route } from '../contract';
 import { ApiError } from '../errors';
-import { parseBody } from '../validate';
 
 /** Payloads a UI page asks about at once can be many; each may be up to Temporal's 2 MiB. */
 export const maxCodecBodyBytes = 16 * 1024 * 1024;
@@ -43,11 +43,34 @@ function toJson({ metadata, data }: Payload): JsonPayload {
   };
 }
 
+const codecOperation = (direction: 'encode' | 'decode') =>
+  operation({
+    method: 'post',
+    path: `/codec/${direction}`,
+    summary:
+      direction === 'encode'
+        ? "Encrypt payloads (Temporal's remote codec protocol)"
+        : "Decrypt payloads for the Temporal Web UI (Temporal's remote codec protocol)",
+    headers: {
+      'X-Namespace': {
+        schema: z.string(),
+        description: 'The namespace the payloads belong to; this codec serves only its own',
+      },
+    },
+    body: codecBody,
+    responses: { 200: { description: `The payloads, ${direction}d`, schema: codecBody } },
+    errors: direction === 'encode' ? [400] : [400, 422],
+  });
+
+export const encodePayloads = codecOperation('encode');
+export const decodePayloads = codecOperation('decode');
+export const codecOperations = [encodePayloads, decodePayloads];
+
 export function codecRoutes(client: Client, namespace: string): Router {
   const codecs: readonly PayloadCodec[] = client.options.loadedDataConverter.payloadCodecs;
   const router = Router();
-  const handle = (direction: 'encode' | 'decode') =>
-    router.post(`/codec/${direction}`, async (request, response) => {
+  const handle = (spec: typeof encodePayloads, direction: 'encode' | 'decode') =>
+    route(router, spec, async (request, response, { body }) => {
       const asked = request.header('x-namespace');
       if (asked !== undefined && asked !== '' && asked !== namespace)
         throw new ApiError(
@@ -56,7 +79,7 @@ export function codecRoutes(client: Client, namespace: string): Router {
           `this codec serves namespace "${namespace}", not "${asked}"`,
           'X-Namespace',
         );
-      let payloads = parseBody(codecBody, request).payloads.map(fromJson);
+      let payloads = body.payloads.map(fromJson);
       try {
         // Encoding applies the codecs in order, decoding in reverse, as the SDK does.
         if (direction === 'encode') for (const codec of codecs) payloads = await codec.encode(payloads);
@@ -68,7 +91,7 @@ export function codecRoutes(client: Client, namespace: string): Router {
       }
       response.json({ payloads: payloads.map(toJson) });
     });
-  handle('encode');
-  handle('decode');
+  handle(encodePayloads, 'encode');
+  handle(decodePayloads, 'decode');
   return router;
 }

@@ -1,14 +1,39 @@
 import { Router } from 'express';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { z } from 'zod';
+import { operation, route } from '../contract';
+
+const checksSchema = z.record(z.string(), z.string());
+
+export const healthz = operation({
+  method: 'get',
+  path: '/healthz',
+  summary: 'Liveness: the process answers',
+  public: true,
+  responses: { 200: { description: 'ok', schema: z.object({ status: z.literal('ok') }) } },
+});
+
+export const readyz = operation({
+  method: 'get',
+  path: '/readyz',
+  summary: 'Readiness: Temporal reachable and a worker polling (503 not_ready, with the checks, when not)',
+  public: true,
+  responses: {
+    200: { description: 'ready', schema: z.object({ status: z.literal('ready'), checks: checksSchema }) },
+  },
+  errors: [503],
+});
+
+export const healthOperations = [healthz, readyz];
 
 /** `/healthz`: the process answers. `/readyz`: Temporal answers and a worker polls the task queue. */
 export function healthRoutes(client: Client, namespace: string, taskQueue: string): Router {
   const router = Router();
-  router.get('/healthz', (_request, response) => {
+  route(router, healthz, (_request, response) => {
     response.json({ status: 'ok' });
   });
-  router.get('/readyz', async (_request, response) => {
+  route(router, readyz, async (_request, response) => {
     const checks: Record<string, string> = {};
     try {
       const described = await client.withDeadline(Date.now() + 3_000, () =>

@@ -1,22 +1,116 @@
 import { Router, type Response } from 'express';
+import { z } from 'zod';
 import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
 import type { Conversations } from '../conversations';
+import { operation, route } from '../contract';
 import { ApiError } from '../errors';
 import { checkInput } from '../../workflows/core/validate';
 import { requireAssistant, runMetadataOf } from '../protocol/assistants';
 import { toLangChainMessages } from '../protocol/langchain-messages';
+import { finalValues as finalValuesSchema, run as runSchema } from '../response-schemas';
 import { waitForRun } from '../run-waiter';
 import {
   cancelBody,
   createRunBody,
   inputContent,
   listQuery,
+  runPath,
+  threadPath,
   waitQuery,
   type CreateRunBody,
 } from '../schemas';
-import { clientGone, ownerOf, parseBody, parseQuery, pathId } from '../validate';
+import { clientGone, ownerOf, pathId } from '../validate';
 import { createHash, randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+
+const idempotencyKey = {
+  'Idempotency-Key': {
+    schema: z.string(),
+    description: 'Without a run_id: retries with the same key reach the same run',
+  },
+};
+const runAnswer = { description: 'The run', schema: runSchema };
+const deferred = {
+  description: 'Still running when timeout_s passed: the run, status deferred (Location names it)',
+  schema: runSchema,
+};
+const finished = {
+  description: "The run is over: the thread's values, and __error__ when it did not complete",
+  schema: finalValuesSchema,
+};
+
+export const createRun = operation({
+  method: 'post',
+  path: '/threads/{thread_id}/runs',
+  summary:
+    'Create a run (not awaited). Durable: with no worker holding the thread it is still taken, `queued`',
+  params: threadPath,
+  headers: idempotencyKey,
+  body: createRunBody,
+  responses: { 200: runAnswer },
+  errors: [409, 503],
+});
+
+export const waitRun = operation({
+  method: 'post',
+  path: '/threads/{thread_id}/runs/wait',
+  summary:
+    'Create a run and wait for its final values; 202 with the run `deferred` when timeout_s passes first',
+  params: threadPath,
+  headers: idempotencyKey,
+  query: waitQuery,
+  body: createRunBody,
+  responses: { 200: finished, 202: deferred },
+  errors: [409, 503],
+});
+
+export const listRuns = operation({
+  method: 'get',
+  path: '/threads/{thread_id}/runs',
+  summary: 'List runs, newest first',
+  params: threadPath,
+  query: listQuery,
+  responses: { 200: { description: 'Runs, newest first', schema: z.array(runSchema) } },
+  errors: [503],
+});
+
+export const getRun = operation({
+  method: 'get',
+  path: '/threads/{thread_id}/runs/{run_id}',
+  summary: 'Get a run',
+  params: runPath,
+  responses: { 200: runAnswer },
+  errors: [503],
+});
+
+export const joinRun = operation({
+  method: 'get',
+  path: '/threads/{thread_id}/runs/{run_id}/join',
+  summary: 'Wait for a run; 202 with the run `deferred` when timeout_s passes first',
+  params: runPath,
+  query: waitQuery,
+  responses: { 200: finished, 202: deferred },
+  errors: [503],
+});
+
+export const cancelRun = operation({
+  method: 'post',
+  path: '/threads/{thread_id}/runs/{run_id}/cancel',
+  summary: 'Cancel a run (idempotent)',
+  params: runPath,
+  body: cancelBody,
+  responses: {
+    200: runAnswer,
+    202: {
+      description: 'The cancel is queued: no worker holds the thread right now',
+      schema: z.object({ run_id: z.string(), thread_id: z.string(), cancel: z.literal('queued') }),
+    },
+  },
+  errors: [503],
+});
+
+export const runOperations = [createRun, waitRun, listRuns, getRun, joinRun, cancelRun];
 
 /**
  * The run id an `Idempotency-Key` stands for: a client that retries with the same key (and no
@@ -84,6 +178,9 @@ function eitherAborts(first: AbortSignal, second: AbortSignal | undefined) {
  */
 export function runRoutes(conversations: Conversations, stopping?: AbortSignal): Router {
   const router = Router();
+  // Every waiting request listens on `stopping` until it answers: more than Node's default ten
+  // at once is normal load, not a leak (each listener is removed when its request ends).
+  if (stopping !== undefined) setMaxListeners(0, stopping);
 
   const submit = (threadId: string, body: CreateRunBody, response: Response): Promise<Run> =>
     submitRunFromBody(conversations, threadId, body, response);
@@ -133,49 +230,44 @@ export function runRoutes(conversations: Conversations, stopping?: AbortSignal):
       .json(isTerminal(deferred.status) ? await finalValues(threadId, deferred) : deferred);
   };
 
-  router.post('/threads/:thread_id/runs', async (request, response) => {
+  route(router, createRun, async (request, response, { body }) => {
     const threadId = pathId(request, 'thread_id');
-    const run = await submit(threadId, parseBody(createRunBody, request), response);
+    const run = await submit(threadId, body, response);
     response.setHeader('Content-Location', `/threads/${threadId}/runs/${run.run_id}`);
     response.json(run);
   });
 
-  router.post('/threads/:thread_id/runs/wait', async (request, response) => {
+  route(router, waitRun, async (request, response, { query: { timeout_s }, body }) => {
     const threadId = pathId(request, 'thread_id');
-    const { timeout_s } = parseQuery(waitQuery, request);
-    const body = parseBody(createRunBody, request);
     const signal = clientGone(request, response);
     const run = await submit(threadId, body, response);
     await answerWhenDone(threadId, run, timeout_s, response, signal);
   });
 
-  router.get('/threads/:thread_id/runs', async (request, response) => {
+  route(router, listRuns, async (request, response, { query: { limit } }) => {
     const threadId = pathId(request, 'thread_id');
-    const { limit } = parseQuery(listQuery, request);
     await conversations.authorize(threadId, ownerOf(response));
     response.json(await conversations.listRuns(threadId, limit));
   });
 
-  router.get('/threads/:thread_id/runs/:run_id', async (request, response) => {
+  route(router, getRun, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
     await conversations.authorize(threadId, ownerOf(response));
     response.json(await conversations.getRun(threadId, pathId(request, 'run_id')));
   });
 
-  router.get('/threads/:thread_id/runs/:run_id/join', async (request, response) => {
+  route(router, joinRun, async (request, response, { query: { timeout_s } }) => {
     const threadId = pathId(request, 'thread_id');
     const runId = pathId(request, 'run_id');
-    const { timeout_s } = parseQuery(waitQuery, request);
     const signal = clientGone(request, response);
     await conversations.authorize(threadId, ownerOf(response));
     const run = await conversations.getRun(threadId, runId);
     await answerWhenDone(threadId, run, timeout_s, response, signal);
   });
 
-  router.post('/threads/:thread_id/runs/:run_id/cancel', async (request, response) => {
+  route(router, cancelRun, async (request, response, { body: { reason } }) => {
     const threadId = pathId(request, 'thread_id');
     const runId = pathId(request, 'run_id');
-    const { reason } = parseBody(cancelBody, request);
     await conversations.authorize(threadId, ownerOf(response));
     const delivery = await conversations.cancelRun(threadId, runId, reason);
     if (delivery.kind === 'taken') {

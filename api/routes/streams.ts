@@ -9,22 +9,116 @@ import { z } from 'zod';
 import { isTerminal, type Run } from '../../common/run';
 import type { Conversations } from '../conversations';
 import { followEvents, requireLiveCursor, type FollowEnd } from '../event-stream';
-import { parseStreamMode, streamModeQuery, type StreamSelection } from '../protocol/stream-modes';
 import {
+  keelStreamMode,
+  parseStreamMode,
+  protocolStreamModes,
+  streamModeQuery,
+  type StreamSelection,
+} from '../protocol/stream-modes';
+import {
+  cursorPattern,
   resumeOffset,
   runStreamWriter,
   streamCursorOf,
   type RunStreamWriter,
   type StreamCursor,
 } from '../protocol/stream-writer';
-import { createRunBody } from '../schemas';
+import { operation, route } from '../contract';
+import { createRunBody, queryNumber, runPath, threadPath } from '../schemas';
 import { defaultSseTimings, SseWriter, type SseTimings } from '../sse';
-import { clientGone, ownerOf, parseBody, parseQuery, pathId } from '../validate';
-import { validationError } from '../errors';
+import { clientGone, ownerOf, parseQuery, pathId } from '../validate';
+import { ApiError, validationError } from '../errors';
 import { submitRunFromBody } from './runs';
 
-const offset = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const offset = queryNumber(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER));
 const streamQuery = z.object({ starting_after: offset.optional() });
+
+const modes = z.enum([...protocolStreamModes, keelStreamMode]);
+const { $schema: _dialect, ...streamModeJson } = z.toJSONSchema(
+  z.union([modes, z.array(z.enum(protocolStreamModes)), z.tuple([z.literal(keelStreamMode)])]),
+);
+
+/**
+ * `stream_mode` in a body, read by `parseStreamMode` (its 422s say which mode and why); the
+ * document shows the modes it takes.
+ */
+const streamModeBody = z
+  .unknown()
+  .transform((value, context) => {
+    try {
+      return parseStreamMode(value, 'body');
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      const message = error.message.replace(/^body\.stream_mode: /, '');
+      context.addIssue({ code: 'custom', message, params: { code: error.code } });
+      return z.NEVER;
+    }
+  })
+  .optional()
+  .meta({
+    ...streamModeJson,
+    description: `LangGraph stream modes (default values), or "${keelStreamMode}" alone for Keel's native events`,
+  });
+/** A run stream's query: `parseStreamMode` reads the modes from it, `streamCursorOf` the cursor. */
+const runStreamQuery = z.object({
+  stream_mode: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .describe('A mode, a JSON array of modes, or the parameter repeated (default values)'),
+  starting_after: z
+    .string()
+    .regex(cursorPattern)
+    .optional()
+    .describe('An event id this stream sent: `N`, or `N-M` within a LangGraph stream'),
+});
+const lastEventId = {
+  'Last-Event-ID': {
+    schema: z.string(),
+    description:
+      'Resume after this event id (what a reconnecting EventSource sends); wins over starting_after',
+  },
+};
+const sse = (description: string) => ({ description, media: ['text/event-stream'] });
+
+export const streamNewRun = operation({
+  method: 'post',
+  path: '/threads/{thread_id}/runs/stream',
+  summary:
+    'Create a run and stream it (SSE) in the stream modes asked for: metadata, then events with an id each. Content-Location names the run, Location its GET stream',
+  params: threadPath,
+  body: createRunBody.extend({ stream_mode: streamModeBody }),
+  responses: { 200: sse('The run, streamed') },
+  errors: [409, 503],
+  tags: ['stream'],
+});
+
+export const streamRunOperation = operation({
+  method: 'get',
+  path: '/threads/{thread_id}/runs/{run_id}/stream',
+  summary:
+    'Stream a run (SSE) from its first event, or after `Last-Event-ID` / `starting_after`; a finished run replays and ends. 410 stream_cursor_expired for a cursor older than the log',
+  params: runPath,
+  headers: lastEventId,
+  query: runStreamQuery,
+  responses: { 200: sse('The run, streamed') },
+  errors: [410, 503],
+  tags: ['stream'],
+});
+
+export const streamThread = operation({
+  method: 'get',
+  path: '/threads/{thread_id}/stream',
+  summary: "Follow the thread's events (SSE): live, or after `Last-Event-ID` / `starting_after`",
+  params: threadPath,
+  headers: lastEventId,
+  query: streamQuery,
+  responses: { 200: sse("The thread's events, in Keel's vocabulary") },
+  errors: [410, 503],
+  tags: ['stream'],
+});
+
+export const streamOperations = [streamNewRun, streamRunOperation, streamThread];
 
 /** The cursor: `Last-Event-ID` (what a reconnecting EventSource sends) wins over `?starting_after`. */
 function cursorOf(request: Request): number | undefined {
@@ -119,13 +213,10 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
     finish(writer, end, selection);
   };
 
-  router.post('/threads/:thread_id/runs/stream', async (request, response) => {
+  route(router, streamNewRun, async (request, response, { body: { stream_mode, ...body } }) => {
     const threadId = pathId(request, 'thread_id');
-    const selection = parseStreamMode(
-      (request.body as { stream_mode?: unknown } | undefined)?.stream_mode,
-      'body',
-    );
-    const run = await submitRunFromBody(conversations, threadId, parseBody(createRunBody, request), response);
+    const selection = stream_mode ?? parseStreamMode(undefined, 'body');
+    const run = await submitRunFromBody(conversations, threadId, body, response);
     // LangGraph's SDK reads the run id from Content-Location and reconnects to Location.
     response.setHeader('Content-Location', `/threads/${threadId}/runs/${run.run_id}`);
     response.setHeader('Location', `${runStreamPath(threadId, run.run_id)}?${streamModeQuery(selection)}`);
@@ -146,7 +237,7 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
     );
   });
 
-  router.get('/threads/:thread_id/runs/:run_id/stream', async (request, response) => {
+  route(router, streamRunOperation, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
     const selection = parseStreamMode(request.query.stream_mode, 'query');
     const cursor = streamCursorOf(request, selection);
@@ -155,7 +246,7 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
     await streamRun(threadId, run, cursor, selection, request, response);
   });
 
-  router.get('/threads/:thread_id/stream', async (request, response) => {
+  route(router, streamThread, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
     const cursor = cursorOf(request);
     await conversations.authorize(threadId, ownerOf(response));

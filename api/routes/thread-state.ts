@@ -4,10 +4,13 @@
  */
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
+import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
 import { ApiError } from '../errors';
 import { threadCheckpoints, type ThreadState } from '../protocol/checkpoints';
-import { ownerOf, parseBody, parseQuery, pathId } from '../validate';
+import { threadState } from '../response-schemas';
+import { queryNumber, threadPath } from '../schemas';
+import { ownerOf, pathId } from '../validate';
 
 /** A checkpoint as clients name one: its id, or a config/checkpoint object that holds it. */
 const checkpointRef = z
@@ -30,10 +33,68 @@ const checkpointRef = z
 const checkpointBody = z.object({ checkpoint: checkpointRef });
 
 const historyFilter = z.object({
-  limit: z.coerce.number().int().min(1).max(1_000).default(10),
+  limit: z.number().int().min(1).max(1_000).default(10),
   before: checkpointRef,
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
+
+const historyQuery = z.object({
+  limit: queryNumber(z.number().int().min(1).max(1_000).default(10)),
+  before: z.string().optional(),
+});
+
+const stateAnswer = { description: 'The state', schema: threadState };
+const statesAnswer = { description: 'Thread states, newest first', schema: z.array(threadState) };
+
+export const getState = operation({
+  method: 'get',
+  path: '/threads/{thread_id}/state',
+  summary: 'Get the thread state: its newest checkpoint, LangChain messages in values',
+  params: threadPath,
+  responses: { 200: stateAnswer },
+  errors: [503],
+});
+
+export const stateAtCheckpoint = operation({
+  method: 'post',
+  path: '/threads/{thread_id}/state/checkpoint',
+  summary: 'The state at a checkpoint ({checkpoint: {checkpoint_id}}); 404 checkpoint_not_found',
+  params: threadPath,
+  body: checkpointBody,
+  responses: { 200: stateAnswer },
+  errors: [503],
+});
+
+export const getStateAt = operation({
+  method: 'get',
+  path: '/threads/{thread_id}/state/{checkpoint_id}',
+  summary: 'The state at a checkpoint; 404 checkpoint_not_found',
+  params: { ...threadPath, checkpoint_id: z.string() },
+  responses: { 200: stateAnswer },
+  errors: [503],
+});
+
+export const getHistory = operation({
+  method: 'get',
+  path: '/threads/{thread_id}/history',
+  summary: 'Checkpoints, newest first: one per committed step (?limit, ?before=<checkpoint_id>)',
+  params: threadPath,
+  query: historyQuery,
+  responses: { 200: statesAnswer },
+  errors: [503],
+});
+
+export const searchHistory = operation({
+  method: 'post',
+  path: '/threads/{thread_id}/history',
+  summary: 'Checkpoints, newest first ({limit, before, metadata})',
+  params: threadPath,
+  body: historyFilter,
+  responses: { 200: statesAnswer },
+  errors: [503],
+});
+
+export const threadStateOperations = [getState, stateAtCheckpoint, getStateAt, getHistory, searchHistory];
 
 export function threadStateRoutes(conversations: Conversations): Router {
   const router = Router();
@@ -49,7 +110,7 @@ export function threadStateRoutes(conversations: Conversations): Router {
     return threadCheckpoints(threadId, messages, { created_at: thread.created_at, busy }).reverse();
   };
 
-  router.get('/threads/:thread_id/state', async (request, response) => {
+  route(router, getState, async (request, response) => {
     const [latest] = await checkpointsOf(request, response);
     response.json(latest);
   });
@@ -63,15 +124,19 @@ export function threadStateRoutes(conversations: Conversations): Router {
     response.json(found);
   };
 
-  router.post('/threads/:thread_id/state/checkpoint', async (request, response) => {
-    await stateAt(request, response, parseBody(checkpointBody, request).checkpoint);
+  route(router, stateAtCheckpoint, async (request, response, { body }) => {
+    await stateAt(request, response, body.checkpoint);
   });
 
-  router.get('/threads/:thread_id/state/:checkpoint_id', async (request, response) => {
+  route(router, getStateAt, async (request, response) => {
     await stateAt(request, response, String(request.params.checkpoint_id));
   });
 
-  const history = async (request: Request, response: Response, filter: z.infer<typeof historyFilter>) => {
+  const history = async (
+    request: Request,
+    response: Response,
+    filter: { limit: number; before?: string | undefined; metadata?: Record<string, unknown> | undefined },
+  ) => {
     let states = await checkpointsOf(request, response);
     if (filter.before !== undefined) {
       const at = states.findIndex((state) => state.checkpoint.checkpoint_id === filter.before);
@@ -87,12 +152,12 @@ export function threadStateRoutes(conversations: Conversations): Router {
     response.json(states.slice(0, filter.limit));
   };
 
-  router.get('/threads/:thread_id/history', async (request, response) => {
-    await history(request, response, parseQuery(historyFilter, request));
+  route(router, getHistory, async (request, response, { query }) => {
+    await history(request, response, query);
   });
 
-  router.post('/threads/:thread_id/history', async (request, response) => {
-    await history(request, response, parseBody(historyFilter, request));
+  route(router, searchHistory, async (request, response, { body }) => {
+    await history(request, response, body);
   });
 
   return router;

@@ -1,14 +1,57 @@
 import { Router } from 'express';
+import { z } from 'zod';
+import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
 import { graphId } from '../protocol/checkpoints';
-import { createThreadBody } from '../schemas';
-import { ownerOf, parseBody, pathId } from '../validate';
+import { thread } from '../response-schemas';
+import { createThreadBody, threadPath } from '../schemas';
+import { ownerOf, pathId } from '../validate';
+
+export const createThread = operation({
+  method: 'post',
+  path: '/threads',
+  summary: 'Create a thread (every field optional: an empty body makes a thread with a new id)',
+  body: createThreadBody,
+  responses: { 200: { description: 'The thread', schema: thread } },
+  errors: [409, 503],
+});
+
+export const getThread = operation({
+  method: 'get',
+  path: '/threads/{thread_id}',
+  summary: 'Get a thread',
+  params: threadPath,
+  responses: { 200: { description: 'The thread', schema: thread } },
+  errors: [503],
+});
+
+export const debugThread = operation({
+  method: 'get',
+  path: '/threads/{thread_id}/debug',
+  summary: "Operators: the workflow's whole state (getState query; not a stable schema)",
+  params: threadPath,
+  responses: {
+    200: {
+      description: 'The state dump',
+      schema: z.looseObject({
+        state: z.record(z.string(), z.unknown()),
+        in_flight_activities: z.number(),
+        draining: z.boolean(),
+        workflow_run_id: z.string(),
+        history_length: z.number(),
+        continue_as_new_suggested: z.boolean(),
+      }),
+    },
+  },
+  errors: [503],
+});
+
+export const threadOperations = [createThread, getThread, debugThread];
 
 export function threadRoutes(conversations: Conversations): Router {
   const router = Router();
 
-  router.post('/threads', async (request, response) => {
-    const body = parseBody(createThreadBody, request);
+  route(router, createThread, async (_request, response, { body }) => {
     // Keel serves one graph: every thread records it, as LangGraph records `graph_id`.
     const conversation = conversations.newConversation(
       body.thread_id,
@@ -19,12 +62,12 @@ export function threadRoutes(conversations: Conversations): Router {
     response.json(await conversations.createThread(conversation, body.if_exists));
   });
 
-  router.get('/threads/:thread_id', async (request, response) => {
+  route(router, getThread, async (request, response) => {
     response.json(await conversations.getThread(pathId(request, 'thread_id'), ownerOf(response)));
   });
 
   /** Operators: the workflow's whole state, as the getState query returns it. */
-  router.get('/threads/:thread_id/debug', async (request, response) => {
+  route(router, debugThread, async (request, response) => {
     response.json(await conversations.debugState(pathId(request, 'thread_id'), ownerOf(response)));
   });
 

@@ -1,0 +1,35 @@
+/**
+ * Every operation the API serves, from the route modules that implement them: the one list
+ * `/openapi.json` and the 405 answer's `Allow` are made from. A route mounted with `route()` but
+ * missing here fails test/api/openapi.test.ts.
+ */
+import type { AnyOperation } from './contract';
+import { activeRunOperations } from './routes/active-runs';
+import { assistantOperations } from './routes/assistants';
+import { checkpointOperations } from './routes/checkpoints';
+import { codecOperations } from './routes/codec';
+import { healthOperations } from './routes/health';
+import { runOperations } from './routes/runs';
+import { sessionOperations } from './routes/sessions';
+import { streamOperations } from './routes/streams';
+import { systemOperations } from './routes/system';
+import { threadStateOperations } from './routes/thread-state';
+import { threadOperations } from './routes/threads';
+import { openApiOperation } from './openapi';
+import { webPage } from './web-page';
+
+export const operations: readonly AnyOperation[] = [
+  webPage,
+  ...healthOperations,
+  ...systemOperations,
+  openApiOperation,
+  ...assistantOperations,
+  ...threadOperations,
+  ...sessionOperations,
+  ...threadStateOperations,
+  ...checkpointOperations,
+  ...runOperations,
+  ...streamOperations,
+  ...activeRunOperations,
+  ...codecOperations,
+];

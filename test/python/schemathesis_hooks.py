@@ -1,0 +1,33 @@
+"""Schemathesis hooks for Keel's contract test (test/api/openapi.test.ts).
+
+Two fields of a valid request would reach outside the machine: a `webhook` is delivered to its
+URL (after a DNS lookup), and a model other than the scripted ones calls its provider. In
+requests the fuzzer means to be valid they are pointed back at this machine: the webhook at the
+test's receiver on loopback (KEEL_CONTRACT_WEBHOOK; the test allows KEEL_WEBHOOK_ALLOW_HOSTS=
+127.0.0.1), the model at `scripted:demo`. Requests meant to be invalid are sent as generated. How webhook addresses and
+model names are checked has tests of its own (test/api/webhook-addresses.test.ts,
+test/api/api.test.ts).
+"""
+
+import os
+
+import schemathesis
+
+LOOPBACK_WEBHOOK = os.environ["KEEL_CONTRACT_WEBHOOK"]
+
+
+def _offline(body):
+    if not isinstance(body, dict):
+        return
+    if isinstance(body.get("webhook"), str):
+        body["webhook"] = LOOPBACK_WEBHOOK
+    config = body.get("config")
+    if isinstance(config, dict) and isinstance(config.get("model"), str):
+        config["model"] = "scripted:demo"
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    meta = case.meta
+    if meta is not None and meta.generation.mode.is_positive:
+        _offline(case.body)
