@@ -110,6 +110,8 @@ export interface StateDump {
   draining: boolean;
   workflow_run_id: string;
   history_length: number;
+  /** Bytes of history so far (what continue-as-new by size looks at). */
+  history_size: number;
   continue_as_new_suggested: boolean;
 }
 export const getStateQuery = defineQuery<StateDump>('getState');

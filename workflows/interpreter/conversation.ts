@@ -202,6 +202,7 @@ export class Conversation {
         draining: this.#draining,
         workflow_run_id: info.runId,
         history_length: info.historyLength,
+        history_size: info.historySize,
         continue_as_new_suggested: info.continueAsNewSuggested,
       };
     });

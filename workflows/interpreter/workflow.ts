@@ -1,8 +1,9 @@
 /**
  * `conversationWorkflow`: one per thread, id `conversation-<thread_id>`. It lives as long as the
- * thread, handing its state to a fresh run when Temporal suggests continue-as-new.
+ * thread, handing its state to a fresh run when Temporal suggests continue-as-new, or earlier,
+ * once its history passes `handOverHistory` (see there).
  */
-import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import type { SessionSummary, ThreadConfig } from '../../common/thread';
 import { Conversation } from './conversation';
@@ -24,12 +25,31 @@ export interface ConversationInput extends NewConversation {
   carried?: { state: ConversationState; stream: WorkflowStreamState };
 }
 
+/**
+ * Since this patch a conversation hands over once its history passes `handOverHistory`, not only
+ * when the server suggests it (4,096 events or 4 MiB by default).
+ */
+export const handOverBySizePatch = 'keel-continue-as-new-by-size';
+
+/**
+ * A worker that picks a conversation up cold (its worker was killed, the cache evicted it)
+ * replays the whole history within the workflow task's 10 s. At 3 MB (about 2,100 events of a
+ * tool-using conversation) that took longer than 10 s on a loaded 2-core machine in a 30-minute
+ * chaos soak, and the task timed out again and again: the thread answered nothing, and the model
+ * call's query for its messages failed until its attempts were spent. A history this size
+ * replays in well under that.
+ */
+export const handOverHistory = { bytes: 1024 * 1024, events: 1_500 } as const;
+
 export interface ConversationOutcome {
   thread_id: string;
   summary: SessionSummary;
 }
 
 export async function conversationWorkflow(input: ConversationInput): Promise<ConversationOutcome> {
+  // Before any command: histories from before the patch hand over only when the server suggests
+  // it, on replay too.
+  const bySize = patched(handOverBySizePatch);
   const { carried, ...thread } = input;
   const stream = new EventLog(carried?.stream);
   const state = carried === undefined ? initialState(thread) : fromCarried(carried.state);
@@ -40,10 +60,15 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   conversation.resume();
   conversation.registerHandlers();
 
+  const handOverDue = (): boolean => {
+    const info = workflowInfo();
+    return (
+      info.continueAsNewSuggested ||
+      (bySize && (info.historySize > handOverHistory.bytes || info.historyLength > handOverHistory.events))
+    );
+  };
   // Hand off only between steps: with no activity in flight the state alone says what comes next.
-  await condition(
-    () => conversation.state.closed || (workflowInfo().continueAsNewSuggested && conversation.quiescent),
-  );
+  await condition(() => conversation.state.closed || (handOverDue() && conversation.quiescent));
   // Either way, release waiting stream subscribers and run waiters first: they would otherwise
   // hold allHandlersFinished open until the next event, which may never come.
   stream.detachPollers();
