@@ -49,14 +49,12 @@ const codecOperation = (direction: 'encode' | 'decode') =>
     path: `/codec/${direction}`,
     summary:
       direction === 'encode'
-        ? "Encrypt payloads (Temporal's remote codec protocol)"
-        : "Decrypt payloads for the Temporal Web UI (Temporal's remote codec protocol)",
-    headers: {
-      'X-Namespace': {
-        schema: z.string(),
-        description: 'The namespace the payloads belong to; this codec serves only its own',
-      },
-    },
+        ? "Encrypt payloads (Temporal's remote codec protocol; an X-Namespace header must name this server's namespace)"
+        : "Decrypt payloads for the Temporal Web UI (Temporal's remote codec protocol; an X-Namespace header must name this server's namespace)",
+    // X-Namespace, when the UI sends it, must name the namespace this codec serves (400
+    // otherwise). It is said here rather than declared as a header: its one valid value is
+    // configuration, which a static document cannot state, and a fuzzer would read any string as
+    // valid.
     body: codecBody,
     responses: { 200: { description: `The payloads, ${direction}d`, schema: codecBody } },
     errors: direction === 'encode' ? [400] : [400, 422],
