@@ -8,7 +8,8 @@ import { markAwaiting, pendingCalls } from './approval-gate';
 import { emit } from './emit';
 import type { Rejection } from './validate';
 import type { AwaitingApprovalCall, ConversationState, ToolCall } from './state';
-import { recordToolResult, runToolCommand, type ToolStepTransition } from './tool-step';
+import type { ToolOutcome } from '../../common/tools';
+import { afterStart, recordToolResult, startCall, type ToolStepTransition } from './tool-step';
 import type { Command } from './transitions';
 import { say } from './wording';
 
@@ -90,15 +91,15 @@ export function decideApproval(
     };
     const calls = active.step.calls.map((candidate) => (candidate === call ? running : candidate));
     const approved = { ...state, active: { ...active, step: { ...active.step, calls } } };
-    return {
+    const started = startCall(state, active.run_id, call.use, call.flags, now);
+    const transition: ToolStepTransition = {
       state: markAwaiting(approved, active.run_id, now),
       step: 'tools',
-      commands: [
-        ...resolved(active.run_id, approval_id, 'approve', reason),
-        emit.toolStarted(active.run_id, call.use),
-        runToolCommand(state, active.run_id, call.use, call.flags),
-      ],
+      commands: [...resolved(active.run_id, approval_id, 'approve', reason), ...started.commands],
     };
+    const refused =
+      started.refusal === undefined ? [] : [[call.use.id, started.refusal] as [string, ToolOutcome]];
+    return afterStart(transition, active.run_id, refused, now);
   }
   const denied = { ...call.approval, status: 'denied' as const, ...(reason === undefined ? {} : { reason }) };
   const content = say.deniedByUser(call.use.name, reason);

@@ -3,8 +3,7 @@
  * Each event goes to the one transition that decides it; then, whenever the thread is free, the
  * oldest queued run starts. The interpreter carries out the commands; tests drive this directly.
  */
-import { rollUpChildUsage } from './child-usage';
-import { warnIfNear, updateLimits } from './budget';
+import { updateLimits } from './budget';
 import { decideApproval, expireApproval } from './approvals';
 import { iso } from './emit';
 import { refuseInput } from './intake';
@@ -19,6 +18,7 @@ import {
   unchanged,
 } from './run-lifecycle';
 import type { ConversationState } from './state';
+import { childCompleted, childStarted, childUsageReported, childWaitExpired } from './sub-agents';
 import { recordToolFailure, recordToolResult } from './tool-step';
 import type { ConversationEvent, Transition } from './transitions';
 
@@ -62,12 +62,14 @@ function apply(state: ConversationState, event: ConversationEvent): Transition {
       return deferRun(state, event.run_id, now);
     case 'closeRequested':
       return closeThread(state, now, event.reason);
-    case 'childUsageReported': {
-      // A child's spend counts against this thread's budget, warning here at 80 % like our own.
-      const rolled = rollUpChildUsage(state, event);
-      const warned = warnIfNear(rolled.state, event.run_id);
-      return { state: warned.state, commands: [...rolled.commands, ...warned.commands] };
-    }
+    case 'childUsageReported':
+      return childUsageReported(state, event.run_id, event.usage, now);
+    case 'childStarted':
+      return afterToolStep(childStarted(state, event), now);
+    case 'childWaitExpired':
+      return afterToolStep(childWaitExpired(state, event), now);
+    case 'childCompleted':
+      return afterToolStep(childCompleted(state, event), now);
   }
 }
 

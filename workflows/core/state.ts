@@ -2,6 +2,7 @@
  * The conversation's state: everything the workflow knows, carried whole across continue-as-new.
  * No Temporal import here; the reducer owns every change to it.
  */
+import type { ChildCompleted } from '../../common/children';
 import { isTerminal, type Run } from '../../common/run';
 import type { SessionSummary, ThreadConfig, ThreadStatus } from '../../common/thread';
 import type { ToolFlags } from '../../common/tools';
@@ -99,6 +100,26 @@ export interface ThreadInfo {
   created_at: string;
 }
 
+/** A child agent a `spawn_agent` call started, until its report is used (see sub-agents.ts). */
+export interface ChildRecord {
+  child_thread_id: string;
+  /** The run and call that spawned it. */
+  run_id: string;
+  tool_use_id: string;
+  task: string;
+  /** Answered at once: the report becomes a continuation run. */
+  background: boolean;
+  /** Seconds the call waits for the report before the child goes on in the background. */
+  wait_s: number;
+  /**
+   * `starting`: started, not yet running its task; `waiting`: its call waits for the report;
+   * `background`: its call was answered, and the report will be a continuation run.
+   */
+  phase: 'starting' | 'waiting' | 'background';
+  /** A report that came before the child was known to run its task. */
+  report?: ChildCompleted;
+}
+
 export interface ConversationState {
   thread: ThreadInfo;
   transcript: Message[];
@@ -117,6 +138,8 @@ export interface ConversationState {
   closed: boolean;
   /** Set once `budget.warning` was emitted; cleared when the limits change (see budget.ts). */
   budget_warned?: boolean;
+  /** Child agents whose report has not been used yet (absent in states from earlier releases). */
+  children?: ChildRecord[];
 }
 
 export function initialState(thread: ThreadInfo): ConversationState {

@@ -6,7 +6,9 @@ import type { CallModelResult } from '../../common/activities';
 import { truncateWithNote } from '../../common/limits';
 import type { ToolFlags, ToolOutcome } from '../../common/tools';
 import { toolUsesOf, type ToolUseBlock } from '../../common/transcript';
+import { spawnAgentToolName } from '../../common/children';
 import { gateFor, markAwaiting, requestApproval } from './approval-gate';
+import { spawnCommand, trackChildren } from './spawn';
 import { emit } from './emit';
 import {
   done,
@@ -64,6 +66,43 @@ export function runToolCommand(
   };
 }
 
+/**
+ * The commands that start a call the model may make: `tool.started`, then its activity, or for
+ * `spawn_agent` a child thread. `refusal`: the call cannot start, and is answered with this.
+ */
+export function startCall(
+  state: ConversationState,
+  runId: string,
+  use: ToolUseBlock,
+  flags: ToolFlags,
+  now: number,
+): { commands: Command[]; refusal?: ToolOutcome } {
+  const started = emit.toolStarted(runId, use);
+  if (use.name !== spawnAgentToolName)
+    return { commands: [started, runToolCommand(state, runId, use, flags)] };
+  const spawn = spawnCommand(state, runId, use, now);
+  if ('refusal' in spawn) return { commands: [started], refusal: { is_error: true, content: spawn.refusal } };
+  return { commands: [started, spawn.command] };
+}
+
+/** Records what a started call's commands imply: the children they start, the calls refused. */
+export function afterStart(
+  transition: ToolStepTransition,
+  runId: string,
+  refused: ReadonlyArray<[string, ToolOutcome]>,
+  now: number,
+): ToolStepTransition {
+  let next: ToolStepTransition = {
+    ...transition,
+    state: trackChildren(transition.state, transition.commands),
+  };
+  for (const [toolUseId, outcome] of refused) {
+    const recorded = recordToolResult(next.state, runId, toolUseId, outcome, now);
+    next = { ...recorded, commands: [...next.commands, ...recorded.commands] };
+  }
+  return next;
+}
+
 export function startToolStep(
   state: ConversationState,
   active: ActiveRun,
@@ -71,6 +110,7 @@ export function startToolStep(
   now: number,
 ): ToolStepTransition {
   const commands: Command[] = [];
+  const refused: Array<[string, ToolOutcome]> = [];
   const calls = toolUsesOf(result.content).map((use, index): ToolCall => {
     const flags = result.tools[use.name];
     if (flags === undefined) {
@@ -90,7 +130,9 @@ export function startToolStep(
       commands.push(...requested.commands);
       return { status: 'awaiting_approval', use, flags, approval: requested.approval };
     }
-    commands.push(emit.toolStarted(active.run_id, use), runToolCommand(state, active.run_id, use, flags));
+    const started = startCall(state, active.run_id, use, flags, now);
+    commands.push(...started.commands);
+    if (started.refusal !== undefined) refused.push([use.id, started.refusal]);
     return { status: 'running', use, flags };
   });
   const assistant = { content: result.content, model: result.model, stop_reason: result.stop_reason };
@@ -99,7 +141,7 @@ export function startToolStep(
     return { ...committed, commands: [...commands, ...committed.commands] };
   }
   const next = { ...state, active: { ...active, step: { kind: 'tools' as const, assistant, calls } } };
-  return still(markAwaiting(next, active.run_id, now), commands);
+  return afterStart(still(markAwaiting(next, active.run_id, now), commands), active.run_id, refused, now);
 }
 
 /**

@@ -7,6 +7,8 @@ import type { ConversationState } from './state';
 import { sessionSummary, threadStatus } from './state';
 import { callModelCommand } from './model-step';
 import { runToolCommand } from './tool-step';
+import { childOf, spawnCommand } from './spawn';
+import { spawnAgentToolName } from '../../common/children';
 import type { Command } from './transitions';
 
 export function toThread(state: ConversationState): Thread {
@@ -31,14 +33,22 @@ export function toThread(state: ConversationState): Thread {
  * The commands that put a fresh workflow run back where the state says it is: used after
  * continue-as-new, which only happens when no activity is in flight.
  */
-export function resumeCommands(state: ConversationState): Command[] {
+export function resumeCommands(state: ConversationState, now = Date.parse(state.updated_at)): Command[] {
   const active = state.active;
   if (active === null) return [];
   if (active.step.kind === 'model') return [callModelCommand(state, active, active.steps)];
-  // Calls still awaiting a human get their timers back, not a tool run.
-  const running = active.step.calls.flatMap((call) =>
-    call.status === 'running' ? [runToolCommand(state, active.run_id, call.use, call.flags)] : [],
-  );
+  // Calls still awaiting a human get their timers back, not a tool run. A child agent is only
+  // started again if the last run never started it (it was handing over when the call was made).
+  const running = active.step.calls.flatMap((call): Command[] => {
+    if (call.status !== 'running') return [];
+    if (call.use.name !== spawnAgentToolName)
+      return [runToolCommand(state, active.run_id, call.use, call.flags)];
+    const spawn = spawnCommand(state, active.run_id, call.use, now);
+    const child = childOf(state, `${state.thread.thread_id}.${call.use.id}`);
+    return 'command' in spawn && child?.phase === 'starting' && child.report === undefined
+      ? [spawn.command]
+      : [];
+  });
   return [...running, ...approvalResumeCommands(state)];
 }
 
