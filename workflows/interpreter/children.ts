@@ -1,7 +1,8 @@
 /**
  * Sub-agents, on the interpreter's side: `startChild` starts a child conversation workflow and
- * gives it its task, then keeps the foreground wait's timer. What a child's report becomes is the
- * reducer's (core/sub-agents.ts). A child reports to its parent once its run ends, then closes.
+ * gives it its task, then keeps the foreground wait's timer; reports are fed back as events. What
+ * a report becomes is the reducer's (core/sub-agents.ts). A child reports to its parent once its
+ * run ends, then closes.
  */
 import {
   condition,
@@ -26,38 +27,63 @@ export interface ChildHost {
   dispatch(event: EventInput): void;
 }
 
-/**
- * Carries out one `startChild`; resolves only when the child's report has been used, so
- * continue-as-new waits for it.
- */
-export async function startChildAgent(
-  host: ChildHost,
-  { child, task, wait_ms }: Extract<Command, { type: 'startChild' }>,
-): Promise<void> {
-  const childThreadId = child.thread_id;
-  const input: ConversationInput = child;
-  const handle = await startChild('conversationWorkflow', {
-    workflowId: workflowIdFor(childThreadId),
-    args: [input],
-    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-    typedSearchAttributes: [
-      { key: searchAttributes.status, value: 'idle' },
-      { key: searchAttributes.owner, value: child.owner ?? 'local' },
-      { key: searchAttributes.model, value: child.config.model },
-    ],
-  });
-  await handle.signal(messages.userMessageSignal, {
-    run_id: 'task',
-    assistant_id: 'agent',
-    content: [{ type: 'text', text: task }],
-    multitask_strategy: 'enqueue',
-    metadata: {},
-  });
-  host.dispatch({ type: 'childStarted', child_thread_id: childThreadId });
-  const phase = () => childOf(host.state, childThreadId)?.phase;
-  if (wait_ms > 0 && !(await condition(() => phase() !== 'waiting', wait_ms)))
-    host.dispatch({ type: 'childWaitExpired', child_thread_id: childThreadId });
-  await condition(() => phase() === undefined);
+export class ChildAgents {
+  readonly #host: ChildHost;
+  /** Children whose `startChild` is in flight, up to the end of its wait. */
+  readonly #starting = new Set<string>();
+  /**
+   * Their reports, held until the wait ends: the executor hands them to the reducer after the
+   * wait's timer is cancelled, the order in which the commands have always been issued.
+   */
+  readonly #reports = new Map<string, ChildCompleted>();
+
+  constructor(host: ChildHost) {
+    this.#host = host;
+  }
+
+  /** The `childCompleted` signal. */
+  onReport(report: ChildCompleted): void {
+    if (this.#starting.has(report.child_thread_id)) this.#reports.set(report.child_thread_id, report);
+    else this.#host.dispatch({ type: 'childCompleted', report });
+  }
+
+  /**
+   * Carries out one `startChild`; resolves only when the child's report has been used, so
+   * continue-as-new waits for it.
+   */
+  async start({ child, task, wait_ms }: Extract<Command, { type: 'startChild' }>): Promise<void> {
+    const childThreadId = child.thread_id;
+    this.#starting.add(childThreadId);
+    try {
+      const input: ConversationInput = child;
+      const handle = await startChild('conversationWorkflow', {
+        workflowId: workflowIdFor(childThreadId),
+        args: [input],
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        typedSearchAttributes: [
+          { key: searchAttributes.status, value: 'idle' },
+          { key: searchAttributes.owner, value: child.owner ?? 'local' },
+          { key: searchAttributes.model, value: child.config.model },
+        ],
+      });
+      await handle.signal(messages.userMessageSignal, {
+        run_id: 'task',
+        assistant_id: 'agent',
+        content: [{ type: 'text', text: task }],
+        multitask_strategy: 'enqueue',
+        metadata: {},
+      });
+      this.#host.dispatch({ type: 'childStarted', child_thread_id: childThreadId });
+      if (wait_ms > 0 && !(await condition(() => this.#reports.has(childThreadId), wait_ms)))
+        this.#host.dispatch({ type: 'childWaitExpired', child_thread_id: childThreadId });
+    } finally {
+      this.#starting.delete(childThreadId);
+    }
+    const report = this.#reports.get(childThreadId);
+    this.#reports.delete(childThreadId);
+    if (report !== undefined) this.#host.dispatch({ type: 'childCompleted', report });
+    await condition(() => childOf(this.#host.state, childThreadId) === undefined);
+  }
 }
 
 /**

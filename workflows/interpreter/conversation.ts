@@ -5,6 +5,7 @@
  */
 import { CancellationScope, isCancellation, log, proxyActivities } from '@temporalio/workflow';
 import type { KeelActivities, SendWebhookInput } from '../../common/activities';
+import type { ChildCompleted } from '../../common/children';
 import { isFailureType } from '../../common/failures';
 import { innermostMessage, urlForLogs } from '../../common/urls';
 import { reduce } from '../core/reducer';
@@ -15,7 +16,7 @@ import { resumeCommands } from '../core/views';
 import { webhookDeliveries } from '../core/webhooks';
 import { describeFailure, modelCallOptions, toolCallOptions, webhookOptions } from './activity-options';
 import { ApprovalTimers } from './approval-timers';
-import { reportToParent, startChildAgent } from './children';
+import { ChildAgents, reportToParent } from './children';
 import { registerHandlers, type HandlerHost } from './handlers';
 import { OperatorView } from './operator-view';
 import type { EventLog } from './stream';
@@ -37,6 +38,7 @@ export class Conversation implements HandlerHost {
   /** Set when the workflow is about to end or continue as new: `awaitRun` callers are answered now. */
   #releasingWaiters = false;
   readonly #view = new OperatorView();
+  readonly #children = new ChildAgents(this);
   readonly #timers = new ApprovalTimers((approval_id) =>
     this.dispatch({ type: 'approvalExpired', approval_id }),
   );
@@ -82,6 +84,11 @@ export class Conversation implements HandlerHost {
     registerHandlers(this);
   }
 
+  /** A child agent's report (the `childCompleted` signal). */
+  childReported(report: ChildCompleted): void {
+    this.#children.onReport(report);
+  }
+
   /** Re-issues what the state implies (after continue-as-new) and publishes the operator view. */
   resume(): void {
     for (const command of resumeCommands(this.#state, Date.now())) this.#execute(command);
@@ -112,7 +119,7 @@ export class Conversation implements HandlerHost {
         if (!this.#draining) this.#track(command.run_id, () => this.#runTool(command));
         return;
       case 'startChild':
-        if (!this.#draining) this.#track(command.run_id, () => startChildAgent(this, command));
+        if (!this.#draining) this.#track(command.run_id, () => this.#children.start(command));
         return;
       case 'startApprovalTimer':
         return this.#timers.start(command.approval_id, command.expires_at_ms);

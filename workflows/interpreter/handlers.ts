@@ -5,6 +5,7 @@
  */
 import { ApplicationFailure, condition, log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from '../../common/approvals';
+import type { ChildCompleted } from '../../common/children';
 import { FailureType } from '../../common/failures';
 import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
@@ -30,6 +31,7 @@ export interface HandlerHost {
   readonly releasingWaiters: boolean;
   readonly inFlight: number;
   readonly draining: boolean;
+  childReported(report: ChildCompleted): void;
 }
 
 const reject = (rejection: Rejection | undefined): void => {
@@ -84,7 +86,7 @@ export function registerHandlers(host: HandlerHost): void {
   setHandler(messages.cancelRunSignal, ({ run_id, reason }) =>
     host.dispatch({ type: 'cancelRequested', run_id, ...withReason(reason) }),
   );
-  setHandler(messages.childCompletedSignal, (report) => host.dispatch({ type: 'childCompleted', report }));
+  setHandler(messages.childCompletedSignal, (report) => host.childReported(report));
   setHandler(messages.closeSignal, ({ reason }) =>
     host.dispatch({ type: 'closeRequested', ...withReason(reason) }),
   );
