@@ -3,54 +3,23 @@
  * report in the foreground (or not at all in the background), and a report that comes after the
  * call was answered becomes a continuation run.
  */
-import type { CallModelResult } from '../../common/activities';
 import type { ChildCompleted } from '../../common/children';
 import type { Run } from '../../common/run';
 import { reduce } from '../../workflows/core/reducer';
-import { type ConversationState, findRun, initialState } from '../../workflows/core/state';
-import type { Command, ConversationEvent } from '../../workflows/core/transitions';
+import { type ConversationState, findRun } from '../../workflows/core/state';
+import { afterFirstAnswer, t0, usage } from '../helpers/reducer';
+import type { Command } from '../../workflows/core/transitions';
 
-const t0 = Date.parse('2026-01-01T00:00:00Z');
-const usage = {
-  input_tokens: 3,
-  output_tokens: 2,
-  cache_creation_input_tokens: 0,
-  cache_read_input_tokens: 0,
-  cost_usd: 0,
-};
 const spawnFlags = { sideEffects: true, sensitive: false };
 
 function spawned(input: Record<string, unknown>): { state: ConversationState; commands: Command[] } {
-  const result: CallModelResult = {
+  return afterFirstAnswer({
     content: [{ type: 'tool_use', id: 'u1', name: 'spawn_agent', input }],
     stop_reason: 'tool_use',
     usage,
     model: 'm',
     tools: { spawn_agent: spawnFlags },
-  };
-  const events: ConversationEvent[] = [
-    {
-      type: 'inputSubmitted',
-      now: t0 + 1,
-      input: {
-        run_id: 'r1',
-        assistant_id: 'agent',
-        content: [{ type: 'text', text: 'go' }],
-        multitask_strategy: 'enqueue',
-        metadata: {},
-      },
-    },
-    { type: 'modelResponded', now: t0 + 2, run_id: 'r1', step: 1, result },
-  ];
-  let state = initialState({
-    thread_id: 't1',
-    metadata: {},
-    config: { model: 'scripted:demo', approval: 'auto', approval_timeout_s: 60, max_steps: 5 },
-    created_at: new Date(t0).toISOString(),
   });
-  let commands: Command[] = [];
-  for (const event of events) ({ state, commands } = reduce(state, event));
-  return { state, commands };
 }
 
 const report = (output: string): ChildCompleted => ({
