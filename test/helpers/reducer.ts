@@ -2,7 +2,7 @@
 import type { CallModelResult } from '../../common/activities';
 import type { ApprovalMode } from '../../common/thread';
 import { reduce } from '../../workflows/core/reducer';
-import { type ConversationState, initialState } from '../../workflows/core/state';
+import { type ThreadState, initialState } from '../../workflows/core/state';
 import type { Command } from '../../workflows/core/transitions';
 
 export const t0 = Date.parse('2026-01-01T00:00:00Z');
@@ -18,7 +18,7 @@ export const usage = {
 export function afterFirstAnswer(
   result: CallModelResult,
   approval: ApprovalMode = 'auto',
-): { state: ConversationState; commands: Command[] } {
+): { state: ThreadState; commands: Command[] } {
   const submitted = reduce(
     initialState({
       thread_id: 't1',

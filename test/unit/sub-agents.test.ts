@@ -6,13 +6,13 @@
 import type { ChildCompleted } from '../../common/children';
 import type { Run } from '../../common/run';
 import { reduce } from '../../workflows/core/reducer';
-import { type ConversationState, findRun } from '../../workflows/core/state';
+import { type ThreadState, findRun } from '../../workflows/core/state';
 import { afterFirstAnswer, t0, usage } from '../helpers/reducer';
 import type { Command } from '../../workflows/core/transitions';
 
 const spawnFlags = { sideEffects: true, sensitive: false };
 
-function spawned(input: Record<string, unknown>): { state: ConversationState; commands: Command[] } {
+function spawned(input: Record<string, unknown>): { state: ThreadState; commands: Command[] } {
   return afterFirstAnswer({
     content: [{ type: 'tool_use', id: 'u1', name: 'spawn_agent', input }],
     stop_reason: 'tool_use',
@@ -32,7 +32,7 @@ const report = (output: string): ChildCompleted => ({
 });
 
 const names = (commands: Command[]) => commands.map((c) => (c.type === 'emit' ? c.event.event : c.type));
-const lastToolResult = (state: ConversationState): string => {
+const lastToolResult = (state: ThreadState): string => {
   const message = state.transcript.at(-1);
   const block = message?.role === 'user' ? message.content[0] : undefined;
   return block?.type === 'tool_result' ? block.content : '';

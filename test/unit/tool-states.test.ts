@@ -5,17 +5,14 @@
  */
 import type { CallModelResult } from '../../common/activities';
 import { reduce } from '../../workflows/core/reducer';
-import { type ConversationState, fromCarried } from '../../workflows/core/state';
+import { type ThreadState, fromCarried } from '../../workflows/core/state';
 import { afterFirstAnswer, t0, usage } from '../helpers/reducer';
 import type { ConversationEvent } from '../../workflows/core/transitions';
 import { resumeCommands } from '../../workflows/core/views';
 
 const use = (id: string, name: string) => ({ type: 'tool_use' as const, id, name, input: { path: id } });
 
-function askedForTools(
-  tools: CallModelResult['tools'],
-  approval: 'auto' | 'require' = 'auto',
-): ConversationState {
+function askedForTools(tools: CallModelResult['tools'], approval: 'auto' | 'require' = 'auto'): ThreadState {
   const content = Object.keys(tools).map((name, index) => use(`u${index + 1}`, name));
   return afterFirstAnswer({ content, stop_reason: 'tool_use', usage, model: 'm', tools }, approval).state;
 }
@@ -28,7 +25,7 @@ const failed = (tool_use_id: string, interrupted: boolean): ConversationEvent =>
   failure: { message: 'exit 1', interrupted },
 });
 
-function resultText(state: ConversationState): string {
+function resultText(state: ThreadState): string {
   const last = state.transcript.at(-1);
   const block = last?.role === 'user' ? last.content[0] : undefined;
   return block?.type === 'tool_result' ? block.content : '';
@@ -82,7 +79,7 @@ describe('a state carried by an earlier release', () => {
         ...active,
         step: { ...active.step, calls: active.step.calls.map(({ status: _status, ...call }) => call) },
       },
-    } as unknown as ConversationState;
+    } as unknown as ThreadState;
     const upgraded = fromCarried(legacy);
     const step = upgraded.active?.step;
     expect(step?.kind === 'tools' && step.calls.map((call) => call.status)).toEqual([

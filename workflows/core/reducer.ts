@@ -17,21 +17,21 @@ import {
   submit,
   unchanged,
 } from './run-lifecycle';
-import type { ConversationState } from './state';
+import type { ThreadState } from './state';
 import { childCompleted, childStarted, childUsageReported, childWaitExpired } from './sub-agents';
 import { recordToolFailure, recordToolResult } from './tool-step';
 import type { ConversationEvent, Transition } from './transitions';
 
 export { isCurrentModelStep };
 
-export function reduce(state: ConversationState, event: ConversationEvent): Transition {
+export function reduce(state: ThreadState, event: ConversationEvent): Transition {
   const touched = { ...state, updated_at: iso(event.now) };
   const transition = settle(apply(touched, event), event.now);
   // An event that changes nothing (a late retry, a duplicate) leaves the state exactly as it was.
   return transition.state === touched && transition.commands.length === 0 ? unchanged(state) : transition;
 }
 
-function apply(state: ConversationState, event: ConversationEvent): Transition {
+function apply(state: ThreadState, event: ConversationEvent): Transition {
   const { now } = event;
   switch (event.type) {
     case 'inputSubmitted':

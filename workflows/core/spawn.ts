@@ -5,7 +5,7 @@
 import { defaultChildTimeoutS, type ChildOrigin, type SpawnAgentInput } from '../../common/children';
 import type { ToolUseBlock } from '../../common/transcript';
 import { iso } from './emit';
-import type { ChildRecord, ConversationState } from './state';
+import type { ChildRecord, ThreadState } from './state';
 import type { Command } from './transitions';
 
 function spawnInput(input: Record<string, unknown>): SpawnAgentInput {
@@ -18,7 +18,7 @@ function spawnInput(input: Record<string, unknown>): SpawnAgentInput {
 
 /** The `startChild` command for a `spawn_agent` call, or why the call cannot start one. */
 export function spawnCommand(
-  state: ConversationState,
+  state: ThreadState,
   runId: string,
   use: ToolUseBlock,
   now: number,
@@ -55,7 +55,7 @@ export function spawnCommand(
 }
 
 /** Records the children that `commands` start, so their reports find them whenever they come. */
-export function trackChildren(state: ConversationState, commands: readonly Command[]): ConversationState {
+export function trackChildren(state: ThreadState, commands: readonly Command[]): ThreadState {
   const started: ChildRecord[] = commands.flatMap((command) =>
     command.type === 'startChild'
       ? [
@@ -74,5 +74,5 @@ export function trackChildren(state: ConversationState, commands: readonly Comma
   return started.length === 0 ? state : { ...state, children: [...(state.children ?? []), ...started] };
 }
 
-export const childOf = (state: ConversationState, childThreadId: string): ChildRecord | undefined =>
+export const childOf = (state: ThreadState, childThreadId: string): ChildRecord | undefined =>
   state.children?.find((child) => child.child_thread_id === childThreadId);

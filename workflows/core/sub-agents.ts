@@ -13,7 +13,7 @@ import { rollUpChildUsage } from './child-usage';
 import { emit } from './emit';
 import { submit } from './run-lifecycle';
 import { childOf } from './spawn';
-import type { ChildRecord, ConversationState } from './state';
+import type { ChildRecord, ThreadState } from './state';
 import { recordToolResult, type ToolStepTransition } from './tool-step';
 import type { ConversationEvent, Transition } from './transitions';
 
@@ -21,29 +21,20 @@ type Event<T extends ConversationEvent['type']> = Extract<ConversationEvent, { t
 
 const answerOf = (run: Run): string => run.output ?? run.error?.message ?? '(no answer)';
 
-function withChild(
-  state: ConversationState,
-  childThreadId: string,
-  child: ChildRecord | undefined,
-): ConversationState {
+function withChild(state: ThreadState, childThreadId: string, child: ChildRecord | undefined): ThreadState {
   const others = (state.children ?? []).filter((candidate) => candidate.child_thread_id !== childThreadId);
   return { ...state, children: child === undefined ? others : [...others, child] };
 }
 
 /** A child's usage counts toward this thread's budget, warning here at 80 % like our own. */
-export function childUsageReported(
-  state: ConversationState,
-  runId: string,
-  usage: Usage,
-  now: number,
-): Transition {
+export function childUsageReported(state: ThreadState, runId: string, usage: Usage, now: number): Transition {
   const rolled = rollUpChildUsage(state, runId, usage, now);
   const warned = warnIfNear(rolled.state, runId);
   return { state: warned.state, commands: [...rolled.commands, ...warned.commands] };
 }
 
 /** The child's end is told on the stream, and its usage counts for the run that spawned it. */
-function rollUp(state: ConversationState, runId: string, report: ChildCompleted, now: number): Transition {
+function rollUp(state: ThreadState, runId: string, report: ChildCompleted, now: number): Transition {
   const rolled = childUsageReported(state, runId, report.run.usage, now);
   return {
     state: rolled.state,
@@ -52,7 +43,7 @@ function rollUp(state: ConversationState, runId: string, report: ChildCompleted,
 }
 
 /** True while the call that spawned the child still waits for an answer. */
-function callRuns(state: ConversationState, child: ChildRecord): boolean {
+function callRuns(state: ThreadState, child: ChildRecord): boolean {
   const active = state.active;
   if (active?.run_id !== child.run_id || active.step.kind !== 'tools') return false;
   return active.step.calls.some((call) => call.use.id === child.tool_use_id && call.status === 'running');
@@ -60,7 +51,7 @@ function callRuns(state: ConversationState, child: ChildRecord): boolean {
 
 /** The waiting call gets the child's answer. */
 function answerCall(
-  state: ConversationState,
+  state: ThreadState,
   child: ChildRecord,
   report: ChildCompleted,
   now: number,
@@ -73,7 +64,7 @@ function answerCall(
 }
 
 /** The call is answered now and the child goes on: its report will become a continuation run. */
-function goOnInBackground(state: ConversationState, child: ChildRecord, now: number): ToolStepTransition {
+function goOnInBackground(state: ThreadState, child: ChildRecord, now: number): ToolStepTransition {
   const content = child.background
     ? `Sub-agent ${child.child_thread_id} started in the background; its result will arrive as a new turn.`
     : `Sub-agent ${child.child_thread_id} did not finish within ${child.wait_s} s; it continues in the background and its result will arrive as a new turn.`;
@@ -82,7 +73,7 @@ function goOnInBackground(state: ConversationState, child: ChildRecord, now: num
 }
 
 /** The child runs with its task: a report that came first answers the call now. */
-export function childStarted(state: ConversationState, event: Event<'childStarted'>): ToolStepTransition {
+export function childStarted(state: ThreadState, event: Event<'childStarted'>): ToolStepTransition {
   const child = childOf(state, event.child_thread_id);
   if (child === undefined || child.phase !== 'starting') return { state, commands: [], step: 'tools' };
   const spawned = emit.childSpawned(child.run_id, child.child_thread_id, child.task);
@@ -100,17 +91,14 @@ export function childStarted(state: ConversationState, event: Event<'childStarte
 }
 
 /** The foreground wait ran out. */
-export function childWaitExpired(
-  state: ConversationState,
-  event: Event<'childWaitExpired'>,
-): ToolStepTransition {
+export function childWaitExpired(state: ThreadState, event: Event<'childWaitExpired'>): ToolStepTransition {
   const child = childOf(state, event.child_thread_id);
   if (child?.phase !== 'waiting') return { state, commands: [], step: 'tools' };
   return goOnInBackground(state, child, event.now);
 }
 
 /** A child's report: it answers the waiting call, or becomes a continuation run. */
-export function childCompleted(state: ConversationState, event: Event<'childCompleted'>): ToolStepTransition {
+export function childCompleted(state: ThreadState, event: Event<'childCompleted'>): ToolStepTransition {
   const { report, now } = event;
   const child = childOf(state, report.child_thread_id);
   if (child === undefined || child.report !== undefined) return { state, commands: [], step: 'tools' };

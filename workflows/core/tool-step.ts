@@ -14,7 +14,7 @@ import {
   done,
   type ActiveRun,
   type CallApproval,
-  type ConversationState,
+  type ThreadState,
   type DoneCall,
   type PendingAssistant,
   type ToolCall,
@@ -33,7 +33,7 @@ export type ToolStepTransition = Transition &
 /** Characters of a tool's output copied into its `tool.completed` event. */
 const eventPreviewChars = 4_000;
 
-const still = (state: ConversationState, commands: Command[] = []): ToolStepTransition => ({
+const still = (state: ThreadState, commands: Command[] = []): ToolStepTransition => ({
   state,
   commands,
   step: 'tools',
@@ -44,7 +44,7 @@ const allDone = (calls: readonly ToolCall[]): calls is readonly DoneCall[] =>
 
 /** The `runTool` command for a call: the activity's input, with a key that makes a repeat harmless. */
 export function runToolCommand(
-  state: ConversationState,
+  state: ThreadState,
   runId: string,
   use: ToolUseBlock,
   flags: ToolFlags,
@@ -71,7 +71,7 @@ export function runToolCommand(
  * `spawn_agent` a child thread. `refusal`: the call cannot start, and is answered with this.
  */
 export function startCall(
-  state: ConversationState,
+  state: ThreadState,
   runId: string,
   use: ToolUseBlock,
   flags: ToolFlags,
@@ -104,7 +104,7 @@ export function afterStart(
 }
 
 export function startToolStep(
-  state: ConversationState,
+  state: ThreadState,
   active: ActiveRun,
   result: CallModelResult,
   now: number,
@@ -150,7 +150,7 @@ export function startToolStep(
  * or repeated report and changes nothing.
  */
 export function recordToolResult(
-  state: ConversationState,
+  state: ThreadState,
   runId: string,
   toolUseId: string,
   outcome: ToolOutcome,
@@ -183,7 +183,7 @@ export function recordToolResult(
  * had one attempt only, so it may have partly run and is not run again.
  */
 export function recordToolFailure(
-  state: ConversationState,
+  state: ThreadState,
   runId: string,
   toolUseId: string,
   failure: { message: string; interrupted: boolean },
@@ -204,7 +204,7 @@ export function recordToolFailure(
  * Gives every call not yet done an error result saying why it stopped, and commits the step,
  * so a cancelled or interrupted run still leaves a valid transcript.
  */
-export function interruptToolStep(state: ConversationState, now: number, why: string): Transition {
+export function interruptToolStep(state: ThreadState, now: number, why: string): Transition {
   const active = state.active;
   if (active === null || active.step.kind !== 'tools') return { state, commands: [] };
   const calls = active.step.calls.map((call): DoneCall => {
@@ -217,7 +217,7 @@ export function interruptToolStep(state: ConversationState, now: number, why: st
 
 /** Appends the assistant message and its results as one unit; the run goes back to the model step. */
 function commitToolStep(
-  state: ConversationState,
+  state: ThreadState,
   active: ActiveRun,
   assistant: PendingAssistant,
   calls: readonly DoneCall[],

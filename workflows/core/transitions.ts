@@ -11,7 +11,7 @@ import type { SubmitInput } from '../../common/messages';
 import type { ToolFlags, ToolOutcome } from '../../common/tools';
 import type { ToolUseBlock } from '../../common/transcript';
 import type { Usage } from '../../common/usage';
-import type { ConversationState, ThreadInfo } from './state';
+import type { ThreadState, ThreadInfo } from './state';
 
 export type ConversationEvent =
   /** `next_offset`: the stream offset the run's first event (`run.created`) will have. */
@@ -87,6 +87,6 @@ export type Command =
     };
 
 export interface Transition {
-  state: ConversationState;
+  state: ThreadState;
   commands: Command[];
 }

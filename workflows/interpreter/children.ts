@@ -17,13 +17,13 @@ import { runTerminalEvents } from '../../common/events';
 import * as messages from '../../common/messages';
 import { searchAttributes } from '../../common/search-attributes';
 import { workflowIdFor } from '../../common/thread';
-import type { ConversationState } from '../core/state';
+import type { ThreadState } from '../core/state';
 import { childOf } from '../core/spawn';
 import type { Command, EventInput } from '../core/transitions';
 import type { ConversationInput } from './workflow';
 
 export interface ChildHost {
-  readonly state: ConversationState;
+  readonly state: ThreadState;
   dispatch(event: EventInput): void;
 }
 
@@ -90,11 +90,7 @@ export class ChildAgents {
  * On a child's side: once its run ends, tell the parent, then close (a finished child must not
  * outlive its one task, or the parent's continue-as-new would cancel it mid-way).
  */
-export function reportToParent(
-  state: ConversationState,
-  commands: readonly Command[],
-  close: () => void,
-): void {
+export function reportToParent(state: ThreadState, commands: readonly Command[], close: () => void): void {
   const origin = childOriginOf(state.thread.metadata);
   if (origin === undefined || workflowInfo().parent === undefined) return;
   for (const command of commands) {

@@ -9,7 +9,7 @@ import type { ChildCompleted } from '../../common/children';
 import { isFailureType } from '../../common/failures';
 import { innermostMessage, urlForLogs } from '../../common/urls';
 import { reduce } from '../core/reducer';
-import type { ConversationState } from '../core/state';
+import type { ThreadState } from '../core/state';
 import { summarizeModelCall, summarizeToolCall } from '../core/summaries';
 import type { Command, EventInput } from '../core/transitions';
 import { resumeCommands } from '../core/views';
@@ -29,7 +29,7 @@ const activities = proxyActivities<KeelActivities>(modelCallOptions);
 type Of<T extends Command['type']> = Extract<Command, { type: T }>;
 
 export class Conversation implements HandlerHost {
-  #state: ConversationState;
+  #state: ThreadState;
   readonly #stream: EventLog;
   readonly #scopes = new Map<string, CancellationScope>();
   #inFlight = 0;
@@ -43,12 +43,12 @@ export class Conversation implements HandlerHost {
     this.dispatch({ type: 'approvalExpired', approval_id }),
   );
 
-  constructor(state: ConversationState, stream: EventLog) {
+  constructor(state: ThreadState, stream: EventLog) {
     this.#state = state;
     this.#stream = stream;
   }
 
-  get state(): ConversationState {
+  get state(): ThreadState {
     return this.#state;
   }
   get inFlight(): number {

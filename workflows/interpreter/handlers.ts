@@ -12,7 +12,7 @@ import { isTerminal, type Run } from '../../common/run';
 import { pendingApprovals, validateDecision } from '../core/approvals';
 import { validateLimits } from '../core/budget';
 import { isCurrentModelStep } from '../core/reducer';
-import { findRun, type ConversationState } from '../core/state';
+import { findRun, type ThreadState } from '../core/state';
 import { modelMessages } from '../core/transcript';
 import type { EventInput } from '../core/transitions';
 import { isValidRunId, validateSubmit, type Rejection } from '../core/validate';
@@ -22,7 +22,7 @@ import { toThread } from '../core/views';
 export const refusedInputRunPatch = 'keel-refused-input-run';
 
 export interface HandlerHost {
-  readonly state: ConversationState;
+  readonly state: ThreadState;
   dispatch(event: EventInput): void;
   /** The stream offset the next event gets, and the oldest it holds. */
   nextOffset(): number;
@@ -152,7 +152,7 @@ function registerApprovalHandlers(host: HandlerHost): void {
   setHandler(messages.getPendingApprovalsQuery, () => pendingApprovals(host.state));
 }
 
-function stepMessages(state: ConversationState, runId: string, step: number): messages.StepMessages {
+function stepMessages(state: ThreadState, runId: string, step: number): messages.StepMessages {
   if (isCurrentModelStep(state, runId, step)) return { current: true, messages: modelMessages(state) };
   const type = FailureType.modelStepNotCurrent;
   return {

@@ -5,7 +5,7 @@
 import { patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import { searchAttributes } from '../../common/search-attributes';
 import { activeRunStatuses } from '../core/run-index';
-import { threadStatus, type ConversationState } from '../core/state';
+import { threadStatus, type ThreadState } from '../core/state';
 import { currentDetails } from '../core/views';
 
 /** Since this patch the KeelCostUsd search attribute is written per run, not per model call. */
@@ -14,7 +14,7 @@ export const costAttributePerRunPatch = 'keel-cost-attribute-per-run';
 export class OperatorView {
   #written = '';
 
-  publish(state: ConversationState): void {
+  publish(state: ThreadState): void {
     setCurrentDetails(currentDetails(state));
     const values = {
       status: threadStatus(state),

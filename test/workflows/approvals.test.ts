@@ -1,5 +1,5 @@
 /**
- * Human checkpoints and budgets on the real dev server: approvals decided through the update,
+ * Human approvals and budgets on the real dev server: approvals decided through the update,
  * timers that expire, a worker restart while an approval waits, and budgets enforced against
  * the fake Messages API (which counts every request that reaches it).
  */
@@ -40,7 +40,7 @@ const decide = (
     args: [{ approval_id: approval.approval_id, decision, ...(reason === undefined ? {} : { reason }) }],
   });
 
-const describeCheckpoints = (label: string, options: { maxCachedWorkflows?: number }) =>
+const describeApprovals = (label: string, options: { maxCachedWorkflows?: number }) =>
   describe(label, () => {
     const setup = workerHarness(undefined, options);
     const requireApproval = { approval: 'require' as const };
@@ -183,9 +183,9 @@ const describeCheckpoints = (label: string, options: { maxCachedWorkflows?: numb
     });
   });
 
-describeCheckpoints('human checkpoints (real Temporal)', {});
+describeApprovals('human approvals (real Temporal)', {});
 // Every workflow task replayed from history: timers and approvals must be deterministic.
-describeCheckpoints('human checkpoints, replaying every workflow task', { maxCachedWorkflows: 0 });
+describeApprovals('human approvals, replaying every workflow task', { maxCachedWorkflows: 0 });
 
 describe('budgets (real Temporal, fake Messages API)', () => {
   let client: Client;
