@@ -6,7 +6,7 @@
 import type { ChildCompleted } from '../../common/children';
 import type { Run } from '../../common/run';
 import { reduce } from '../../workflows/core/reducer';
-import { type ThreadState, findRun } from '../../workflows/core/state';
+import { type ThreadState, findRun, initialState } from '../../workflows/core/state';
 import { afterFirstAnswer, t0, usage } from '../helpers/reducer';
 import type { Command } from '../../workflows/core/transitions';
 
@@ -107,5 +107,48 @@ describe('sub-agents in the reducer', () => {
     const empty = spawned({ task: '' });
     expect(names(empty.commands)).not.toContain('startChild');
     expect(lastToolResult(empty.state)).toBe('spawn_agent needs a non-empty task');
+  });
+
+  it("reports a child's finished run to its parent, and closes the child once the report went out", () => {
+    const origin = { parent_thread_id: 't0', parent_run_id: 'p1', tool_use_id: 'u9', task: 'count' };
+    const child = initialState({
+      thread_id: 't0.u9',
+      metadata: { keel_child_of: origin },
+      config: { model: 'scripted:demo', approval: 'auto', approval_timeout_s: 60, max_steps: 5 },
+      created_at: new Date(t0).toISOString(),
+    });
+    const input = {
+      run_id: 'task',
+      assistant_id: 'agent',
+      content: [{ type: 'text' as const, text: 'count' }],
+    };
+    const started = reduce(child, {
+      type: 'inputSubmitted',
+      now: t0 + 1,
+      input: { ...input, multitask_strategy: 'enqueue', metadata: {} },
+    });
+    expect(names(started.commands)).not.toContain('reportToParent');
+    const answered = reduce(started.state, {
+      type: 'modelResponded',
+      now: t0 + 2,
+      run_id: 'task',
+      step: 1,
+      result: {
+        content: [{ type: 'text', text: '42' }],
+        stop_reason: 'end_turn',
+        usage,
+        model: 'm',
+        tools: {},
+      },
+    });
+    expect(names(answered.commands).at(-1)).toBe('reportToParent');
+    expect(answered.commands.at(-1)).toMatchObject({
+      report: {
+        ...origin,
+        child_thread_id: 't0.u9',
+        run: { run_id: 'task', status: 'completed', output: '42' },
+      },
+    });
+    expect(reduce(answered.state, { type: 'parentReported', now: t0 + 3 }).state.closed).toBe(true);
   });
 });

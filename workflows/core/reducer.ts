@@ -18,7 +18,13 @@ import {
   unchanged,
 } from './run-lifecycle';
 import type { ThreadState } from './state';
-import { childCompleted, childStarted, childUsageReported, childWaitExpired } from './sub-agents';
+import {
+  childCompleted,
+  childStarted,
+  childUsageReported,
+  childWaitExpired,
+  reportsToParent,
+} from './sub-agents';
 import { recordToolFailure, recordToolResult } from './tool-step';
 import type { ConversationEvent, Transition } from './transitions';
 
@@ -26,7 +32,10 @@ export { isCurrentModelStep };
 
 export function reduce(state: ThreadState, event: ConversationEvent): Transition {
   const touched = { ...state, updated_at: iso(event.now) };
-  const transition = settle(apply(touched, event), event.now);
+  const settled = settle(apply(touched, event), event.now);
+  const reports = reportsToParent(settled.state, settled.commands);
+  const transition =
+    reports.length === 0 ? settled : { ...settled, commands: [...settled.commands, ...reports] };
   // An event that changes nothing (a late retry, a duplicate) leaves the state exactly as it was.
   return transition.state === touched && transition.commands.length === 0 ? unchanged(state) : transition;
 }
@@ -70,6 +79,8 @@ function apply(state: ThreadState, event: ConversationEvent): Transition {
       return afterToolStep(childWaitExpired(state, event), now);
     case 'childCompleted':
       return afterToolStep(childCompleted(state, event), now);
+    case 'parentReported':
+      return closeThread(state, now, undefined);
   }
 }
 

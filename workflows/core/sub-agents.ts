@@ -5,7 +5,8 @@
  * becomes a continuation run of the run that spawned it. The interpreter starts the child,
  * keeps the timer and feeds back `childStarted`, `childWaitExpired` and `childCompleted`.
  */
-import type { ChildCompleted } from '../../common/children';
+import { childOriginOf, type ChildCompleted } from '../../common/children';
+import { runTerminalEvents } from '../../common/events';
 import type { Run } from '../../common/run';
 import type { Usage } from '../../common/usage';
 import { warnIfNear } from './budget';
@@ -15,7 +16,7 @@ import { submit } from './run-lifecycle';
 import { childOf } from './spawn';
 import type { ChildRecord, ThreadState } from './state';
 import { recordToolResult, type ToolStepTransition } from './tool-step';
-import type { ConversationEvent, Transition } from './transitions';
+import type { Command, ConversationEvent, Transition } from './transitions';
 
 type Event<T extends ConversationEvent['type']> = Extract<ConversationEvent, { type: T }>;
 
@@ -31,6 +32,25 @@ export function childUsageReported(state: ThreadState, runId: string, usage: Usa
   const rolled = rollUpChildUsage(state, runId, usage, now);
   const warned = warnIfNear(rolled.state, runId);
   return { state: warned.state, commands: [...rolled.commands, ...warned.commands] };
+}
+
+/**
+ * On a child's side: every run that ends is reported to the parent (a finished child must not
+ * outlive its one task, so it closes once the report went out: `parentReported`).
+ */
+export function reportsToParent(state: ThreadState, commands: readonly Command[]): Command[] {
+  const origin = childOriginOf(state.thread.metadata);
+  if (origin === undefined) return [];
+  return commands.flatMap((command): Command[] =>
+    command.type === 'emit' && runTerminalEvents.includes(command.event.event) && 'run' in command.event.data
+      ? [
+          {
+            type: 'reportToParent',
+            report: { ...origin, child_thread_id: state.thread.thread_id, run: command.event.data.run },
+          },
+        ]
+      : [],
+  );
 }
 
 /** The child's end is told on the stream, and its usage counts for the run that spawned it. */

@@ -48,7 +48,9 @@ export type ConversationEvent =
   /** A child's foreground wait (`wait_ms`) ran out before its report. */
   | { type: 'childWaitExpired'; now: number; child_thread_id: string }
   /** A child's report: its one run, finished. */
-  | { type: 'childCompleted'; now: number; report: ChildCompleted };
+  | { type: 'childCompleted'; now: number; report: ChildCompleted }
+  /** On a child's side: its report reached the parent (or could not): the child closes. */
+  | { type: 'parentReported'; now: number };
 
 /** An event as the interpreter dispatches it: the time is added when it is reduced. */
 export type EventInput = ConversationEvent extends infer E
@@ -75,6 +77,8 @@ export type Command =
    * Start a child thread for a `spawn_agent` call and give it its task; then report
    * `childStarted`, and `childWaitExpired` if no report came within `wait_ms` (0: no wait).
    */
+  /** On a child's side: tell the parent thread that a run ended (the `childCompleted` signal). */
+  | { type: 'reportToParent'; report: ChildCompleted }
   | {
       type: 'startChild';
       run_id: string;

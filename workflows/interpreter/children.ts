@@ -12,8 +12,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import { type ChildCompleted, childOriginOf } from '../../common/children';
-import { runTerminalEvents } from '../../common/events';
+import type { ChildCompleted } from '../../common/children';
 import * as messages from '../../common/messages';
 import { searchAttributes } from '../../common/search-attributes';
 import { workflowIdFor } from '../../common/thread';
@@ -87,25 +86,21 @@ export class ChildAgents {
 }
 
 /**
- * On a child's side: once its run ends, tell the parent, then close (a finished child must not
- * outlive its one task, or the parent's continue-as-new would cancel it mid-way).
+ * On a child's side: the `childCompleted` signal to the parent, then `parentReported` (the
+ * reducer closes the child). Only a child started by a parent workflow has one to tell.
  */
-export function reportToParent(state: ThreadState, commands: readonly Command[], close: () => void): void {
-  const origin = childOriginOf(state.thread.metadata);
-  if (origin === undefined || workflowInfo().parent === undefined) return;
-  for (const command of commands) {
-    if (command.type !== 'emit' || !runTerminalEvents.includes(command.event.event)) continue;
-    if (!('run' in command.event.data)) continue;
-    const report: ChildCompleted = {
-      ...origin,
-      child_thread_id: state.thread.thread_id,
-      run: command.event.data.run,
-    };
-    getExternalWorkflowHandle(workflowIdFor(origin.parent_thread_id))
-      .signal(messages.childCompletedSignal, report)
-      .then(close, (error: unknown) => {
+export function reportToParent(
+  host: ChildHost,
+  { report }: Extract<Command, { type: 'reportToParent' }>,
+): void {
+  if (workflowInfo().parent === undefined) return;
+  getExternalWorkflowHandle(workflowIdFor(report.parent_thread_id))
+    .signal(messages.childCompletedSignal, report)
+    .then(
+      () => host.dispatch({ type: 'parentReported' }),
+      (error: unknown) => {
         log.warn('could not report to the parent conversation', { error });
-        close();
-      });
-  }
+        host.dispatch({ type: 'parentReported' });
+      },
+    );
 }

@@ -100,7 +100,6 @@ export class Conversation implements HandlerHost {
     this.#state = transition.state;
     for (const command of transition.commands) this.#execute(command);
     for (const delivery of webhookDeliveries(transition.commands)) this.#sendWebhook(delivery);
-    reportToParent(this.#state, transition.commands, () => this.dispatch({ type: 'closeRequested' }));
     this.#view.publish(this.#state);
   }
 
@@ -121,6 +120,8 @@ export class Conversation implements HandlerHost {
       case 'startChild':
         if (!this.#draining) this.#track(command.run_id, () => this.#children.start(command));
         return;
+      case 'reportToParent':
+        return reportToParent(this, command);
       case 'startApprovalTimer':
         return this.#timers.start(command.approval_id, command.expires_at_ms);
       case 'cancelApprovalTimer':
