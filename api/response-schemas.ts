@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { PendingApproval } from '../common/approvals';
 import type { Run } from '../common/run';
-import type { SessionSummary, Thread } from '../common/thread';
+import type { ThreadSummary, Thread } from '../common/thread';
 import type { Usage } from '../common/usage';
 import type { Assistant } from './protocol/assistants';
 import type { ThreadListing } from './sessions';
@@ -50,7 +50,7 @@ export const usage = describing<Usage>()(
   }),
 );
 
-const sessionSummary = describing<SessionSummary>()(
+const sessionSummary = describing<ThreadSummary>()(
   z.object({
     runs: z.number(),
     steps: z.number(),

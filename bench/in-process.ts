@@ -13,12 +13,12 @@ import type { KeelConfig } from '../common/config';
 import type { ToolOutcome } from '../common/tools';
 import type { KeelEvent } from '../common/events';
 import { reduce } from '../workflows/core/reducer';
-import { type ConversationState, findRun, initialState } from '../workflows/core/state';
+import { type ThreadState, findRun, initialState } from '../workflows/core/state';
 import { modelMessages } from '../workflows/core/transcript';
 import type { Command, EventInput } from '../workflows/core/transitions';
 
 export class InProcessConversation {
-  #state: ConversationState;
+  #state: ThreadState;
   readonly #activities: KeelActivities;
   readonly events: KeelEvent[] = [];
   #pending: Array<Promise<void>> = [];

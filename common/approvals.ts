@@ -1,4 +1,4 @@
-/** Human checkpoints as every side sees them: a pending approval and a decision on one. */
+/** Human approvals as every side sees them: a pending approval and a decision on one. */
 
 export const ApprovalDecision = { approve: 'approve', deny: 'deny' } as const;
 export type ApprovalDecision = (typeof ApprovalDecision)[keyof typeof ApprovalDecision];

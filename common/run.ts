@@ -1,4 +1,4 @@
-import type { SessionSummary } from './thread';
+import type { ThreadSummary } from './thread';
 import { zeroUsage, type Usage } from './usage';
 import type { FailureType } from './failures';
 import type { SubmitInput } from './messages';
@@ -73,8 +73,8 @@ export interface Run {
   first_event_offset?: number;
   /** The model this run uses, e.g. `scripted:demo`. */
   model: string;
-  /** On a finished run: the thread's session summary as this run left it. */
-  summary?: SessionSummary;
+  /** On a finished run: the thread's summary as this run left it. */
+  summary?: ThreadSummary;
   /**
    * On a run refused after it was taken (the thread was busy under `reject`, closed, or the input
    * broke a rule only the thread can check): the text that was not added, so it can be resent.

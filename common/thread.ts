@@ -48,8 +48,8 @@ export interface ThreadConfig {
   max_steps: number;
 }
 
-/** What a thread's session amounted to. */
-export interface SessionSummary {
+/** What a thread amounted to so far: runs, model calls, tokens, cost, time. */
+export interface ThreadSummary {
   runs: number;
   steps: number;
   tokens: number;
@@ -67,7 +67,7 @@ export interface Thread {
   created_at: string;
   updated_at: string;
   usage: Usage;
-  summary: SessionSummary;
+  summary: ThreadSummary;
   active_run_id?: string;
   queued_run_ids: string[];
   messages_count: number;

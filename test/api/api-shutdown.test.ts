@@ -3,36 +3,15 @@
  * run deferred (never cut off), and the run itself finishes untouched. Also the operator's
  * state dump.
  */
-import type { Client } from '@temporalio/client';
 import type { RunningApi } from '../../api/server';
-import type { KeelConfig } from '../../common/config';
 import { call, startTestApi, userInput } from '../helpers/api';
-import {
-  closeTestClient,
-  eventually,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { eventually } from '../helpers/temporal';
+import { workerHarness } from '../helpers/worker-harness';
 import * as messages from '../../common/messages';
 import { workflowIdFor } from '../../common/thread';
 
 describe('the API', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
-
-  beforeAll(async () => {
-    client = await testClient();
-    config = await testConfig();
-    worker = await startTestWorker({ config });
-  });
-
-  afterAll(async () => {
-    await worker.stop();
-    await closeTestClient();
-  });
+  const setup = workerHarness();
 
   const newThread = async (api: RunningApi): Promise<string> => {
     const created = await call<{ thread_id: string }>(api.url, 'POST', '/threads', {});
@@ -40,7 +19,7 @@ describe('the API', () => {
   };
 
   it('answers a waiting runs/wait with 202 and the run deferred when it stops, and the run still completes', async () => {
-    const api = await startTestApi(client, config);
+    const api = await startTestApi(setup.client, setup.config);
     const threadId = await newThread(api);
     const waiting = call<{ run_id: string; status: string }>(
       api.url,
@@ -48,7 +27,7 @@ describe('the API', () => {
       `/threads/${threadId}/runs/wait?timeout_s=120`,
       userInput('think: 15'),
     );
-    const handle = client.workflow.getHandle(workflowIdFor(threadId));
+    const handle = setup.client.workflow.getHandle(workflowIdFor(threadId));
     await eventually(
       async () => {
         const thread = await handle.query(messages.getThreadQuery);
@@ -77,7 +56,7 @@ describe('the API', () => {
   });
 
   it('gives operators the whole workflow state at GET /threads/:id/debug', async () => {
-    const api = await startTestApi(client, config);
+    const api = await startTestApi(setup.client, setup.config);
     try {
       const threadId = await newThread(api);
       await call(api.url, 'POST', `/threads/${threadId}/runs/wait`, userInput('hello'));

@@ -5,8 +5,8 @@
  * such request is recorded in `violations` so tests can assert it never happened.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { startScriptedFake, type RequestRecord, type ScriptedFake } from './fake-http-server';
 
 export interface FakeTextBlock {
   type: 'text';
@@ -60,28 +60,13 @@ export type Reply =
 
 export type Responder = (request: FakeRequest, index: number) => Reply;
 
-export interface RecordedRequest {
-  body: FakeRequest;
-  headers: IncomingMessage['headers'];
-  at: number;
-  /** What was answered (after validation). */
-  reply: Reply['kind'] | 'invalid';
-  /** When the connection closed (the client gave up, or the answer ended). */
-  closedAt?: number;
-}
+export type RecordedRequest = RequestRecord<FakeRequest, Reply['kind']>;
 
-export interface FakeAnthropic {
-  url: string;
-  requests: RecordedRequest[];
-  /** Requests the real API would have rejected for breaking the tool_use/tool_result rule. */
-  violations: string[];
-  /** Replies used before the responder, first in first out. */
-  enqueue(...replies: Reply[]): void;
-  setResponder(responder: Responder): void;
-  /** Resolves when `count` requests have arrived. */
-  waitForRequests(count: number, timeoutMs?: number): Promise<void>;
-  close(): Promise<void>;
-}
+/**
+ * `violations`: requests the real API would have rejected for breaking the tool_use/tool_result
+ * rule; `enqueue`d replies are used before the responder, first in first out.
+ */
+export type FakeAnthropic = ScriptedFake<FakeRequest, Reply>;
 
 /** Anthropic's wording, as its API answers it. */
 export function toolRuleViolation(messages: FakeRequest['messages']): string | undefined {
@@ -312,121 +297,63 @@ const defaultResponder: Responder = () => ({
   content: [{ type: 'text', text: 'Hello from the fake Anthropic API.' }],
 });
 
-export async function startFakeAnthropic(
+export function startFakeAnthropic(
   options: { apiKey?: string; responder?: Responder } = {},
 ): Promise<FakeAnthropic> {
   const apiKey = options.apiKey ?? 'test-key';
-  const queue: Reply[] = [];
-  let responder = options.responder ?? defaultResponder;
-  const requests: RecordedRequest[] = [];
-  const violations: string[] = [];
-  const sockets = new Set<Socket>();
-  const waiters: Array<{ count: number; resolve: () => void }> = [];
-
-  const server: Server = createServer((request, response) => {
-    if (request.method !== 'POST' || request.url?.split('?')[0] !== '/v1/messages') {
-      errorResponse(response, 404, 'not_found_error', `Not found: ${request.method} ${request.url}`);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      void (async () => {
-        let body: FakeRequest;
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as FakeRequest;
-        } catch {
-          errorResponse(
+  return startScriptedFake<FakeRequest, Reply>({
+    name: 'fake Anthropic',
+    path: '/v1/messages',
+    responder: options.responder ?? defaultResponder,
+    reject: (response, status, request) =>
+      status === 404
+        ? errorResponse(response, 404, 'not_found_error', `Not found: ${request.method} ${request.url}`)
+        : errorResponse(
             response,
             400,
             'invalid_request_error',
             'There was an issue with the format of the request body',
-          );
+          ),
+    handle: async ({ body, request, response, next, isOpen, violation: recordViolation }) => {
+      // The real API takes the key as `x-api-key` or, as SDK 1.x sends it, a bearer token.
+      const presented =
+        request.headers['x-api-key'] ?? request.headers.authorization?.replace(/^Bearer /, '');
+      if (presented !== apiKey) {
+        errorResponse(response, 401, 'authentication_error', 'invalid x-api-key');
+        return;
+      }
+      const invalid = validate(body);
+      if (invalid !== undefined) {
+        errorResponse(response, 400, 'invalid_request_error', invalid);
+        return;
+      }
+      const violation = toolRuleViolation(body.messages);
+      if (violation !== undefined) {
+        recordViolation(violation);
+        errorResponse(response, 400, 'invalid_request_error', violation);
+        return;
+      }
+      const reply = next();
+      switch (reply.kind) {
+        case 'error':
+          errorResponse(response, reply.status, reply.type, reply.message, reply.headers);
           return;
-        }
-        const record: RecordedRequest = { body, headers: request.headers, at: Date.now(), reply: 'invalid' };
-        requests.push(record);
-        for (const waiter of [...waiters]) {
-          if (requests.length >= waiter.count) {
-            waiters.splice(waiters.indexOf(waiter), 1);
-            waiter.resolve();
-          }
-        }
-        // The real API takes the key as `x-api-key` or, as SDK 1.x sends it, a bearer token.
-        const presented =
-          request.headers['x-api-key'] ?? request.headers.authorization?.replace(/^Bearer /, '');
-        if (presented !== apiKey) {
-          errorResponse(response, 401, 'authentication_error', 'invalid x-api-key');
+        case 'hang':
           return;
-        }
-        const invalid = validate(body);
-        if (invalid !== undefined) {
-          errorResponse(response, 400, 'invalid_request_error', invalid);
+        case 'reset':
+          request.socket.destroy();
           return;
-        }
-        const violation = toolRuleViolation(body.messages);
-        if (violation !== undefined) {
-          violations.push(violation);
-          errorResponse(response, 400, 'invalid_request_error', violation);
+        case 'message':
+          if (body.stream === true) await streamMessage(response, body, reply, isOpen);
+          else jsonMessage(response, body, reply);
           return;
-        }
-        const reply = queue.shift() ?? responder(body, requests.length - 1);
-        record.reply = reply.kind;
-        let open = true;
-        response.on('close', () => {
-          open = false;
-          record.closedAt = Date.now();
-        });
-        switch (reply.kind) {
-          case 'error':
-            errorResponse(response, reply.status, reply.type, reply.message, reply.headers);
-            return;
-          case 'hang':
-            return;
-          case 'reset':
-            request.socket.destroy();
-            return;
-          case 'message':
-            if (body.stream === true) await streamMessage(response, body, reply, () => open);
-            else jsonMessage(response, body, reply);
-            return;
-          case 'stream-error':
-          case 'stall':
-            await streamMessage(response, body, reply, () => open);
-            return;
-        }
-      })();
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    violations,
-    enqueue: (...replies) => queue.push(...replies),
-    setResponder: (next) => {
-      responder = next;
+        case 'stream-error':
+        case 'stall':
+          await streamMessage(response, body, reply, isOpen);
+          return;
+      }
     },
-    waitForRequests: (count, timeoutMs = 30_000) =>
-      requests.length >= count
-        ? Promise.resolve()
-        : new Promise<void>((resolve, reject) => {
-            const timer = setTimeout(
-              () => reject(new Error(`fake Anthropic got ${requests.length} of ${count} requests`)),
-              timeoutMs,
-            );
-            waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
-          }),
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  });
 }
 
 /**

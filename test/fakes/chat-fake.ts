@@ -1,10 +1,10 @@
 /**
  * What the fake OpenAI-compatible and Ollama servers share: scripted replies and injected faults
- * in one vocabulary, request recording, and the HTTP plumbing. Each fake frames the replies in
- * its own server's wire format.
+ * in one vocabulary (the HTTP plumbing and request recording are fake-http-server.ts'). Each fake
+ * frames the replies in its own server's wire format.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { startScriptedFake, type Exchange, type RequestRecord, type ScriptedFake } from './fake-http-server';
 
 export interface FakeToolCall {
   name: string;
@@ -40,36 +40,13 @@ export type ChatReply =
   /** Destroys the connection without an answer. */
   | { kind: 'reset' };
 
-export interface ChatRecord<Body> {
-  body: Body;
-  headers: IncomingMessage['headers'];
-  at: number;
-  reply: ChatReply['kind'] | 'invalid';
-}
+export type ChatRecord<Body> = RequestRecord<Body, ChatReply['kind']>;
 
 export type ChatResponder<Body> = (request: Body, index: number) => ChatReply;
 
-export interface ChatFake<Body> {
-  url: string;
-  requests: Array<ChatRecord<Body>>;
-  /** Requests that broke the tool-call rule (rejected where the real server rejects them). */
-  violations: string[];
-  enqueue(...replies: ChatReply[]): void;
-  setResponder(responder: ChatResponder<Body>): void;
-  waitForRequests(count: number, timeoutMs?: number): Promise<void>;
-  close(): Promise<void>;
-}
+export type ChatFake<Body> = ScriptedFake<Body, ChatReply>;
 
-export interface ChatExchange<Body> {
-  body: Body;
-  request: IncomingMessage;
-  response: ServerResponse;
-  record: ChatRecord<Body>;
-  /** The next reply: the queue first, then the responder. */
-  next(): ChatReply;
-  isOpen(): boolean;
-  violation(description: string): void;
-}
+export type ChatExchange<Body> = Exchange<Body, ChatReply>;
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -114,88 +91,25 @@ export async function streamText(
   return isOpen();
 }
 
-export async function startChatFake<Body>(options: {
+export function startChatFake<Body>(options: {
   path: string;
   responder: ChatResponder<Body>;
   /** Answers a request outside `path`, or a body that is not JSON. */
   reject(response: ServerResponse, status: number, message: string): void;
   handle(exchange: ChatExchange<Body>): Promise<void>;
 }): Promise<ChatFake<Body>> {
-  const queue: ChatReply[] = [];
-  let responder = options.responder;
-  const requests: Array<ChatRecord<Body>> = [];
-  const violations: string[] = [];
-  const sockets = new Set<Socket>();
-  const waiters: Array<{ count: number; resolve: () => void }> = [];
-  const server: Server = createServer((request, response) => {
-    if (request.method !== 'POST' || request.url?.split('?')[0] !== options.path) {
-      options.reject(response, 404, `404 page not found: ${request.method} ${request.url}`);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      let body: Body;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Body;
-      } catch {
-        options.reject(response, 400, 'invalid JSON body');
-        return;
-      }
-      const record: ChatRecord<Body> = { body, headers: request.headers, at: Date.now(), reply: 'invalid' };
-      requests.push(record);
-      for (const waiter of [...waiters]) {
-        if (requests.length >= waiter.count) {
-          waiters.splice(waiters.indexOf(waiter), 1);
-          waiter.resolve();
-        }
-      }
-      let open = true;
-      response.on('close', () => (open = false));
-      void options.handle({
-        body,
-        request,
+  return startScriptedFake({
+    name: 'fake server',
+    path: options.path,
+    responder: options.responder,
+    reject: (response, status, request) =>
+      options.reject(
         response,
-        record,
-        next: () => {
-          const reply = queue.shift() ?? responder(body, requests.length - 1);
-          record.reply = reply.kind;
-          return reply;
-        },
-        isOpen: () => open,
-        violation: (description) => violations.push(description),
-      });
-    });
+        status,
+        status === 404 ? `404 page not found: ${request.method} ${request.url}` : 'invalid JSON body',
+      ),
+    handle: options.handle,
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    violations,
-    enqueue: (...replies) => queue.push(...replies),
-    setResponder: (next) => {
-      responder = next;
-    },
-    waitForRequests: (count, timeoutMs = 30_000) =>
-      requests.length >= count
-        ? Promise.resolve()
-        : new Promise<void>((resolve, reject) => {
-            const timer = setTimeout(
-              () => reject(new Error(`fake server got ${requests.length} of ${count} requests`)),
-              timeoutMs,
-            );
-            waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
-          }),
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
 }
 
 /**

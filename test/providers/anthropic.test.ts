@@ -1,42 +1,11 @@
-import { ApplicationFailure } from '@temporalio/common';
 import { AnthropicModel } from '../../activities/model/anthropic';
-import type { ModelRequest } from '../../activities/model/client';
 import type { ModelMessage } from '../../common/transcript';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
+import { failureOf, modelRequest } from './provider-helpers';
+import { itBehavesLikeAProvider } from './provider-suite';
 
-const tools = [
-  {
-    name: 'bash',
-    description: 'run',
-    input_schema: { type: 'object' as const, properties: { command: { type: 'string' } } },
-  },
-  {
-    name: 'read_file',
-    description: 'read',
-    input_schema: { type: 'object' as const, properties: { path: { type: 'string' } } },
-  },
-];
-
-function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return {
-    model: 'claude-sonnet-4-5',
-    system: 'You are a test.',
-    messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }],
-    tools,
-    maxTokens: 1024,
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(ApplicationFailure);
-  return error as ApplicationFailure;
-}
+const request = (overrides: Parameters<typeof modelRequest>[1] = {}) =>
+  modelRequest('claude-sonnet-4-5', overrides);
 
 describe('the Anthropic provider (real SDK against the fake Messages API)', () => {
   let fake: FakeAnthropic;
@@ -51,6 +20,8 @@ describe('the Anthropic provider (real SDK against the fake Messages API)', () =
     // No request in any provider test may break the tool_use/tool_result rule, except where a test says so.
     await fake.close();
   });
+
+  itBehavesLikeAProvider(() => ({ fake, model, request }), { silentFromTheStart: false });
 
   it('streams text as it arrives and reports the stop reason and usage', async () => {
     fake.enqueue({
@@ -180,22 +151,6 @@ describe('the Anthropic provider (real SDK against the fake Messages API)', () =
     expect(failure).toMatchObject({ type: 'ModelOverloaded', nonRetryable: false });
   });
 
-  it('retries a connection reset', async () => {
-    fake.enqueue({ kind: 'reset' });
-    expect(await failureOf(model.complete(request()))).toMatchObject({
-      type: 'ModelConnectionError',
-      nonRetryable: false,
-    });
-  });
-
-  it('abandons a stream that goes silent and retries it', async () => {
-    fake.enqueue({ kind: 'stall', afterDeltas: 1 });
-    expect(await failureOf(model.complete(request()))).toMatchObject({
-      type: 'ModelStreamStalled',
-      nonRetryable: false,
-    });
-  });
-
   it('keeps a thinking model alive through ping events', async () => {
     fake.enqueue({
       kind: 'message',
@@ -204,16 +159,6 @@ describe('the Anthropic provider (real SDK against the fake Messages API)', () =
     });
     const reply = await model.complete(request());
     expect(reply.content).toEqual([{ type: 'text', text: 'after a long think' }]);
-  });
-
-  it('aborts the HTTP request when the call is cancelled', async () => {
-    fake.enqueue({ kind: 'hang' });
-    const controller = new AbortController();
-    const pending = model.complete(request({ signal: controller.signal }));
-    await fake.waitForRequests(1);
-    const reason = new Error('cancelled by Temporal');
-    controller.abort(reason);
-    await expect(pending).rejects.toBe(reason);
   });
 
   it("answers a history with an orphaned tool_use with Anthropic's own 400, which fails for good", async () => {

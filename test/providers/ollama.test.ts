@@ -3,6 +3,7 @@ import { TextToolsFallback } from '../../activities/model/text-tools';
 import type { ModelMessage } from '../../common/transcript';
 import { type FakeOllama, startFakeOllama } from '../fakes/ollama-server';
 import { failureOf, modelRequest } from './provider-helpers';
+import { itBehavesLikeAProvider } from './provider-suite';
 
 const request = (overrides: Parameters<typeof modelRequest>[1] = {}) => modelRequest('llama3.2', overrides);
 
@@ -18,6 +19,8 @@ describe('the Ollama provider (real ollama client against the fake /api/chat)', 
   afterEach(async () => {
     await fake.close();
   });
+
+  itBehavesLikeAProvider(() => ({ fake, model, request }));
 
   it('streams NDJSON text as it arrives and maps the eval counts to usage', async () => {
     fake.enqueue({
@@ -155,37 +158,11 @@ describe('the Ollama provider (real ollama client against the fake /api/chat)', 
     expect(failure.message).toContain('an error was encountered while running the model');
   });
 
-  it('retries a connection reset, and a server that is not running', async () => {
-    fake.enqueue({ kind: 'reset' });
-    expect(await failureOf(model.complete(request()))).toMatchObject({
-      type: 'ModelConnectionError',
-      nonRetryable: false,
-    });
+  it('retries a server that is not running', async () => {
     const down = new OllamaModel({ host: 'http://127.0.0.1:1' });
     const failure = await failureOf(down.complete(request()));
     expect(failure).toMatchObject({ type: 'ModelConnectionError', nonRetryable: false });
     expect(failure.message).toContain('http://127.0.0.1:1');
-  });
-
-  it.each([
-    ['goes silent midway', { kind: 'stall' as const, afterDeltas: 1 }],
-    ['never answers', { kind: 'hang' as const }],
-  ])('abandons a stream that %s and retries it', async (_, reply) => {
-    fake.enqueue(reply);
-    expect(await failureOf(model.complete(request()))).toMatchObject({
-      type: 'ModelStreamStalled',
-      nonRetryable: false,
-    });
-  });
-
-  it('aborts the HTTP request when the call is cancelled', async () => {
-    fake.enqueue({ kind: 'hang' });
-    const controller = new AbortController();
-    const pending = model.complete(request({ signal: controller.signal }));
-    await fake.waitForRequests(1);
-    const reason = new Error('cancelled by Temporal');
-    controller.abort(reason);
-    await expect(pending).rejects.toBe(reason);
   });
 
   it('falls back to tools in the prompt when Ollama says the model does not support tools', async () => {

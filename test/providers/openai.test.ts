@@ -3,6 +3,7 @@ import { TextToolsFallback } from '../../activities/model/text-tools';
 import type { ModelMessage } from '../../common/transcript';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server';
 import { failureOf, modelRequest } from './provider-helpers';
+import { itBehavesLikeAProvider } from './provider-suite';
 
 const request = (overrides: Parameters<typeof modelRequest>[1] = {}) => modelRequest('gpt-4.1', overrides);
 
@@ -18,6 +19,8 @@ describe('the OpenAI-compatible provider (real openai client against the fake Ch
   afterEach(async () => {
     await fake.close();
   });
+
+  itBehavesLikeAProvider(() => ({ fake, model, request }));
 
   it('streams text as it arrives and maps usage, cached tokens and the model', async () => {
     fake.enqueue({
@@ -210,35 +213,6 @@ describe('the OpenAI-compatible provider (real openai client against the fake Ch
     expect(deltas).toHaveLength(2);
     expect(failure).toMatchObject({ type: 'ModelUnavailable', nonRetryable: false });
     expect(failure.message).toContain('The server is overloaded');
-  });
-
-  it('retries a connection reset', async () => {
-    fake.enqueue({ kind: 'reset' });
-    expect(await failureOf(model.complete(request()))).toMatchObject({
-      type: 'ModelConnectionError',
-      nonRetryable: false,
-    });
-  });
-
-  it.each([
-    ['goes silent midway', { kind: 'stall' as const, afterDeltas: 1 }],
-    ['never answers', { kind: 'hang' as const }],
-  ])('abandons a stream that %s and retries it', async (_, reply) => {
-    fake.enqueue(reply);
-    expect(await failureOf(model.complete(request()))).toMatchObject({
-      type: 'ModelStreamStalled',
-      nonRetryable: false,
-    });
-  });
-
-  it('aborts the HTTP request when the call is cancelled', async () => {
-    fake.enqueue({ kind: 'hang' });
-    const controller = new AbortController();
-    const pending = model.complete(request({ signal: controller.signal }));
-    await fake.waitForRequests(1);
-    const reason = new Error('cancelled by Temporal');
-    controller.abort(reason);
-    await expect(pending).rejects.toBe(reason);
   });
 
   describe('for a model without tool support', () => {

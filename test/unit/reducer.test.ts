@@ -2,7 +2,7 @@ import type { CallModelResult } from '../../common/activities';
 import type { SubmitInput } from '../../common/messages';
 import { findTranscriptViolation, type AssistantContent } from '../../common/transcript';
 import { reduce } from '../../workflows/core/reducer';
-import { type ConversationState, initialState, threadStatus } from '../../workflows/core/state';
+import { type ThreadState, initialState, threadStatus } from '../../workflows/core/state';
 import { modelMessages } from '../../workflows/core/transcript';
 import type { Command, ConversationEvent, Transition } from '../../workflows/core/transitions';
 import { validateSubmit } from '../../workflows/core/validate';
@@ -10,7 +10,7 @@ import { resumeCommands } from '../../workflows/core/views';
 
 const t0 = Date.parse('2026-01-01T00:00:00Z');
 
-const fresh = (): ConversationState =>
+const fresh = (): ThreadState =>
   initialState({
     thread_id: 't1',
     metadata: {},
@@ -90,7 +90,7 @@ const toolDone = (
 });
 
 /** Replays events from a fresh state, checking the invariants after each. */
-function play(events: ConversationEvent[], from = fresh()): ConversationState {
+function play(events: ConversationEvent[], from = fresh()): ThreadState {
   return events.reduce((state, event) => checked(reduce(state, event)).state, from);
 }
 
@@ -101,7 +101,7 @@ function checked(transition: Transition): Transition {
 
 const kinds = (commands: Command[]) =>
   commands.map((command) => (command.type === 'emit' ? command.event.event : command.type));
-const runOf = (state: ConversationState, id: string) => state.runs.find((run) => run.run_id === id)!;
+const runOf = (state: ThreadState, id: string) => state.runs.find((run) => run.run_id === id)!;
 
 // States the conversation can be in, each built by real events.
 const states = {

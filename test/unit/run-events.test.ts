@@ -3,13 +3,13 @@ import type { SubmitInput } from '../../common/messages';
 import type { Run } from '../../common/run';
 import { reduce } from '../../workflows/core/reducer';
 import { activeRunStatuses } from '../../workflows/core/run-index';
-import { type ConversationState, findRun, initialState } from '../../workflows/core/state';
+import { type ThreadState, findRun, initialState } from '../../workflows/core/state';
 import type { Command } from '../../workflows/core/transitions';
 import { webhookDeliveries } from '../../workflows/core/webhooks';
 
 const t0 = Date.parse('2026-01-01T00:00:00Z');
 
-const fresh = (): ConversationState =>
+const fresh = (): ThreadState =>
   initialState({
     thread_id: 't1',
     metadata: {},

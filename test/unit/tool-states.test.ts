@@ -5,58 +5,16 @@
  */
 import type { CallModelResult } from '../../common/activities';
 import { reduce } from '../../workflows/core/reducer';
-import { type ConversationState, fromCarried, initialState } from '../../workflows/core/state';
+import { type ThreadState, fromCarried } from '../../workflows/core/state';
+import { afterFirstAnswer, t0, usage } from '../helpers/reducer';
 import type { ConversationEvent } from '../../workflows/core/transitions';
 import { resumeCommands } from '../../workflows/core/views';
 
-const t0 = Date.parse('2026-01-01T00:00:00Z');
-const usage = {
-  input_tokens: 1,
-  output_tokens: 1,
-  cache_creation_input_tokens: 0,
-  cache_read_input_tokens: 0,
-  cost_usd: 0,
-};
 const use = (id: string, name: string) => ({ type: 'tool_use' as const, id, name, input: { path: id } });
 
-function askedForTools(
-  tools: CallModelResult['tools'],
-  approval: 'auto' | 'require' = 'auto',
-): ConversationState {
-  const events: ConversationEvent[] = [
-    {
-      type: 'inputSubmitted',
-      now: t0 + 1,
-      input: {
-        run_id: 'r1',
-        assistant_id: 'agent',
-        content: [{ type: 'text', text: 'go' }],
-        multitask_strategy: 'enqueue',
-        metadata: {},
-      },
-    },
-    {
-      type: 'modelResponded',
-      now: t0 + 2,
-      run_id: 'r1',
-      step: 1,
-      result: {
-        content: Object.keys(tools).map((name, index) => use(`u${index + 1}`, name)),
-        stop_reason: 'tool_use',
-        usage,
-        model: 'm',
-        tools,
-      },
-    },
-  ];
-  let state = initialState({
-    thread_id: 't1',
-    metadata: {},
-    config: { model: 'scripted:demo', approval, approval_timeout_s: 60, max_steps: 5 },
-    created_at: new Date(t0).toISOString(),
-  });
-  for (const event of events) state = reduce(state, event).state;
-  return state;
+function askedForTools(tools: CallModelResult['tools'], approval: 'auto' | 'require' = 'auto'): ThreadState {
+  const content = Object.keys(tools).map((name, index) => use(`u${index + 1}`, name));
+  return afterFirstAnswer({ content, stop_reason: 'tool_use', usage, model: 'm', tools }, approval).state;
 }
 
 const failed = (tool_use_id: string, interrupted: boolean): ConversationEvent => ({
@@ -67,7 +25,7 @@ const failed = (tool_use_id: string, interrupted: boolean): ConversationEvent =>
   failure: { message: 'exit 1', interrupted },
 });
 
-function resultText(state: ConversationState): string {
+function resultText(state: ThreadState): string {
   const last = state.transcript.at(-1);
   const block = last?.role === 'user' ? last.content[0] : undefined;
   return block?.type === 'tool_result' ? block.content : '';
@@ -121,7 +79,7 @@ describe('a state carried by an earlier release', () => {
         ...active,
         step: { ...active.step, calls: active.step.calls.map(({ status: _status, ...call }) => call) },
       },
-    } as unknown as ConversationState;
+    } as unknown as ThreadState;
     const upgraded = fromCarried(legacy);
     const step = upgraded.active?.step;
     expect(step?.kind === 'tools' && step.calls.map((call) => call.status)).toEqual([

@@ -1,37 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
-import type { KeelConfig } from '../../common/config';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import * as messages from '../../common/messages';
 import type { conversationWorkflow } from '../../workflows/interpreter/workflow';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server';
-import {
-  closeTestClient,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { workerHarness } from '../helpers/worker-harness';
 import { TestConversation } from '../helpers/conversation';
 import { workflowIdFor } from '../../common/thread';
 
 describe('a run submitted together with the workflow start (update-with-start)', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
   let fake: FakeOpenAI;
-
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    client = await testClient();
-    config = await testConfig({ OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: `${fake.url}/v1` });
-    worker = await startTestWorker({ config });
   });
-
-  afterAll(async () => {
-    await worker.stop();
-    await fake.close();
-    await closeTestClient();
-  });
+  const setup = workerHarness(() => ({ OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: `${fake.url}/v1` }));
+  afterAll(() => fake.close());
 
   it('calls the model once: the update in the first activation is not resumed a second time', async () => {
     const threadId = `t-${randomUUID()}`;
@@ -40,7 +22,7 @@ describe('a run submitted together with the workflow start (update-with-start)',
       'conversationWorkflow',
       {
         workflowId: workflowIdFor(threadId),
-        taskQueue: config.taskQueue,
+        taskQueue: setup.config.taskQueue,
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: [
           {
@@ -52,7 +34,7 @@ describe('a run submitted together with the workflow start (update-with-start)',
         ],
       },
     );
-    const run = await client.workflow.executeUpdateWithStart(messages.submitInputUpdate, {
+    const run = await setup.client.workflow.executeUpdateWithStart(messages.submitInputUpdate, {
       args: [
         {
           run_id: randomUUID(),
@@ -64,7 +46,7 @@ describe('a run submitted together with the workflow start (update-with-start)',
       ],
       startWorkflowOperation,
     });
-    const conversation = TestConversation.attach(client, threadId);
+    const conversation = TestConversation.attach(setup.client, threadId);
     const finished = await conversation.finished(run.run_id);
     expect(finished).toMatchObject({ status: 'completed', steps: 1 });
     expect(fake.requests.length - before).toBe(1);

@@ -3,39 +3,20 @@
  * from the workflow with the getModelMessages query, so the history does not grow by the whole
  * conversation at every step. The model must still receive exactly what it would have.
  */
-import type { Client } from '@temporalio/client';
 import { inlineMessagesLimit } from '../../common/activities';
-import type { KeelConfig } from '../../common/config';
 import * as messages from '../../common/messages';
 import { type FakeAnthropic, startFakeAnthropic, toolUsingResponder } from '../fakes/anthropic-server';
 import { TestConversation } from '../helpers/conversation';
 import { decryptedText } from '../helpers/encryption';
-import {
-  closeTestClient,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { workerHarness } from '../helpers/worker-harness';
 
 describe('the model activity input', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
   let fake: FakeAnthropic;
-
   beforeAll(async () => {
     fake = await startFakeAnthropic({ responder: toolUsingResponder });
-    client = await testClient();
-    config = await testConfig({ ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
-    worker = await startTestWorker({ config });
   });
-
-  afterAll(async () => {
-    await worker.stop();
-    await fake.close();
-    await closeTestClient();
-  });
+  const setup = workerHarness(() => ({ ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url }));
+  afterAll(() => fake.close());
 
   /** The callModel inputs the workflow scheduled, as JSON text (stored encrypted). */
   async function scheduledModelInputs(conversation: TestConversation): Promise<string[]> {
@@ -49,7 +30,7 @@ describe('the model activity input', () => {
   }
 
   it('carries short conversations inline and reads long ones from the workflow, sending the model the same messages', async () => {
-    const conversation = await TestConversation.start(client, config, {
+    const conversation = await TestConversation.start(setup.client, setup.config, {
       model: 'anthropic:claude-sonnet-4-5',
     });
     const short = await conversation.ask('run: echo short');
@@ -74,7 +55,7 @@ describe('the model activity input', () => {
   });
 
   it('refuses the messages of a step that is no longer current', async () => {
-    const conversation = await TestConversation.start(client, config);
+    const conversation = await TestConversation.start(setup.client, setup.config);
     const run = await conversation.ask('hello');
     await expect(
       conversation.handle.query(messages.getModelMessagesQuery, { run_id: run.run_id, step: 1 }),

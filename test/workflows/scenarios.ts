@@ -6,18 +6,11 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { sandboxWorkspace } from '../../activities/tools/sandbox';
-import type { KeelConfig } from '../../common/config';
 import { requestCancelUpdate, deferRunUpdate, closeSignal } from '../../common/messages';
-import {
-  closeTestClient,
-  eventually,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { eventually } from '../helpers/temporal';
+import { workerHarness } from '../helpers/worker-harness';
 import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
 
 export function describeConversationScenarios(
@@ -25,23 +18,10 @@ export function describeConversationScenarios(
   options: { maxCachedWorkflows?: number } = {},
 ): void {
   describe(label, () => {
-    let client: Client;
-    let config: KeelConfig;
-    let worker: RunningWorker;
-
-    beforeAll(async () => {
-      client = await testClient();
-      config = await testConfig();
-      worker = await startTestWorker({ config, ...options });
-    });
-
-    afterAll(async () => {
-      await worker.stop();
-      await closeTestClient();
-    });
+    const setup = workerHarness(undefined, options);
 
     it("answers with a command's real output: a tool_use turn, a bash activity in the workspace, a turn that reads the result", async () => {
-      const conversation = await TestConversation.start(client, config);
+      const conversation = await TestConversation.start(setup.client, setup.config);
       const run = await conversation.ask(
         'run: echo "hello from $KEEL_THREAD_ID" > greeting.txt && cat greeting.txt && pwd',
       );
@@ -51,7 +31,7 @@ export function describeConversationScenarios(
       expect(transcript[1]!.content.some((block) => block.type === 'tool_use' && block.name === 'bash')).toBe(
         true,
       );
-      const workspace = path.join(config.dataDir, 'workspaces', conversation.threadId);
+      const workspace = path.join(setup.config.dataDir, 'workspaces', conversation.threadId);
       expect(toolResults(transcript)[0]).toMatchObject({
         content: `hello from ${conversation.threadId}\n${sandboxWorkspace}\n`,
       });
@@ -63,7 +43,7 @@ export function describeConversationScenarios(
     });
 
     it('runs three tools at once when the model asks for three', async () => {
-      const conversation = await TestConversation.start(client, config);
+      const conversation = await TestConversation.start(setup.client, setup.config);
       const run = await conversation.ask(
         'run: sleep 0.5; echo one\nrun: sleep 0.5; echo two\nread: missing.txt',
       );
@@ -89,7 +69,7 @@ export function describeConversationScenarios(
     });
 
     it('gives the model a failing tool as an error result and finishes the run', async () => {
-      const conversation = await TestConversation.start(client, config);
+      const conversation = await TestConversation.start(setup.client, setup.config);
       const run = await conversation.ask('run: echo partial; exit 3');
       expect(run.status).toBe('completed');
       expect(toolResults(await conversation.transcript())[0]).toMatchObject({
@@ -99,7 +79,7 @@ export function describeConversationScenarios(
     });
 
     it('refuses a path outside the workspace in-band, without failing the run', async () => {
-      const conversation = await TestConversation.start(client, config);
+      const conversation = await TestConversation.start(setup.client, setup.config);
       const run = await conversation.ask('read: ../../../../etc/passwd');
       expect(run.status).toBe('completed');
       const [result] = toolResults(await conversation.transcript());
@@ -108,7 +88,7 @@ export function describeConversationScenarios(
     });
 
     it('queues runs that arrive while busy and answers them in order', async () => {
-      const conversation = await TestConversation.start(client, config);
+      const conversation = await TestConversation.start(setup.client, setup.config);
       const first = await conversation.submit('think: 1\nfirst');
       const second = await conversation.submit('second');
       const third = await conversation.submit('third');
@@ -123,7 +103,7 @@ export function describeConversationScenarios(
     });
 
     it('rejects a run under the reject strategy while busy', async () => {
-      const conversation = await TestConversation.start(client, config);
+      const conversation = await TestConversation.start(setup.client, setup.config);
       const busy = await conversation.submit('think: 1');
       const error = await conversation
         .submit('not now', { multitask_strategy: 'reject' })
@@ -135,8 +115,8 @@ export function describeConversationScenarios(
     });
 
     it('interrupts a run mid-tool: the command is killed, the transcript stays valid, the new run answers', async () => {
-      const conversation = await TestConversation.start(client, config);
-      const marker = path.join(config.dataDir, 'workspaces', conversation.threadId, 'finished.txt');
+      const conversation = await TestConversation.start(setup.client, setup.config);
+      const marker = path.join(setup.config.dataDir, 'workspaces', conversation.threadId, 'finished.txt');
       const slow = await conversation.submit('run: sleep 5; touch finished.txt');
       await eventually(
         async () =>
@@ -163,7 +143,7 @@ export function describeConversationScenarios(
     });
 
     it('cancels a run during a model call and the thread stays usable', async () => {
-      const conversation = await TestConversation.start(client, config);
+      const conversation = await TestConversation.start(setup.client, setup.config);
       const run = await conversation.submit('think: 30');
       await eventually(
         async () => ((await conversation.handle.describe()).raw.pendingActivities?.length ? true : undefined),
@@ -187,7 +167,7 @@ export function describeConversationScenarios(
     });
 
     it('ends a run failed with a readable error when the model cannot be used, and the next run works', async () => {
-      const conversation = await TestConversation.start(client, config);
+      const conversation = await TestConversation.start(setup.client, setup.config);
       const failed = await conversation.ask('hello', { model: 'anthropic:claude-sonnet-4-5' });
       expect(failed).toMatchObject({
         status: 'failed',
@@ -203,7 +183,7 @@ export function describeConversationScenarios(
     });
 
     it('keeps working on a deferred run and completes it', async () => {
-      const conversation = await TestConversation.start(client, config);
+      const conversation = await TestConversation.start(setup.client, setup.config);
       const run = await conversation.submit('think: 1\nrun: echo late');
       expect(
         await conversation.handle.executeUpdate(deferRunUpdate, { args: [{ run_id: run.run_id }] }),
@@ -212,7 +192,7 @@ export function describeConversationScenarios(
     });
 
     it('stops a run at its step limit', async () => {
-      const conversation = await TestConversation.start(client, config, { max_steps: 1 });
+      const conversation = await TestConversation.start(setup.client, setup.config, { max_steps: 1 });
       expect(await conversation.ask('run: echo once')).toMatchObject({
         status: 'failed',
         status_reason: 'max_steps',
@@ -220,7 +200,7 @@ export function describeConversationScenarios(
     });
 
     it('carries the whole conversation across continue-as-new', async () => {
-      const conversation = await TestConversation.start(client, config);
+      const conversation = await TestConversation.start(setup.client, setup.config);
       const { runId: firstRunId } = await conversation.handle.describe();
       for (let turn = 0; turn < 8; turn++)
         expect((await conversation.ask(`run: echo turn-${turn}`)).status).toBe('completed');
@@ -234,7 +214,7 @@ export function describeConversationScenarios(
     });
 
     it('shows every query a transcript that obeys the tool rule, while parallel tools run', async () => {
-      const conversation = await TestConversation.start(client, config);
+      const conversation = await TestConversation.start(setup.client, setup.config);
       // Long enough for several queries even when every one replays the history on a loaded machine.
       const run = await conversation.submit('run: sleep 1; echo a\nrun: sleep 2.5; echo b\nrun: echo c');
       let observed = 0;
@@ -246,7 +226,7 @@ export function describeConversationScenarios(
     });
 
     it('completes the workflow when the thread is closed, cancelling what was running', async () => {
-      const conversation = await TestConversation.start(client, config);
+      const conversation = await TestConversation.start(setup.client, setup.config);
       const run = await conversation.submit('think: 30');
       await conversation.handle.signal(closeSignal, { reason: 'done for today' });
       expect(await conversation.handle.result()).toMatchObject({ thread_id: conversation.threadId });

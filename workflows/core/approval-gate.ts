@@ -1,13 +1,13 @@
 /**
  * Whether a tool call may run, must wait for a human, or is refused: the part of human
- * checkpoints the tool step needs when the model asks for tools.
+ * approvals the tool step needs when the model asks for tools.
  */
 import type { StatusReason } from '../../common/run';
 import type { ThreadConfig } from '../../common/thread';
 import type { ToolFlags } from '../../common/tools';
 import type { ToolUseBlock } from '../../common/transcript';
 import { emit, iso } from './emit';
-import type { ActiveRun, AwaitingApprovalCall, ConversationState, ToolCall } from './state';
+import type { ActiveRun, AwaitingApprovalCall, ThreadState, ToolCall } from './state';
 import type { Command } from './transitions';
 
 /** What happens to one tool call: it runs, it waits for a human, or it is refused by a rule. */
@@ -27,7 +27,7 @@ export function gateFor(config: ThreadConfig, tool: string, flags: ToolFlags): G
  * derived from the run, step and position, so it is deterministic and unique in the thread.
  */
 export function requestApproval(
-  state: ConversationState,
+  state: ThreadState,
   active: ActiveRun,
   use: ToolUseBlock,
   index: number,
@@ -51,13 +51,13 @@ export function requestApproval(
 
 const isAwaiting = (call: ToolCall): call is AwaitingApprovalCall => call.status === 'awaiting_approval';
 
-export function pendingCalls(state: ConversationState): AwaitingApprovalCall[] {
+export function pendingCalls(state: ThreadState): AwaitingApprovalCall[] {
   const step = state.active?.step;
   return step?.kind === 'tools' ? step.calls.filter(isAwaiting) : [];
 }
 
 /** Sets (or clears) `awaiting_approval` on the active run, to match its pending calls. */
-export function markAwaiting(state: ConversationState, runId: string, now: number): ConversationState {
+export function markAwaiting(state: ThreadState, runId: string, now: number): ThreadState {
   const awaiting = pendingCalls(state).length > 0;
   const runs = state.runs.map((run) => {
     if (run.run_id !== runId) return run;

@@ -7,12 +7,13 @@ import type { DecideApprovalInput, PendingApproval } from '../../common/approval
 import { markAwaiting, pendingCalls } from './approval-gate';
 import { emit } from './emit';
 import type { Rejection } from './validate';
-import type { AwaitingApprovalCall, ConversationState, ToolCall } from './state';
-import { recordToolResult, runToolCommand, type ToolStepTransition } from './tool-step';
+import type { AwaitingApprovalCall, ThreadState, ToolCall } from './state';
+import type { ToolOutcome } from '../../common/tools';
+import { afterStart, recordToolResult, startCall, type ToolStepTransition } from './tool-step';
 import type { Command } from './transitions';
 import { say } from './wording';
 
-export function pendingApprovals(state: ConversationState): PendingApproval[] {
+export function pendingApprovals(state: ThreadState): PendingApproval[] {
   const runId = state.active?.run_id ?? '';
   return pendingCalls(state).map(({ use, approval }) => ({
     approval_id: approval.approval_id,
@@ -25,13 +26,10 @@ export function pendingApprovals(state: ConversationState): PendingApproval[] {
   }));
 }
 
-const pendingCall = (state: ConversationState, approvalId: string): AwaitingApprovalCall | undefined =>
+const pendingCall = (state: ThreadState, approvalId: string): AwaitingApprovalCall | undefined =>
   pendingCalls(state).find((call) => call.approval.approval_id === approvalId);
 
-export function validateDecision(
-  state: ConversationState,
-  input: DecideApprovalInput,
-): Rejection | undefined {
+export function validateDecision(state: ThreadState, input: DecideApprovalInput): Rejection | undefined {
   if (input.decision !== 'approve' && input.decision !== 'deny')
     return { type: 'InvalidInput', message: 'decision must be "approve" or "deny"' };
   if (pendingCall(state, input.approval_id) !== undefined) return undefined;
@@ -51,7 +49,7 @@ export function validateDecision(
  * Approval ids are `<run_id>.<step>.<call>` (see `requestApproval`): an id naming a step that a
  * known run reached may have been pending once; any other id never was.
  */
-function couldHaveBeenRequested(state: ConversationState, approvalId: string): boolean {
+function couldHaveBeenRequested(state: ThreadState, approvalId: string): boolean {
   const match = /^(.+)\.(\d+)\.(\d+)$/.exec(approvalId);
   if (match === null) return false;
   const run = state.runs.find((candidate) => candidate.run_id === match[1]);
@@ -72,7 +70,7 @@ function resolved(
 
 /** Applies a human decision. Unknown or decided ids change nothing (the validator refuses them first). */
 export function decideApproval(
-  state: ConversationState,
+  state: ThreadState,
   decision: DecideApprovalInput,
   now: number,
 ): ToolStepTransition {
@@ -90,15 +88,15 @@ export function decideApproval(
     };
     const calls = active.step.calls.map((candidate) => (candidate === call ? running : candidate));
     const approved = { ...state, active: { ...active, step: { ...active.step, calls } } };
-    return {
+    const started = startCall(state, active.run_id, call.use, call.flags, now);
+    const transition: ToolStepTransition = {
       state: markAwaiting(approved, active.run_id, now),
       step: 'tools',
-      commands: [
-        ...resolved(active.run_id, approval_id, 'approve', reason),
-        emit.toolStarted(active.run_id, call.use),
-        runToolCommand(state, active.run_id, call.use, call.flags),
-      ],
+      commands: [...resolved(active.run_id, approval_id, 'approve', reason), ...started.commands],
     };
+    const refused =
+      started.refusal === undefined ? [] : [[call.use.id, started.refusal] as [string, ToolOutcome]];
+    return afterStart(transition, active.run_id, refused, now);
   }
   const denied = { ...call.approval, status: 'denied' as const, ...(reason === undefined ? {} : { reason }) };
   const content = say.deniedByUser(call.use.name, reason);
@@ -121,11 +119,7 @@ export function decideApproval(
  * A timer fired. The call (and any other call of the step whose time is also up) gets an error
  * result saying it was not approved in time; the caller ends the run once the step is complete.
  */
-export function expireApproval(
-  state: ConversationState,
-  approvalId: string,
-  now: number,
-): ToolStepTransition {
+export function expireApproval(state: ThreadState, approvalId: string, now: number): ToolStepTransition {
   const active = state.active;
   const target = pendingCall(state, approvalId);
   if (active === null || target === undefined) return { state, commands: [], step: 'tools' };
@@ -159,7 +153,7 @@ export function expireApproval(
 }
 
 /** Timers for calls still pending, and no `runTool` for them: what a fresh workflow run re-creates. */
-export function approvalResumeCommands(state: ConversationState): Command[] {
+export function approvalResumeCommands(state: ThreadState): Command[] {
   return pendingCalls(state).map(({ approval }) => ({
     type: 'startApprovalTimer',
     approval_id: approval.approval_id,

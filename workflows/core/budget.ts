@@ -9,7 +9,7 @@ import type { RunError } from '../../common/run';
 import type { ThreadConfig } from '../../common/thread';
 import { totalTokens, type Usage } from '../../common/usage';
 import { emit } from './emit';
-import type { ConversationState } from './state';
+import type { ThreadState } from './state';
 import type { Command, Transition } from './transitions';
 
 /** The share of the budget at which `budget.warning` is emitted. */
@@ -32,7 +32,7 @@ export function budgetFraction(usage: Usage, config: ThreadConfig): number {
 }
 
 /** Why the next model call may not be made, or undefined when the budget allows it. */
-export function budgetExceeded(state: ConversationState): RunError | undefined {
+export function budgetExceeded(state: ThreadState): RunError | undefined {
   const { config } = state.thread;
   const { usage } = state;
   if (config.max_tokens !== undefined && totalTokens(usage) >= config.max_tokens) {
@@ -50,12 +50,12 @@ export function budgetExceeded(state: ConversationState): RunError | undefined {
   return undefined;
 }
 
-export function exceededEvent(state: ConversationState, runId: string): Command {
+export function exceededEvent(state: ThreadState, runId: string): Command {
   return emit.budget('budget.exceeded', runId, state.usage, limitView(state.thread.config));
 }
 
 /** Emits `budget.warning` the first time usage reaches 80 % of a limit. */
-export function warnIfNear(state: ConversationState, runId: string): Transition {
+export function warnIfNear(state: ThreadState, runId: string): Transition {
   if (state.budget_warned === true || budgetFraction(state.usage, state.thread.config) < warningFraction)
     return { state, commands: [] };
   return {
@@ -68,7 +68,7 @@ export function warnIfNear(state: ConversationState, runId: string): Transition 
  * New limits. The warning is re-armed when usage falls below 80 % of the new limits, so a
  * raised budget warns again as it nears its new end.
  */
-export function updateLimits(state: ConversationState, limits: UpdateLimitsInput): Transition {
+export function updateLimits(state: ThreadState, limits: UpdateLimitsInput): Transition {
   const { max_tokens: _tokens, max_cost_usd: _cost, ...kept } = state.thread.config;
   const maxTokens = limits.max_tokens === undefined ? state.thread.config.max_tokens : limits.max_tokens;
   const maxCost = limits.max_cost_usd === undefined ? state.thread.config.max_cost_usd : limits.max_cost_usd;
@@ -93,7 +93,7 @@ export function validateLimits(limits: UpdateLimitsInput): string | undefined {
 }
 
 /** " of 10,000 tokens / $1.00 (82 %)" for the operator view, or nothing without limits. */
-export function budgetNote(state: ConversationState): string {
+export function budgetNote(state: ThreadState): string {
   const { config } = state.thread;
   const parts = [
     ...(config.max_tokens === undefined ? [] : [`${config.max_tokens.toLocaleString('en-US')} tokens`]),

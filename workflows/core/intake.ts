@@ -7,11 +7,11 @@ import type { SubmitInput } from '../../common/messages';
 import { queuedRun, type Run, type RunError, type StatusReason } from '../../common/run';
 import { textOf } from '../../common/transcript';
 import { emit, iso } from './emit';
-import type { ConversationState } from './state';
+import type { ThreadState } from './state';
 import type { Transition } from './transitions';
 
 /** The run an input opens on this thread. */
-export const newRun = (state: ConversationState, input: SubmitInput, now: number, nextOffset?: number): Run =>
+export const newRun = (state: ThreadState, input: SubmitInput, now: number, nextOffset?: number): Run =>
   queuedRun({ thread_id: state.thread.thread_id, model: state.thread.config.model }, input, now, nextOffset);
 
 const refusalReasons: Partial<Record<RunError['type'], StatusReason>> = {
@@ -21,7 +21,7 @@ const refusalReasons: Partial<Record<RunError['type'], StatusReason>> = {
 
 /** Records the input as a run that failed at once, saying why, with its text kept for a resend. */
 export function refuseInput(
-  state: ConversationState,
+  state: ThreadState,
   input: SubmitInput,
   refusal: RunError,
   now: number,

@@ -8,7 +8,7 @@ import { addUsage } from '../../common/usage';
 import { exceededEvent, warnIfNear } from './budget';
 import { emit } from './emit';
 import { finishRun, unchanged, updateRun } from './run-lifecycle';
-import { findRun, type ActiveRun, type ConversationState } from './state';
+import { findRun, type ActiveRun, type ThreadState } from './state';
 import {
   completionReason,
   continuesTurn,
@@ -21,21 +21,21 @@ import { appendMessages, modelMessages } from './transcript';
 import type { Command, ConversationEvent, Transition } from './transitions';
 
 /** The active run, when `step` of run `runId` is the model call it waits for. */
-function currentModelStep(state: ConversationState, runId: string, step: number): ActiveRun | undefined {
+function currentModelStep(state: ThreadState, runId: string, step: number): ActiveRun | undefined {
   const active = state.active;
   const current =
     active !== null && active.run_id === runId && active.steps === step && active.step.kind === 'model';
   return current ? active : undefined;
 }
 
-export const isCurrentModelStep = (state: ConversationState, runId: string, step: number): boolean =>
+export const isCurrentModelStep = (state: ThreadState, runId: string, step: number): boolean =>
   currentModelStep(state, runId, step) !== undefined;
 
 /**
  * The model call for a step. A long conversation stays out of the input (and so out of the
  * history at every step): the activity then asks the workflow for it.
  */
-export function callModelCommand(state: ConversationState, active: ActiveRun, step: number): Command {
+export function callModelCommand(state: ThreadState, active: ActiveRun, step: number): Command {
   const { thread_id, config } = state.thread;
   const messages = modelMessages(state);
   const inline = JSON.stringify(messages).length <= inlineMessagesLimit;
@@ -51,7 +51,7 @@ export function callModelCommand(state: ConversationState, active: ActiveRun, st
 }
 
 /** Asks the model for the next step, unless the run has used all the steps or the budget it may. */
-export function beginModelStep(state: ConversationState, now: number, commands: Command[]): Transition {
+export function beginModelStep(state: ThreadState, now: number, commands: Command[]): Transition {
   const active = state.active;
   if (active === null) return { state, commands };
   const stop = stopBeforeModelCall(state, active);
@@ -75,7 +75,7 @@ export function afterToolStep(done: ToolStepTransition, now: number): Transition
 }
 
 export function modelResponded(
-  state: ConversationState,
+  state: ThreadState,
   event: Extract<ConversationEvent, { type: 'modelResponded' }>,
 ): Transition {
   const { result, now, run_id, step } = event;

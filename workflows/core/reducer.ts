@@ -3,8 +3,7 @@
  * Each event goes to the one transition that decides it; then, whenever the thread is free, the
  * oldest queued run starts. The interpreter carries out the commands; tests drive this directly.
  */
-import { rollUpChildUsage } from './child-usage';
-import { warnIfNear, updateLimits } from './budget';
+import { updateLimits } from './budget';
 import { decideApproval, expireApproval } from './approvals';
 import { iso } from './emit';
 import { refuseInput } from './intake';
@@ -18,20 +17,30 @@ import {
   submit,
   unchanged,
 } from './run-lifecycle';
-import type { ConversationState } from './state';
+import type { ThreadState } from './state';
+import {
+  childCompleted,
+  childStarted,
+  childUsageReported,
+  childWaitExpired,
+  reportsToParent,
+} from './sub-agents';
 import { recordToolFailure, recordToolResult } from './tool-step';
 import type { ConversationEvent, Transition } from './transitions';
 
 export { isCurrentModelStep };
 
-export function reduce(state: ConversationState, event: ConversationEvent): Transition {
+export function reduce(state: ThreadState, event: ConversationEvent): Transition {
   const touched = { ...state, updated_at: iso(event.now) };
-  const transition = settle(apply(touched, event), event.now);
+  const settled = settle(apply(touched, event), event.now);
+  const reports = reportsToParent(settled.state, settled.commands);
+  const transition =
+    reports.length === 0 ? settled : { ...settled, commands: [...settled.commands, ...reports] };
   // An event that changes nothing (a late retry, a duplicate) leaves the state exactly as it was.
   return transition.state === touched && transition.commands.length === 0 ? unchanged(state) : transition;
 }
 
-function apply(state: ConversationState, event: ConversationEvent): Transition {
+function apply(state: ThreadState, event: ConversationEvent): Transition {
   const { now } = event;
   switch (event.type) {
     case 'inputSubmitted':
@@ -62,12 +71,16 @@ function apply(state: ConversationState, event: ConversationEvent): Transition {
       return deferRun(state, event.run_id, now);
     case 'closeRequested':
       return closeThread(state, now, event.reason);
-    case 'childUsageReported': {
-      // A child's spend counts against this thread's budget, warning here at 80 % like our own.
-      const rolled = rollUpChildUsage(state, event);
-      const warned = warnIfNear(rolled.state, event.run_id);
-      return { state: warned.state, commands: [...rolled.commands, ...warned.commands] };
-    }
+    case 'childUsageReported':
+      return childUsageReported(state, event.run_id, event.usage, now);
+    case 'childStarted':
+      return afterToolStep(childStarted(state, event), now);
+    case 'childWaitExpired':
+      return afterToolStep(childWaitExpired(state, event), now);
+    case 'childCompleted':
+      return afterToolStep(childCompleted(state, event), now);
+    case 'parentReported':
+      return closeThread(state, now, undefined);
   }
 }
 

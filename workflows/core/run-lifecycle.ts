@@ -8,19 +8,19 @@ import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run, type RunError, type RunStatus, type StatusReason } from '../../common/run';
 import { emit, iso } from './emit';
 import { newRun } from './intake';
-import { findRun, sessionSummary, type ConversationState } from './state';
+import { findRun, threadSummary, type ThreadState } from './state';
 import { interruptToolStep } from './tool-step';
 import { appendMessages } from './transcript';
 import type { Transition } from './transitions';
 import { say } from './wording';
 
-export const unchanged = (state: ConversationState): Transition => ({ state, commands: [] });
+export const unchanged = (state: ThreadState): Transition => ({ state, commands: [] });
 
 type RunEvent = 'run.started' | 'run.deferred' | 'run.completed' | 'run.failed' | 'run.cancelled';
 
 /** Applies `changes` to a run and optionally emits a run event carrying the updated run. */
 export function updateRun(
-  state: ConversationState,
+  state: ThreadState,
   runId: string,
   now: number,
   changes: Partial<Omit<Run, 'run_id' | 'thread_id'>> & { status?: RunStatus },
@@ -38,7 +38,7 @@ export function updateRun(
 
 /** A new input: its run is queued, and under `interrupt` the active run is cancelled for it. */
 export function submit(
-  state: ConversationState,
+  state: ThreadState,
   input: SubmitInput,
   now: number,
   nextOffset: number | undefined,
@@ -61,7 +61,7 @@ export function submit(
  * undefined when a run is active, the thread is closed or nothing is queued. Its first model step
  * is the caller's to begin.
  */
-export function startQueuedRun(state: ConversationState, now: number): Transition | undefined {
+export function startQueuedRun(state: ThreadState, now: number): Transition | undefined {
   const next = state.queue[0];
   if (state.active !== null || state.closed || next === undefined) return undefined;
   const queued = { ...state, queue: state.queue.slice(1) };
@@ -94,14 +94,14 @@ interface Ending {
 
 /** Ends the active run; a failed run gets a notice in the transcript for people. */
 export function finishRun(
-  state: ConversationState,
+  state: ThreadState,
   now: number,
   status: 'completed' | 'failed' | 'cancelled',
   ending: Ending,
 ): Transition {
   const active = state.active;
   if (active === null) return unchanged(state);
-  let next: ConversationState = {
+  let next: ThreadState = {
     ...state,
     active: null,
     totals: {
@@ -128,7 +128,7 @@ export function finishRun(
       ...(ending.output === undefined
         ? {}
         : { output: truncateWithNote(ending.output, limits.runOutputChars) }),
-      summary: sessionSummary(next),
+      summary: threadSummary(next),
     },
     `run.${status}`,
   );
@@ -136,7 +136,7 @@ export function finishRun(
 
 /** Cancels a queued run, or the active one: its unfinished calls get results saying why. */
 export function cancelRun(
-  state: ConversationState,
+  state: ThreadState,
   runId: string,
   now: number,
   why: { reason: StatusReason; message: string | undefined },
@@ -158,14 +158,14 @@ export function cancelRun(
 }
 
 /** `runs/wait` gave up waiting: the run goes on, marked deferred. */
-export function deferRun(state: ConversationState, runId: string, now: number): Transition {
+export function deferRun(state: ThreadState, runId: string, now: number): Transition {
   const run = findRun(state, runId);
   if (run === undefined || isTerminal(run.status) || run.status === 'deferred') return unchanged(state);
   return updateRun(state, runId, now, { status: 'deferred' }, 'run.deferred');
 }
 
 /** Closes the thread: the active run and every queued one are cancelled. */
-export function closeThread(state: ConversationState, now: number, reason: string | undefined): Transition {
+export function closeThread(state: ThreadState, now: number, reason: string | undefined): Transition {
   if (state.closed) return unchanged(state);
   const message = reason ?? say.threadClosed;
   let transition: Transition = { state: { ...state, closed: true }, commands: [] };

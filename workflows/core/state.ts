@@ -2,8 +2,9 @@
  * The conversation's state: everything the workflow knows, carried whole across continue-as-new.
  * No Temporal import here; the reducer owns every change to it.
  */
+import type { ChildCompleted } from '../../common/children';
 import { isTerminal, type Run } from '../../common/run';
-import type { SessionSummary, ThreadConfig, ThreadStatus } from '../../common/thread';
+import type { ThreadSummary, ThreadConfig, ThreadStatus } from '../../common/thread';
 import type { ToolFlags } from '../../common/tools';
 import type {
   AssistantMessage,
@@ -14,7 +15,7 @@ import type {
 } from '../../common/transcript';
 import { totalTokens, type Usage, zeroUsage } from '../../common/usage';
 
-/** A call's human checkpoint: a call that waits for it is not run until approved. */
+/** A call's human approval: a call that waits for it is not run until approved. */
 export interface CallApproval {
   approval_id: string;
   status: 'pending' | 'approved' | 'denied' | 'timed_out';
@@ -99,7 +100,27 @@ export interface ThreadInfo {
   created_at: string;
 }
 
-export interface ConversationState {
+/** A child agent a `spawn_agent` call started, until its report is used (see sub-agents.ts). */
+export interface ChildRecord {
+  child_thread_id: string;
+  /** The run and call that spawned it. */
+  run_id: string;
+  tool_use_id: string;
+  task: string;
+  /** Answered at once: the report becomes a continuation run. */
+  background: boolean;
+  /** Seconds the call waits for the report before the child goes on in the background. */
+  wait_s: number;
+  /**
+   * `starting`: started, not yet running its task; `waiting`: its call waits for the report;
+   * `background`: its call was answered, and the report will be a continuation run.
+   */
+  phase: 'starting' | 'waiting' | 'background';
+  /** A report that came before the child was known to run its task. */
+  report?: ChildCompleted;
+}
+
+export interface ThreadState {
   thread: ThreadInfo;
   transcript: Message[];
   /** Messages compacted out of the transcript's front so far. */
@@ -109,7 +130,7 @@ export interface ConversationState {
   queue: QueuedRun[];
   active: ActiveRun | null;
   usage: Usage;
-  /** Totals for the session summary. */
+  /** Totals for the thread summary. */
   totals: { runs: number; steps: number; duration_ms: number };
   /** Source of message ids. */
   next_sequence: number;
@@ -117,9 +138,11 @@ export interface ConversationState {
   closed: boolean;
   /** Set once `budget.warning` was emitted; cleared when the limits change (see budget.ts). */
   budget_warned?: boolean;
+  /** Child agents whose report has not been used yet (absent in states from earlier releases). */
+  children?: ChildRecord[];
 }
 
-export function initialState(thread: ThreadInfo): ConversationState {
+export function initialState(thread: ThreadInfo): ThreadState {
   return {
     thread,
     transcript: [],
@@ -174,7 +197,7 @@ function upgradeCall(call: CarriedToolCall): ToolCall {
  * A state carried across continue-as-new, in today's shape: tool calls carried by an earlier
  * release get the `status` their fields imply.
  */
-export function fromCarried(state: ConversationState): ConversationState {
+export function fromCarried(state: ThreadState): ThreadState {
   const active = state.active;
   if (active?.step.kind !== 'tools') return state;
   const carried: readonly CarriedToolCall[] = active.step.calls;
@@ -182,7 +205,7 @@ export function fromCarried(state: ConversationState): ConversationState {
 }
 
 /** Runs, model calls, tokens, cost and time in runs so far. */
-export function sessionSummary(state: ConversationState): SessionSummary {
+export function threadSummary(state: ThreadState): ThreadSummary {
   return {
     runs: state.totals.runs,
     steps: state.totals.steps,
@@ -192,12 +215,12 @@ export function sessionSummary(state: ConversationState): SessionSummary {
   };
 }
 
-export function findRun(state: ConversationState, runId: string): Run | undefined {
+export function findRun(state: ThreadState, runId: string): Run | undefined {
   return state.runs.find((run) => run.run_id === runId);
 }
 
 /** The thread's status, derived (never stored) so it cannot disagree with the runs. */
-export function threadStatus(state: ConversationState): ThreadStatus {
+export function threadStatus(state: ThreadState): ThreadStatus {
   if (state.closed) return 'closed';
   if (state.active !== null) {
     const run = findRun(state, state.active.run_id);

@@ -5,7 +5,7 @@
 import type { CallModelResult } from '../../common/activities';
 import type { RunError, StatusReason } from '../../common/run';
 import { budgetExceeded } from './budget';
-import type { ActiveRun, ConversationState, ToolCall } from './state';
+import type { ActiveRun, ThreadState, ToolCall } from './state';
 import { say } from './wording';
 
 /** A run that must end `failed`: why, for the run record and for the notice people read. */
@@ -15,7 +15,7 @@ export interface Stop {
 }
 
 /** Why the active run may not make its next model call, or undefined when it may. */
-export function stopBeforeModelCall(state: ConversationState, active: ActiveRun): Stop | undefined {
+export function stopBeforeModelCall(state: ThreadState, active: ActiveRun): Stop | undefined {
   const overBudget = budgetExceeded(state);
   if (overBudget !== undefined) return { reason: 'budget_exceeded', error: overBudget };
   const maxSteps = state.thread.config.max_steps;

@@ -6,13 +6,15 @@ import type { CallModelResult } from '../../common/activities';
 import { truncateWithNote } from '../../common/limits';
 import type { ToolFlags, ToolOutcome } from '../../common/tools';
 import { toolUsesOf, type ToolUseBlock } from '../../common/transcript';
+import { spawnAgentToolName } from '../../common/children';
 import { gateFor, markAwaiting, requestApproval } from './approval-gate';
+import { spawnCommand, trackChildren } from './spawn';
 import { emit } from './emit';
 import {
   done,
   type ActiveRun,
   type CallApproval,
-  type ConversationState,
+  type ThreadState,
   type DoneCall,
   type PendingAssistant,
   type ToolCall,
@@ -31,7 +33,7 @@ export type ToolStepTransition = Transition &
 /** Characters of a tool's output copied into its `tool.completed` event. */
 const eventPreviewChars = 4_000;
 
-const still = (state: ConversationState, commands: Command[] = []): ToolStepTransition => ({
+const still = (state: ThreadState, commands: Command[] = []): ToolStepTransition => ({
   state,
   commands,
   step: 'tools',
@@ -42,7 +44,7 @@ const allDone = (calls: readonly ToolCall[]): calls is readonly DoneCall[] =>
 
 /** The `runTool` command for a call: the activity's input, with a key that makes a repeat harmless. */
 export function runToolCommand(
-  state: ConversationState,
+  state: ThreadState,
   runId: string,
   use: ToolUseBlock,
   flags: ToolFlags,
@@ -64,13 +66,51 @@ export function runToolCommand(
   };
 }
 
+/**
+ * The commands that start a call the model may make: `tool.started`, then its activity, or for
+ * `spawn_agent` a child thread. `refusal`: the call cannot start, and is answered with this.
+ */
+export function startCall(
+  state: ThreadState,
+  runId: string,
+  use: ToolUseBlock,
+  flags: ToolFlags,
+  now: number,
+): { commands: Command[]; refusal?: ToolOutcome } {
+  const started = emit.toolStarted(runId, use);
+  if (use.name !== spawnAgentToolName)
+    return { commands: [started, runToolCommand(state, runId, use, flags)] };
+  const spawn = spawnCommand(state, runId, use, now);
+  if ('refusal' in spawn) return { commands: [started], refusal: { is_error: true, content: spawn.refusal } };
+  return { commands: [started, spawn.command] };
+}
+
+/** Records what a started call's commands imply: the children they start, the calls refused. */
+export function afterStart(
+  transition: ToolStepTransition,
+  runId: string,
+  refused: ReadonlyArray<[string, ToolOutcome]>,
+  now: number,
+): ToolStepTransition {
+  let next: ToolStepTransition = {
+    ...transition,
+    state: trackChildren(transition.state, transition.commands),
+  };
+  for (const [toolUseId, outcome] of refused) {
+    const recorded = recordToolResult(next.state, runId, toolUseId, outcome, now);
+    next = { ...recorded, commands: [...next.commands, ...recorded.commands] };
+  }
+  return next;
+}
+
 export function startToolStep(
-  state: ConversationState,
+  state: ThreadState,
   active: ActiveRun,
   result: CallModelResult,
   now: number,
 ): ToolStepTransition {
   const commands: Command[] = [];
+  const refused: Array<[string, ToolOutcome]> = [];
   const calls = toolUsesOf(result.content).map((use, index): ToolCall => {
     const flags = result.tools[use.name];
     if (flags === undefined) {
@@ -90,7 +130,9 @@ export function startToolStep(
       commands.push(...requested.commands);
       return { status: 'awaiting_approval', use, flags, approval: requested.approval };
     }
-    commands.push(emit.toolStarted(active.run_id, use), runToolCommand(state, active.run_id, use, flags));
+    const started = startCall(state, active.run_id, use, flags, now);
+    commands.push(...started.commands);
+    if (started.refusal !== undefined) refused.push([use.id, started.refusal]);
     return { status: 'running', use, flags };
   });
   const assistant = { content: result.content, model: result.model, stop_reason: result.stop_reason };
@@ -99,7 +141,7 @@ export function startToolStep(
     return { ...committed, commands: [...commands, ...committed.commands] };
   }
   const next = { ...state, active: { ...active, step: { kind: 'tools' as const, assistant, calls } } };
-  return still(markAwaiting(next, active.run_id, now), commands);
+  return afterStart(still(markAwaiting(next, active.run_id, now), commands), active.run_id, refused, now);
 }
 
 /**
@@ -108,7 +150,7 @@ export function startToolStep(
  * or repeated report and changes nothing.
  */
 export function recordToolResult(
-  state: ConversationState,
+  state: ThreadState,
   runId: string,
   toolUseId: string,
   outcome: ToolOutcome,
@@ -141,7 +183,7 @@ export function recordToolResult(
  * had one attempt only, so it may have partly run and is not run again.
  */
 export function recordToolFailure(
-  state: ConversationState,
+  state: ThreadState,
   runId: string,
   toolUseId: string,
   failure: { message: string; interrupted: boolean },
@@ -162,7 +204,7 @@ export function recordToolFailure(
  * Gives every call not yet done an error result saying why it stopped, and commits the step,
  * so a cancelled or interrupted run still leaves a valid transcript.
  */
-export function interruptToolStep(state: ConversationState, now: number, why: string): Transition {
+export function interruptToolStep(state: ThreadState, now: number, why: string): Transition {
   const active = state.active;
   if (active === null || active.step.kind !== 'tools') return { state, commands: [] };
   const calls = active.step.calls.map((call): DoneCall => {
@@ -175,7 +217,7 @@ export function interruptToolStep(state: ConversationState, now: number, why: st
 
 /** Appends the assistant message and its results as one unit; the run goes back to the model step. */
 function commitToolStep(
-  state: ConversationState,
+  state: ThreadState,
   active: ActiveRun,
   assistant: PendingAssistant,
   calls: readonly DoneCall[],

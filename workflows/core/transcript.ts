@@ -14,7 +14,7 @@ import type {
   UserMessage,
 } from '../../common/transcript';
 import { iso } from './emit';
-import type { ConversationState } from './state';
+import type { ThreadState } from './state';
 
 type NewMessage =
   | { role: 'user'; content: UserContent[] }
@@ -22,11 +22,11 @@ type NewMessage =
 
 /** Gives each message an id and the run's metadata, appends them, and compacts if needed. */
 export function appendMessages(
-  state: ConversationState,
+  state: ThreadState,
   runId: string,
   now: number,
   messages: NewMessage[],
-): { state: ConversationState; appended: Message[] } {
+): { state: ThreadState; appended: Message[] } {
   let sequence = state.next_sequence;
   const createdAt = iso(now);
   const appended = messages.map((message): Message =>
@@ -59,7 +59,7 @@ export function isNotice(message: Message): boolean {
 }
 
 /** The transcript as the model sees it: notices dropped, a note where older turns were compacted. */
-export function modelMessages(state: ConversationState): ModelMessage[] {
+export function modelMessages(state: ThreadState): ModelMessage[] {
   const messages: ModelMessage[] = state.transcript
     .filter((message) => !isNotice(message))
     .map((message) =>
@@ -87,7 +87,7 @@ function startsRun(message: Message): boolean {
  * Bounds the transcript. First whole earlier runs are dropped from the front (so no tool_result
  * loses its tool_use); if one run alone is still too large, the oldest tool outputs are elided.
  */
-export function compact(state: ConversationState): ConversationState {
+export function compact(state: ThreadState): ThreadState {
   if (sizeOf(state.transcript) <= limits.transcriptChars) return state;
   const target = Math.floor(limits.transcriptChars * 0.7);
   let transcript = state.transcript;

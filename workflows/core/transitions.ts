@@ -3,6 +3,7 @@
  * happened, taken from the workflow clock by the interpreter.
  */
 import type { CallModelInput, CallModelResult, RunToolInput } from '../../common/activities';
+import type { ChildCompleted } from '../../common/children';
 import type { DecideApprovalInput, UpdateLimitsInput } from '../../common/approvals';
 import type { KeelEvent } from '../../common/events';
 import type { RunError } from '../../common/run';
@@ -10,7 +11,7 @@ import type { SubmitInput } from '../../common/messages';
 import type { ToolFlags, ToolOutcome } from '../../common/tools';
 import type { ToolUseBlock } from '../../common/transcript';
 import type { Usage } from '../../common/usage';
-import type { ConversationState } from './state';
+import type { ThreadState, ThreadInfo } from './state';
 
 export type ConversationEvent =
   /** `next_offset`: the stream offset the run's first event (`run.created`) will have. */
@@ -41,7 +42,15 @@ export type ConversationEvent =
   | { type: 'approvalExpired'; now: number; approval_id: string }
   | { type: 'limitsUpdated'; now: number; limits: UpdateLimitsInput }
   /** A child agent's usage, rolled up into the thread and the run that spawned it. */
-  | { type: 'childUsageReported'; now: number; run_id: string; usage: Usage };
+  | { type: 'childUsageReported'; now: number; run_id: string; usage: Usage }
+  /** A child started by `startChild` has its task. */
+  | { type: 'childStarted'; now: number; child_thread_id: string }
+  /** A child's foreground wait (`wait_ms`) ran out before its report. */
+  | { type: 'childWaitExpired'; now: number; child_thread_id: string }
+  /** A child's report: its one run, finished. */
+  | { type: 'childCompleted'; now: number; report: ChildCompleted }
+  /** On a child's side: its report reached the parent (or could not): the child closes. */
+  | { type: 'parentReported'; now: number };
 
 /** An event as the interpreter dispatches it: the time is added when it is reduced. */
 export type EventInput = ConversationEvent extends infer E
@@ -63,9 +72,25 @@ export type Command =
   | { type: 'emit'; event: KeelEvent }
   /** A durable timer that sends `approvalExpired` at `expires_at_ms` unless cancelled first. */
   | { type: 'startApprovalTimer'; approval_id: string; expires_at_ms: number }
-  | { type: 'cancelApprovalTimer'; approval_id: string };
+  | { type: 'cancelApprovalTimer'; approval_id: string }
+  /**
+   * Start a child thread for a `spawn_agent` call and give it its task; then report
+   * `childStarted`, and `childWaitExpired` if no report came within `wait_ms` (0: no wait).
+   */
+  /** On a child's side: tell the parent thread that a run ended (the `childCompleted` signal). */
+  | { type: 'reportToParent'; report: ChildCompleted }
+  | {
+      type: 'startChild';
+      run_id: string;
+      tool_use_id: string;
+      task: string;
+      child: ThreadInfo;
+      background: boolean;
+      wait_s: number;
+      wait_ms: number;
+    };
 
 export interface Transition {
-  state: ConversationState;
+  state: ThreadState;
   commands: Command[];
 }

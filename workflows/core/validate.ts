@@ -7,7 +7,7 @@ import { idPattern, limits } from '../../common/limits';
 import type { SubmitInput } from '../../common/messages';
 import { parseModelSpec } from '../../common/model-spec';
 import { textOf } from '../../common/transcript';
-import type { ConversationState } from './state';
+import type { ThreadState } from './state';
 import { findRun } from './state';
 
 export interface Rejection {
@@ -18,7 +18,7 @@ export interface Rejection {
 export const isValidRunId = (runId: string): boolean =>
   idPattern.test(runId) && runId.length <= limits.maxIdChars;
 
-export function validateSubmit(state: ConversationState, input: SubmitInput): Rejection | undefined {
+export function validateSubmit(state: ThreadState, input: SubmitInput): Rejection | undefined {
   if (state.closed) return { type: 'ThreadClosed', message: `thread ${state.thread.thread_id} is closed` };
   const invalid = checkInput(input);
   if (invalid !== undefined) return invalid;

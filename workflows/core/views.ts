@@ -3,13 +3,15 @@ import type { Thread } from '../../common/thread';
 import { approvalResumeCommands, pendingApprovals } from './approvals';
 import { budgetNote } from './budget';
 import { totalTokens } from '../../common/usage';
-import type { ConversationState } from './state';
-import { sessionSummary, threadStatus } from './state';
+import type { ThreadState } from './state';
+import { threadSummary, threadStatus } from './state';
 import { callModelCommand } from './model-step';
 import { runToolCommand } from './tool-step';
+import { childOf, spawnCommand } from './spawn';
+import { spawnAgentToolName } from '../../common/children';
 import type { Command } from './transitions';
 
-export function toThread(state: ConversationState): Thread {
+export function toThread(state: ThreadState): Thread {
   const { thread } = state;
   return {
     thread_id: thread.thread_id,
@@ -20,7 +22,7 @@ export function toThread(state: ConversationState): Thread {
     created_at: thread.created_at,
     updated_at: state.updated_at,
     usage: state.usage,
-    summary: sessionSummary(state),
+    summary: threadSummary(state),
     ...(state.active === null ? {} : { active_run_id: state.active.run_id }),
     queued_run_ids: state.queue.map((queued) => queued.run_id),
     messages_count: state.compacted_messages + state.transcript.length,
@@ -31,19 +33,27 @@ export function toThread(state: ConversationState): Thread {
  * The commands that put a fresh workflow run back where the state says it is: used after
  * continue-as-new, which only happens when no activity is in flight.
  */
-export function resumeCommands(state: ConversationState): Command[] {
+export function resumeCommands(state: ThreadState, now = Date.parse(state.updated_at)): Command[] {
   const active = state.active;
   if (active === null) return [];
   if (active.step.kind === 'model') return [callModelCommand(state, active, active.steps)];
-  // Calls still awaiting a human get their timers back, not a tool run.
-  const running = active.step.calls.flatMap((call) =>
-    call.status === 'running' ? [runToolCommand(state, active.run_id, call.use, call.flags)] : [],
-  );
+  // Calls still awaiting a human get their timers back, not a tool run. A child agent is only
+  // started again if the last run never started it (it was handing over when the call was made).
+  const running = active.step.calls.flatMap((call): Command[] => {
+    if (call.status !== 'running') return [];
+    if (call.use.name !== spawnAgentToolName)
+      return [runToolCommand(state, active.run_id, call.use, call.flags)];
+    const spawn = spawnCommand(state, active.run_id, call.use, now);
+    const child = childOf(state, `${state.thread.thread_id}.${call.use.id}`);
+    return 'command' in spawn && child?.phase === 'starting' && child.report === undefined
+      ? [spawn.command]
+      : [];
+  });
   return [...running, ...approvalResumeCommands(state)];
 }
 
 /** Markdown for the Temporal Web UI's "current details". */
-export function currentDetails(state: ConversationState): string {
+export function currentDetails(state: ThreadState): string {
   const status = threadStatus(state);
   const lines = [`**Status:** ${status}`];
   const active = state.active;

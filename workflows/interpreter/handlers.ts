@@ -1,36 +1,136 @@
-/** The workflow's handlers for human checkpoints and budgets: thin, the reducer decides. */
-import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
-import * as messages from '../../common/messages';
+/**
+ * The workflow's message handlers, thin: validators turn the core's rejections into failures,
+ * updates and signals become events, queries read views of the state. Registered in this order
+ * (buffered messages are delivered in the order their handlers appear).
+ */
+import { ApplicationFailure, condition, log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from '../../common/approvals';
+import type { ChildCompleted } from '../../common/children';
+import { FailureType } from '../../common/failures';
+import * as messages from '../../common/messages';
+import { isTerminal, type Run } from '../../common/run';
 import { pendingApprovals, validateDecision } from '../core/approvals';
 import { validateLimits } from '../core/budget';
-import type { ConversationState } from '../core/state';
-import type { ConversationEvent } from '../core/transitions';
+import { isCurrentModelStep } from '../core/reducer';
+import { findRun, type ThreadState } from '../core/state';
+import { modelMessages } from '../core/transcript';
+import type { EventInput } from '../core/transitions';
+import { isValidRunId, validateSubmit, type Rejection } from '../core/validate';
 import { toThread } from '../core/views';
 
-export interface CheckpointHost {
-  readonly state: ConversationState;
-  dispatch(
-    event:
-      | Omit<Extract<ConversationEvent, { type: 'approvalDecided' }>, 'now'>
-      | Omit<Extract<ConversationEvent, { type: 'limitsUpdated' }>, 'now'>,
-  ): void;
+/** Since this patch a signalled input the thread refuses becomes a failed run, not a log line. */
+export const refusedInputRunPatch = 'keel-refused-input-run';
+
+export interface HandlerHost {
+  readonly state: ThreadState;
+  dispatch(event: EventInput): void;
+  /** The stream offset the next event gets, and the oldest it holds. */
+  nextOffset(): number;
+  readonly baseOffset: number;
+  /** True once the workflow is ending or handing over: `awaitRun` answers at once. */
+  readonly releasingWaiters: boolean;
+  readonly inFlight: number;
+  readonly draining: boolean;
+  childReported(report: ChildCompleted): void;
 }
 
-export function registerCheckpointHandlers(host: CheckpointHost): void {
+const reject = (rejection: Rejection | undefined): void => {
+  if (rejection !== undefined) throw ApplicationFailure.create({ ...rejection, nonRetryable: true });
+};
+
+const withReason = (reason: string | undefined) => (reason === undefined ? {} : { reason });
+
+export function registerHandlers(host: HandlerHost): void {
+  // The run an update names: its validator (or the update itself) made sure it exists.
+  const run = (runId: string): Run => findRun(host.state, runId) as Run;
+  const requireRun = ({ run_id }: messages.RunRef): void => {
+    if (findRun(host.state, run_id) === undefined)
+      reject({ type: 'RunNotFound', message: `no run ${run_id} on this thread` });
+  };
+  setHandler(
+    messages.submitInputUpdate,
+    (input) => {
+      host.dispatch({ type: 'inputSubmitted', input, next_offset: host.nextOffset() });
+      return run(input.run_id);
+    },
+    { validator: (input: messages.SubmitInput) => reject(validateSubmit(host.state, input)) },
+  );
+  setHandler(
+    messages.deferRunUpdate,
+    ({ run_id }) => {
+      host.dispatch({ type: 'runDeferred', run_id });
+      return run(run_id);
+    },
+    { validator: requireRun },
+  );
+  setHandler(
+    messages.requestCancelUpdate,
+    ({ run_id, reason }) => {
+      host.dispatch({ type: 'cancelRequested', run_id, ...withReason(reason) });
+      return run(run_id);
+    },
+    { validator: requireRun },
+  );
+  setHandler(
+    messages.awaitRunUpdate,
+    async ({ run_id, timeout_ms }) => {
+      const over = () =>
+        host.releasingWaiters || isTerminal(findRun(host.state, run_id)?.status ?? 'completed');
+      if (timeout_ms === undefined) await condition(over);
+      else await condition(over, Math.max(1, timeout_ms));
+      return run(run_id);
+    },
+    { validator: requireRun },
+  );
+  setHandler(messages.userMessageSignal, (input) => takeSignalledInput(host, input));
+  setHandler(messages.cancelRunSignal, ({ run_id, reason }) =>
+    host.dispatch({ type: 'cancelRequested', run_id, ...withReason(reason) }),
+  );
+  setHandler(messages.childCompletedSignal, (report) => host.childReported(report));
+  setHandler(messages.closeSignal, ({ reason }) =>
+    host.dispatch({ type: 'closeRequested', ...withReason(reason) }),
+  );
+  registerApprovalHandlers(host);
+  setHandler(messages.getThreadQuery, () => toThread(host.state));
+  setHandler(messages.getRunQuery, ({ run_id }) => findRun(host.state, run_id) ?? null);
+  setHandler(messages.listRunsQuery, ({ limit }) => [...host.state.runs].reverse().slice(0, limit ?? 100));
+  setHandler(messages.getStreamBaseQuery, () => host.baseOffset);
+  setHandler(messages.getStepMessagesQuery, ({ run_id, step }) => stepMessages(host.state, run_id, step));
+  // The older form, which fails instead (model activities of earlier releases ask it).
+  setHandler(messages.getModelMessagesQuery, ({ run_id, step }) => {
+    const answer = stepMessages(host.state, run_id, step);
+    if (!answer.current) throw ApplicationFailure.create({ ...answer, nonRetryable: true });
+    return answer.messages;
+  });
+  setHandler(messages.getTranscriptQuery, ({ after, limit }) => {
+    const start = Math.max(0, (after ?? 0) - host.state.compacted_messages);
+    return host.state.transcript.slice(start, limit === undefined ? undefined : start + limit);
+  });
+  setHandler(messages.getStateQuery, () => {
+    const info = workflowInfo();
+    return {
+      state: host.state as unknown as Record<string, unknown>,
+      in_flight_activities: host.inFlight,
+      draining: host.draining,
+      workflow_run_id: info.runId,
+      history_length: info.historyLength,
+      history_size: info.historySize,
+      continue_as_new_suggested: info.continueAsNewSuggested,
+    };
+  });
+}
+
+/** Human approvals and budgets. */
+function registerApprovalHandlers(host: HandlerHost): void {
   setHandler(
     messages.decideApprovalUpdate,
     (decision) => {
-      const approval = pendingApprovals(host.state).find((a) => a.approval_id === decision.approval_id)!;
+      const approval = pendingApprovals(host.state).find((a) => a.approval_id === decision.approval_id);
       host.dispatch({ type: 'approvalDecided', decision });
-      return approval satisfies PendingApproval;
+      // The validator let only a pending approval through.
+      return approval as PendingApproval;
     },
-    {
-      validator: (decision: DecideApprovalInput) => {
-        const rejection = validateDecision(host.state, decision);
-        if (rejection !== undefined) throw ApplicationFailure.create({ ...rejection, nonRetryable: true });
-      },
-    },
+    { validator: (decision: DecideApprovalInput) => reject(validateDecision(host.state, decision)) },
   );
   setHandler(messages.approvalSignal, (decision) => {
     const rejection = validateDecision(host.state, decision);
@@ -46,10 +146,34 @@ export function registerCheckpointHandlers(host: CheckpointHost): void {
     {
       validator: (limits: UpdateLimitsInput) => {
         const message = validateLimits(limits);
-        if (message !== undefined)
-          throw ApplicationFailure.create({ type: 'InvalidInput', message, nonRetryable: true });
+        if (message !== undefined) reject({ type: 'InvalidInput', message });
       },
     },
   );
   setHandler(messages.getPendingApprovalsQuery, () => pendingApprovals(host.state));
+}
+
+function stepMessages(state: ThreadState, runId: string, step: number): messages.StepMessages {
+  if (isCurrentModelStep(state, runId, step)) return { current: true, messages: modelMessages(state) };
+  const type = FailureType.modelStepNotCurrent;
+  return {
+    current: false,
+    type,
+    message: `${type}: step ${step} of run ${runId} is not the current model step`,
+  };
+}
+
+/**
+ * Input that arrived as a signal: written to history whether or not a worker was alive, so it
+ * is never refused at the door. The same run id again (a retry, or its update won the race) is
+ * a no-op; input the thread's rules refuse becomes a failed run that says why.
+ */
+function takeSignalledInput(host: HandlerHost, input: messages.SubmitInput): void {
+  if (findRun(host.state, input.run_id) !== undefined) return;
+  const next_offset = host.nextOffset();
+  const rejection = validateSubmit(host.state, input);
+  if (rejection === undefined) host.dispatch({ type: 'inputSubmitted', input, next_offset });
+  else if (isValidRunId(input.run_id) && patched(refusedInputRunPatch))
+    host.dispatch({ type: 'inputRefused', input, refusal: rejection, next_offset });
+  else log.warn('userMessage signal ignored', { ...rejection });
 }

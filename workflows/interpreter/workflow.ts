@@ -5,9 +5,9 @@
  */
 import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import type { SessionSummary, ThreadConfig } from '../../common/thread';
+import type { ThreadSummary, ThreadConfig } from '../../common/thread';
 import { Conversation } from './conversation';
-import { type ConversationState, fromCarried, initialState } from '../core/state';
+import { type ThreadState, fromCarried, initialState } from '../core/state';
 import { EventLog } from './stream';
 import { toThread } from '../core/views';
 
@@ -22,7 +22,7 @@ export interface NewConversation {
 
 export interface ConversationInput extends NewConversation {
   /** Present when this run continues an earlier one. */
-  carried?: { state: ConversationState; stream: WorkflowStreamState };
+  carried?: { state: ThreadState; stream: WorkflowStreamState };
 }
 
 /**
@@ -43,7 +43,7 @@ export const handOverHistory = { bytes: 1024 * 1024, events: 1_500 } as const;
 
 export interface ConversationOutcome {
   thread_id: string;
-  summary: SessionSummary;
+  summary: ThreadSummary;
 }
 
 export async function conversationWorkflow(input: ConversationInput): Promise<ConversationOutcome> {

@@ -3,7 +3,7 @@ import type { ThreadConfig } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
 import { pendingApprovals } from '../../workflows/core/approvals';
 import { reduce } from '../../workflows/core/reducer';
-import { type ConversationState, initialState, threadStatus } from '../../workflows/core/state';
+import { type ThreadState, initialState, threadStatus } from '../../workflows/core/state';
 import { modelMessages } from '../../workflows/core/transcript';
 import type { Command, ConversationEvent } from '../../workflows/core/transitions';
 import { currentDetails, resumeCommands } from '../../workflows/core/views';
@@ -19,7 +19,7 @@ const usage = (tokens: number, cost = 0) => ({
   cost_usd: cost,
 });
 
-const fresh = (config: Partial<ThreadConfig> = {}): ConversationState =>
+const fresh = (config: Partial<ThreadConfig> = {}): ThreadState =>
   initialState({
     thread_id: 't1',
     metadata: {},
@@ -74,7 +74,7 @@ const toolDone = (run_id: string, now: number, content = 'x'): ConversationEvent
 });
 
 let commands: Command[] = [];
-function play(events: ConversationEvent[], from: ConversationState): ConversationState {
+function play(events: ConversationEvent[], from: ThreadState): ThreadState {
   commands = [];
   return events.reduce((state, event) => {
     const transition = reduce(state, event);
@@ -84,7 +84,7 @@ function play(events: ConversationEvent[], from: ConversationState): Conversatio
   }, from);
 }
 const kinds = () => commands.map((command) => (command.type === 'emit' ? command.event.event : command.type));
-const run = (state: ConversationState, id = 'r1') => state.runs.find((candidate) => candidate.run_id === id)!;
+const run = (state: ThreadState, id = 'r1') => state.runs.find((candidate) => candidate.run_id === id)!;
 
 describe('approvals in the reducer', () => {
   it('holds a sensitive call for approval under require, runs read-only calls at once, and marks the run', () => {

@@ -1,5 +1,5 @@
 /**
- * Human checkpoints and budgets on the real dev server: approvals decided through the update,
+ * Human approvals and budgets on the real dev server: approvals decided through the update,
  * timers that expire, a worker restart while an approval waits, and budgets enforced against
  * the fake Messages API (which counts every request that reaches it).
  */
@@ -18,6 +18,7 @@ import {
   testConfig,
   type RunningWorker,
 } from '../helpers/temporal';
+import { workerHarness } from '../helpers/worker-harness';
 
 const pending = (conversation: TestConversation, count: number) =>
   eventually(
@@ -39,26 +40,13 @@ const decide = (
     args: [{ approval_id: approval.approval_id, decision, ...(reason === undefined ? {} : { reason }) }],
   });
 
-const describeCheckpoints = (label: string, options: { maxCachedWorkflows?: number }) =>
+const describeApprovals = (label: string, options: { maxCachedWorkflows?: number }) =>
   describe(label, () => {
-    let client: Client;
-    let config: KeelConfig;
-    let worker: RunningWorker;
+    const setup = workerHarness(undefined, options);
     const requireApproval = { approval: 'require' as const };
 
-    beforeAll(async () => {
-      client = await testClient();
-      config = await testConfig();
-      worker = await startTestWorker({ config, ...options });
-    });
-
-    afterAll(async () => {
-      await worker.stop();
-      await closeTestClient();
-    });
-
     it('pauses a sensitive tool until approved, then runs it and finishes the run', async () => {
-      const conversation = await TestConversation.start(client, config, requireApproval);
+      const conversation = await TestConversation.start(setup.client, setup.config, requireApproval);
       const run = await conversation.submit('run: echo approved-output');
       const [approval] = await pending(conversation, 1);
       expect(approval).toMatchObject({
@@ -82,7 +70,7 @@ const describeCheckpoints = (label: string, options: { maxCachedWorkflows?: numb
       expect(finished.status).toBe('completed');
       expect(finished.status_reason).toBeUndefined();
       expect(toolResults(await conversation.transcript())[0]).toMatchObject({ content: 'approved-output\n' });
-      const streamed = await eventsUntilRunEnds(client, conversation.threadId, run.run_id);
+      const streamed = await eventsUntilRunEnds(setup.client, conversation.threadId, run.run_id);
       expect(streamed.map((event) => event.event)).toEqual(
         expect.arrayContaining(['approval.requested', 'approval.resolved', 'tool.started', 'tool.completed']),
       );
@@ -91,7 +79,7 @@ const describeCheckpoints = (label: string, options: { maxCachedWorkflows?: numb
     });
 
     it('denies with a reason that reaches the model, and the file stays', async () => {
-      const conversation = await TestConversation.start(client, config, requireApproval);
+      const conversation = await TestConversation.start(setup.client, setup.config, requireApproval);
       await conversation.ask('write: keep.txt: precious');
       const run = await conversation.submit('delete: keep.txt');
       const [approval] = await pending(conversation, 1);
@@ -111,7 +99,7 @@ const describeCheckpoints = (label: string, options: { maxCachedWorkflows?: numb
     });
 
     it('ends the run with approval_timeout when nobody decides in time, and the thread continues with a new message', async () => {
-      const conversation = await TestConversation.start(client, config, {
+      const conversation = await TestConversation.start(setup.client, setup.config, {
         ...requireApproval,
         approval_timeout_s: 1,
       });
@@ -128,7 +116,7 @@ const describeCheckpoints = (label: string, options: { maxCachedWorkflows?: numb
     });
 
     it('holds two approvals at once, refuses unknown ids, and continues only when both are decided', async () => {
-      const conversation = await TestConversation.start(client, config, requireApproval);
+      const conversation = await TestConversation.start(setup.client, setup.config, requireApproval);
       const run = await conversation.submit('run: echo first\nrun: echo second\nread: nothing.txt');
       const approvals = await pending(conversation, 2);
       expect(approvals.map((approval) => approval.input)).toEqual([
@@ -158,7 +146,7 @@ const describeCheckpoints = (label: string, options: { maxCachedWorkflows?: numb
       const restartConfig = await testConfig();
       let first: RunningWorker | undefined = await startTestWorker({ config: restartConfig, ...options });
       try {
-        const conversation = await TestConversation.start(client, restartConfig, requireApproval);
+        const conversation = await TestConversation.start(setup.client, restartConfig, requireApproval);
         const run = await conversation.submit('run: echo after-restart');
         const [approval] = await pending(conversation, 1);
         await first.stop();
@@ -195,9 +183,9 @@ const describeCheckpoints = (label: string, options: { maxCachedWorkflows?: numb
     });
   });
 
-describeCheckpoints('human checkpoints (real Temporal)', {});
+describeApprovals('human approvals (real Temporal)', {});
 // Every workflow task replayed from history: timers and approvals must be deterministic.
-describeCheckpoints('human checkpoints, replaying every workflow task', { maxCachedWorkflows: 0 });
+describeApprovals('human approvals, replaying every workflow task', { maxCachedWorkflows: 0 });
 
 describe('budgets (real Temporal, fake Messages API)', () => {
   let client: Client;

@@ -1,0 +1,134 @@
+/**
+ * What every fake model server shares: one JSON `POST` route on a loopback port, scripted replies
+ * (a queue first, then a responder), the requests it got and the rule violations it saw, a way to
+ * wait for requests, and a `close` that also ends open connections (a hung or streaming reply
+ * must not keep a test waiting). Each fake frames the replies in its own server's wire format.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface RequestRecord<Body, Kind extends string> {
+  body: Body;
+  headers: IncomingMessage['headers'];
+  at: number;
+  /** What was answered (after validation). */
+  reply: Kind | 'invalid';
+  /** When the connection closed (the client gave up, or the answer ended). */
+  closedAt?: number;
+}
+
+export interface ScriptedFake<Body, Reply extends { kind: string }> {
+  url: string;
+  requests: Array<RequestRecord<Body, Reply['kind']>>;
+  /** Requests that broke the tool-call rule (rejected where the real server rejects them). */
+  violations: string[];
+  enqueue(...replies: Reply[]): void;
+  setResponder(responder: (request: Body, index: number) => Reply): void;
+  waitForRequests(count: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface Exchange<Body, Reply extends { kind: string }> {
+  body: Body;
+  request: IncomingMessage;
+  response: ServerResponse;
+  record: RequestRecord<Body, Reply['kind']>;
+  /** The next reply: the queue first, then the responder. */
+  next(): Reply;
+  isOpen(): boolean;
+  violation(description: string): void;
+}
+
+export async function startScriptedFake<Body, Reply extends { kind: string }>(options: {
+  /** How failures name the fake ("fake Anthropic got 1 of 2 requests"). */
+  name: string;
+  path: string;
+  responder: (request: Body, index: number) => Reply;
+  /** Answers a request outside `path` (404) or a body that is not JSON (400), in the server's format. */
+  reject(response: ServerResponse, status: 404 | 400, request: IncomingMessage): void;
+  handle(exchange: Exchange<Body, Reply>): Promise<void>;
+}): Promise<ScriptedFake<Body, Reply>> {
+  const queue: Reply[] = [];
+  let responder = options.responder;
+  const requests: Array<RequestRecord<Body, Reply['kind']>> = [];
+  const violations: string[] = [];
+  const sockets = new Set<Socket>();
+  const waiters: Array<{ count: number; resolve: () => void }> = [];
+  const server = createServer((request, response) => {
+    if (request.method !== 'POST' || request.url?.split('?')[0] !== options.path) {
+      options.reject(response, 404, request);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      let body: Body;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Body;
+      } catch {
+        options.reject(response, 400, request);
+        return;
+      }
+      const record: RequestRecord<Body, Reply['kind']> = {
+        body,
+        headers: request.headers,
+        at: Date.now(),
+        reply: 'invalid',
+      };
+      requests.push(record);
+      for (const waiter of [...waiters]) {
+        if (requests.length >= waiter.count) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve();
+        }
+      }
+      let open = true;
+      response.on('close', () => {
+        open = false;
+        record.closedAt = Date.now();
+      });
+      void options.handle({
+        body,
+        request,
+        response,
+        record,
+        next: () => {
+          const reply = queue.shift() ?? responder(body, requests.length - 1);
+          record.reply = reply.kind;
+          return reply;
+        },
+        isOpen: () => open,
+        violation: (description) => violations.push(description),
+      });
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    violations,
+    enqueue: (...replies) => queue.push(...replies),
+    setResponder: (next) => {
+      responder = next;
+    },
+    waitForRequests: (count, timeoutMs = 30_000) =>
+      requests.length >= count
+        ? Promise.resolve()
+        : new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(
+              () => reject(new Error(`${options.name} got ${requests.length} of ${count} requests`)),
+              timeoutMs,
+            );
+            waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
+          }),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
