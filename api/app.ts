@@ -46,15 +46,18 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   });
   app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
   app.use(systemRoutes());
-  app.use(assistantRoutes(new Assistants(config.model.default)));
+  const sessions = new Sessions(client, config.taskQueue);
+  const assistants = new Assistants(client, config.taskQueue, config.model.default);
+  const services = { conversations, assistants };
+  app.use(assistantRoutes(assistants, sessions));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
-  app.use(sessionRoutes(conversations, new Sessions(client, config.taskQueue)));
+  app.use(sessionRoutes(conversations, sessions));
   app.use(checkpointRoutes(conversations));
   app.use(threadRoutes(conversations));
   app.use(threadStateRoutes(conversations));
-  app.use(streamRoutes(conversations));
+  app.use(streamRoutes(services));
   app.use(activeRunRoutes(conversations, config.taskQueue));
-  app.use(runRoutes(conversations, stopping));
+  app.use(runRoutes(services, stopping));
   app.use((request, _response, next) => {
     next(new ApiError(404, 'route_not_found', `no route for ${request.method} ${request.path}`));
   });

@@ -30,6 +30,8 @@ export const FailureType = {
   runNotFound: 'RunNotFound',
   approvalNotPending: 'ApprovalNotPending',
   approvalNotFound: 'ApprovalNotFound',
+  /** An assistant has no version by that number. */
+  versionNotFound: 'VersionNotFound',
   // Webhooks.
   webhookFailed: 'WebhookDeliveryFailed',
   /** The webhook's URL leads to an address Keel does not reach (not retried). */

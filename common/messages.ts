@@ -6,7 +6,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChildCompleted } from './children';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from './approvals';
 import type { MultitaskStrategy, Run } from './run';
-import type { Thread } from './thread';
+import type { Thread, ThreadConfig } from './thread';
 import type { Message, ModelMessage, UserContent } from './transcript';
 
 export interface SubmitInput {
@@ -17,6 +17,8 @@ export interface SubmitInput {
   metadata: Record<string, unknown>;
   /** Overrides the thread's model for this run. */
   model?: string;
+  /** The run's assistant's settings: the thread's configuration from this run on. */
+  config?: ThreadConfig;
   webhook?: string;
   continuation_of?: string;
 }

@@ -1,1 +1,2 @@
 export { conversationWorkflow } from './conversation-workflow';
+export { assistantWorkflow } from './assistant-workflow';

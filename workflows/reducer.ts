@@ -8,7 +8,7 @@ import { isTerminal } from '../common/run';
 import type { SubmitInput } from '../common/messages';
 import { textOf, toolUsesOf } from '../common/transcript';
 import { addUsage } from '../common/usage';
-import type { ConversationState } from './state';
+import type { ConversationState, QueuedRun } from './state';
 import { findRun } from './state';
 import { decideApproval, expireApproval, stepTimedOut } from './approvals';
 import { budgetExceeded, exceededEvent, updateLimits, warnIfNear } from './budget';
@@ -84,7 +84,7 @@ function submit(
   const run = newRun(state, input, now, nextOffset);
   const runs = [...state.runs, run].slice(-limits.runsKept);
   let transition: Transition = {
-    state: { ...state, runs, queue: [...state.queue, { run_id: run.run_id, content: input.content }] },
+    state: { ...state, runs, queue: [...state.queue, queuedOf(input)] },
     commands: [{ type: 'emit', event: { event: 'run.created', data: { run } } }],
   };
   if (input.multitask_strategy === 'interrupt' && state.active !== null) {
@@ -97,6 +97,12 @@ function submit(
   return startNextRun(transition.state, now, transition.commands);
 }
 
+const queuedOf = (input: SubmitInput): QueuedRun => ({
+  run_id: input.run_id,
+  content: input.content,
+  ...(input.config === undefined ? {} : { config: input.config }),
+});
+
 /** Starts the oldest queued run when nothing is active. */
 function startNextRun(state: ConversationState, now: number, commands: Command[]): Transition {
   const next = state.queue[0];
@@ -104,7 +110,11 @@ function startNextRun(state: ConversationState, now: number, commands: Command[]
   const run = findRun(state, next.run_id);
   const queued = { ...state, queue: state.queue.slice(1) };
   if (run === undefined) return startNextRun(queued, now, commands);
-  const withInput = appendMessages(queued, run.run_id, now, [{ role: 'user', content: next.content }]);
+  // A run through an assistant configures the thread from this run on.
+  const config = next.config ?? queued.thread.config;
+  const withInput = appendMessages({ ...queued, thread: { ...queued.thread, config } }, run.run_id, now, [
+    { role: 'user', content: next.content },
+  ]);
   const started = updateRun(
     {
       ...withInput.state,

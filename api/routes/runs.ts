@@ -4,7 +4,7 @@ import { isTerminal, type Run } from '../../common/run';
 import type { Conversations } from '../conversations';
 import { ApiError } from '../errors';
 import { checkInput } from '../../workflows/validate';
-import { requireAssistant, runMetadataOf } from '../protocol/assistants';
+import { runMetadataOf, type Assistants } from '../protocol/assistants';
 import { toLangChainMessages } from '../protocol/langchain-messages';
 import { waitForRun } from '../run-waiter';
 import {
@@ -27,19 +27,34 @@ export function idempotentRunId(key: string | undefined): string | undefined {
   return `idem-${createHash('sha256').update(key.trim()).digest('hex').slice(0, 32)}`;
 }
 
+/** What submitting a run needs. */
+export interface RunServices {
+  conversations: Conversations;
+  assistants: Assistants;
+}
+
 /** Submits a run from a create-run body (creating the thread first with `if_not_exists: "create"`). */
 export async function submitRunFromBody(
-  conversations: Conversations,
+  { conversations, assistants }: RunServices,
   threadId: string,
   body: CreateRunBody,
   response: Response,
 ): Promise<Run> {
   const owner = ownerOf(response);
-  requireAssistant(body.assistant_id);
+  const settings = await assistants.settingsFor(body.assistant_id, owner);
   if (body.webhook !== undefined) await conversations.checkWebhook(body.webhook);
+  // A run through an assistant of one's own carries its configuration (the deployment's defaults
+  // fill what it leaves out); the default assistant runs the thread as it is configured.
+  const config =
+    settings === undefined
+      ? undefined
+      : conversations.threadConfig({
+          ...settings,
+          ...(body.config.model === undefined ? {} : { model: body.config.model }),
+        });
   const create =
     body.if_not_exists === 'create'
-      ? conversations.newConversation(threadId, owner, runMetadataOf(body.assistant_id), {})
+      ? conversations.newConversation(threadId, owner, runMetadataOf(body.assistant_id), settings ?? {})
       : undefined;
   if (create === undefined) await conversations.authorize(threadId, owner);
   const input: SubmitInput = {
@@ -49,6 +64,7 @@ export async function submitRunFromBody(
     multitask_strategy: body.multitask_strategy,
     metadata: body.metadata,
     ...(body.config.model === undefined ? {} : { model: body.config.model }),
+    ...(config === undefined ? {} : { config, model: config.model }),
     ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
   };
   // Every rule that needs no thread state is checked here, before anything is sent: an input
@@ -81,11 +97,12 @@ function eitherAborts(first: AbortSignal, second: AbortSignal | undefined) {
  * `stopping` aborts when the API shuts down: a caller still waiting then gets its answer at once
  * (202 with the run deferred), as if its wait had timed out; the run goes on.
  */
-export function runRoutes(conversations: Conversations, stopping?: AbortSignal): Router {
+export function runRoutes(services: RunServices, stopping?: AbortSignal): Router {
   const router = Router();
+  const { conversations } = services;
 
   const submit = (threadId: string, body: CreateRunBody, response: Response): Promise<Run> =>
-    submitRunFromBody(conversations, threadId, body, response);
+    submitRunFromBody(services, threadId, body, response);
 
   /** The thread's values once a run is over, as LangGraph's wait and join return them. */
   const finalValues = async (threadId: string, run: Run) => {

@@ -7,7 +7,6 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { isTerminal, type Run } from '../../common/run';
-import type { Conversations } from '../conversations';
 import { followEvents, requireLiveCursor, type FollowEnd } from '../event-stream';
 import { parseStreamMode, streamModeQuery, type StreamSelection } from '../protocol/stream-modes';
 import {
@@ -21,7 +20,7 @@ import { createRunBody } from '../schemas';
 import { defaultSseTimings, SseWriter, type SseTimings } from '../sse';
 import { clientGone, ownerOf, parseBody, parseQuery, pathId } from '../validate';
 import { validationError } from '../errors';
-import { submitRunFromBody } from './runs';
+import { submitRunFromBody, type RunServices } from './runs';
 
 const offset = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const streamQuery = z.object({ starting_after: offset.optional() });
@@ -42,8 +41,9 @@ export const runStreamPath = (threadId: string, runId: string): string =>
 
 const native: StreamSelection = { native: true };
 
-export function streamRoutes(conversations: Conversations, timings: SseTimings = defaultSseTimings): Router {
+export function streamRoutes(services: RunServices, timings: SseTimings = defaultSseTimings): Router {
   const router = Router();
+  const { conversations } = services;
   const { client } = conversations;
 
   /** An SSE response in the client's vocabulary, its `metadata` event already sent. */
@@ -125,7 +125,7 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
       (request.body as { stream_mode?: unknown } | undefined)?.stream_mode,
       'body',
     );
-    const run = await submitRunFromBody(conversations, threadId, parseBody(createRunBody, request), response);
+    const run = await submitRunFromBody(services, threadId, parseBody(createRunBody, request), response);
     // LangGraph's SDK reads the run id from Content-Location and reconnects to Location.
     response.setHeader('Content-Location', `/threads/${threadId}/runs/${run.run_id}`);
     response.setHeader('Location', `${runStreamPath(threadId, run.run_id)}?${streamModeQuery(selection)}`);
