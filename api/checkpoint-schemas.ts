@@ -29,9 +29,20 @@ export const threadFilter = z.object({
 });
 
 export const searchBody = threadFilter.extend({
+  /** Only these threads. */
+  ids: z.array(id).min(1).max(1_000).optional(),
+  /** Threads whose values (`messages`) equal these. */
+  values: z.record(z.string(), z.unknown()).optional(),
   limit: z.number().int().positive().max(1_000).default(100),
+  offset: z.number().int().min(0).max(10_000).default(0),
+  /** Visibility keeps no time of a thread's last change, so `updated_at` cannot be sorted on. */
+  sort_by: z.enum(['thread_id', 'status', 'created_at']).optional(),
+  sort_order: z.enum(['asc', 'desc']).optional(),
+  select: z.array(z.string()).optional(),
 });
 export type SearchBody = z.infer<typeof searchBody>;
+
+export const countBody = threadFilter.extend({ ids: z.array(id).min(1).max(1_000).optional() }).default({});
 
 export const cleanupBody = threadFilter.extend({
   older_than_days: z.number().min(0).max(36_500),
@@ -43,3 +54,9 @@ export const cleanupBody = threadFilter.extend({
 export const exportQuery = z.object({ format: z.enum(['json', 'markdown']).default('json') });
 
 export const approvalId = id;
+
+export const patchThreadBody = z.object({
+  metadata: z
+    .record(z.string(), z.unknown())
+    .refine((value) => JSON.stringify(value).length <= 16_384, 'metadata must be at most 16 KiB of JSON'),
+});

@@ -92,6 +92,10 @@ export const decideApprovalUpdate = defineUpdate<PendingApproval, [DecideApprova
 export const approvalSignal = defineSignal<[DecideApprovalInput]>('approval');
 /** Raises or lowers the thread's budgets; returns the thread. */
 export const updateLimitsUpdate = defineUpdate<Thread, [UpdateLimitsInput]>('updateLimits');
+/** Merges keys into the thread's metadata (and its memo, which search reads); returns the thread. */
+export const patchMetadataUpdate = defineUpdate<Thread, [{ metadata: Record<string, unknown> }]>(
+  'patchMetadata',
+);
 export const getPendingApprovalsQuery = defineQuery<PendingApproval[]>('getPendingApprovals');
 /** Everything the workflow holds, for operators debugging a conversation (not a stable schema). */
 export interface StateDump {

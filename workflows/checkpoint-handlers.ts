@@ -1,5 +1,5 @@
 /** The workflow's handlers for human checkpoints and budgets: thin, the reducer decides. */
-import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, log, setHandler, upsertMemo } from '@temporalio/workflow';
 import * as messages from '../common/messages';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from '../common/approvals';
 import { pendingApprovals, validateDecision } from './approvals';
@@ -13,7 +13,8 @@ export interface CheckpointHost {
   dispatch(
     event:
       | Omit<Extract<ConversationEvent, { type: 'approvalDecided' }>, 'now'>
-      | Omit<Extract<ConversationEvent, { type: 'limitsUpdated' }>, 'now'>,
+      | Omit<Extract<ConversationEvent, { type: 'limitsUpdated' }>, 'now'>
+      | Omit<Extract<ConversationEvent, { type: 'metadataPatched' }>, 'now'>,
   ): void;
 }
 
@@ -51,5 +52,10 @@ export function registerCheckpointHandlers(host: CheckpointHost): void {
       },
     },
   );
+  setHandler(messages.patchMetadataUpdate, ({ metadata }) => {
+    host.dispatch({ type: 'metadataPatched', metadata });
+    upsertMemo({ metadata: host.state.thread.metadata });
+    return toThread(host.state);
+  });
   setHandler(messages.getPendingApprovalsQuery, () => pendingApprovals(host.state));
 }

@@ -57,6 +57,10 @@ function apply(state: ConversationState, event: ConversationEvent): Transition {
       return afterToolStep(expireApproval(state, event.approval_id, event.now), true, event.now);
     case 'limitsUpdated':
       return updateLimits(state, event.limits);
+    case 'metadataPatched': {
+      const metadata = { ...state.thread.metadata, ...event.metadata };
+      return { state: { ...state, thread: { ...state.thread, metadata } }, commands: [] };
+    }
     case 'cancelRequested':
       return cancel(state, event.run_id, event.now, { reason: 'cancelled_by_user', message: event.reason });
     case 'runDeferred': {

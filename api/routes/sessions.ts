@@ -1,6 +1,8 @@
 /** Sessions over HTTP: search, export, delete and clean up threads. */
 import { Router } from 'express';
-import { cleanupBody, exportQuery, searchBody } from '../checkpoint-schemas';
+import { isDeepStrictEqual } from 'node:util';
+import { cleanupBody, countBody, exportQuery, searchBody } from '../checkpoint-schemas';
+import { toLangChainMessages } from '../protocol/langchain-messages';
 import type { Conversations } from '../conversations';
 import type { Sessions } from '../sessions';
 import { transcriptMarkdown } from '../transcript-export';
@@ -9,9 +11,46 @@ import { ownerOf, parseBody, parseQuery, pathId } from '../validate';
 export function sessionRoutes(conversations: Conversations, sessions: Sessions): Router {
   const router = Router();
 
+  /**
+   * LangGraph's thread search. Without a sort or a values filter, visibility's order (newest
+   * first) is kept and only what the page needs is read.
+   */
   router.post('/threads/search', async (request, response) => {
-    const { limit, ...filter } = parseBody(searchBody, request);
-    response.json(await sessions.search(filter, ownerOf(response), limit));
+    const {
+      limit,
+      offset,
+      sort_by,
+      sort_order,
+      values,
+      select: _select,
+      ...filter
+    } = parseBody(searchBody, request);
+    const everything = sort_by !== undefined || values !== undefined;
+    let found = await sessions.search(filter, ownerOf(response), everything ? 10_000 : offset + limit);
+    if (sort_by !== undefined) {
+      found.sort((a, b) => String(a[sort_by]).localeCompare(String(b[sort_by])));
+      if ((sort_order ?? 'desc') === 'desc') found.reverse();
+    }
+    if (values !== undefined) {
+      const kept: typeof found = [];
+      for (const thread of found) {
+        const messages = toLangChainMessages(await conversations.transcript(thread.thread_id));
+        if (
+          Object.entries(values).every(([key, value]) =>
+            isDeepStrictEqual({ messages }[key as 'messages'], value),
+          )
+        )
+          kept.push(thread);
+        if (kept.length >= offset + limit) break;
+      }
+      found = kept;
+    }
+    response.json(found.slice(offset, offset + limit));
+  });
+
+  router.post('/threads/count', async (request, response) => {
+    const filter = parseBody(countBody, request);
+    response.json((await sessions.search(filter, ownerOf(response), 10_000)).length);
   });
 
   /** Closes and deletes matching threads (not busy ones); `dry_run` (the default) only lists them. */

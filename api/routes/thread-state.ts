@@ -87,6 +87,22 @@ export function threadStateRoutes(conversations: Conversations): Router {
     response.json(states.slice(0, filter.limit));
   };
 
+  /**
+   * Writing state. Keel's state is its transcript, written only by runs under the transcript
+   * invariant; a state written from outside would bypass it (docs/decisions/0093-thread-management.md).
+   * So both are refused, after the thread is found, never taken and ignored.
+   */
+  const stateNotWritable = async (request: Request, response: Response) => {
+    await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    throw new ApiError(
+      422,
+      'state_not_writable',
+      "Keel's thread state is written by runs only: send the message as a run's input, or change the thread's metadata with PATCH /threads/:thread_id",
+    );
+  };
+  router.post('/threads/:thread_id/state', stateNotWritable);
+  router.patch('/threads/:thread_id/state', stateNotWritable);
+
   router.get('/threads/:thread_id/history', async (request, response) => {
     await history(request, response, parseQuery(historyFilter, request));
   });

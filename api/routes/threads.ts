@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Conversations } from '../conversations';
 import { graphId } from '../protocol/checkpoints';
+import { patchThreadBody } from '../checkpoint-schemas';
 import { createThreadBody } from '../schemas';
 import { ownerOf, parseBody, pathId } from '../validate';
 
@@ -21,6 +22,17 @@ export function threadRoutes(conversations: Conversations): Router {
 
   router.get('/threads/:thread_id', async (request, response) => {
     response.json(await conversations.getThread(pathId(request, 'thread_id'), ownerOf(response)));
+  });
+
+  router.patch('/threads/:thread_id', async (request, response) => {
+    const { metadata } = parseBody(patchThreadBody, request);
+    response.json(
+      await conversations.patchMetadata(pathId(request, 'thread_id'), ownerOf(response), metadata),
+    );
+  });
+
+  router.post('/threads/:thread_id/copy', async (request, response) => {
+    response.json(await conversations.copyThread(pathId(request, 'thread_id'), ownerOf(response)));
   });
 
   /** Operators: the workflow's whole state, as the getState query returns it. */

@@ -21,7 +21,7 @@ interface WireMessage {
 
 const human = (content: string) => ({ messages: [{ type: 'human', content }] });
 const messagesOf = (values: unknown): WireMessage[] => (values as { messages: WireMessage[] }).messages;
-export const typesOf = (values: unknown): string[] => messagesOf(values).map((message) => message.type);
+const typesOf = (values: unknown): string[] => messagesOf(values).map((message) => message.type);
 
 /** The HTTP status and Keel error body of a failed SDK call. */
 async function failureOf(
@@ -196,6 +196,82 @@ describe("LangGraph's JS SDK against Keel: the rest of the protocol", () => {
       expect((await client.threads.get(threadId)).metadata).toEqual({
         graph_id: 'agent',
         assistant_id: strict.assistant_id,
+      });
+    });
+  });
+
+  describe('threads', () => {
+    it('patches metadata, and a search finds the thread by it', async () => {
+      const thread = await client.threads.create({ metadata: { stage: 'draft', keep: 1 } });
+      const patched = await client.threads.update(thread.thread_id, { metadata: { stage: 'final' } });
+      expect(patched.metadata).toEqual({ graph_id: 'agent', stage: 'final', keep: 1 });
+      expect((await client.threads.get(thread.thread_id)).metadata).toEqual(patched.metadata);
+      const found = await eventually(
+        () => client.threads.search({ metadata: { stage: 'final' } }),
+        (threads) => threads.some((candidate) => candidate.thread_id === thread.thread_id),
+      );
+      expect(found.map((candidate) => candidate.thread_id)).toEqual([thread.thread_id]);
+    });
+
+    it('searches by ids and status, sorts, pages and counts', async () => {
+      const tag = crypto.randomUUID();
+      const ids = ['b', 'a', 'c'].map((letter) => `${letter}-${tag}`);
+      for (const threadId of ids) await client.threads.create({ threadId, metadata: { tag } });
+      await eventually(
+        () => client.threads.count({ metadata: { tag } }),
+        (count) => count === 3,
+      );
+      const sorted = await client.threads.search({ ids, sortBy: 'thread_id', sortOrder: 'asc' });
+      expect(sorted.map((thread) => thread.thread_id)).toEqual([...ids].sort());
+      const page = await client.threads.search({
+        ids,
+        sortBy: 'thread_id',
+        sortOrder: 'desc',
+        limit: 1,
+        offset: 1,
+      });
+      expect(page.map((thread) => thread.thread_id)).toEqual([`b-${tag}`]);
+      expect(await client.threads.search({ ids, status: 'busy' })).toEqual([]);
+      expect(await client.threads.count({ metadata: { tag }, status: 'idle' })).toBe(3);
+    });
+
+    it('copies a thread: the copy has its messages and goes on alone', async () => {
+      const thread = await client.threads.create({ metadata: { origin: 'copied' } });
+      await client.runs.wait(thread.thread_id, 'agent', { input: human('run: echo hi') });
+      const copy = await client.threads.copy(thread.thread_id);
+      expect(copy.thread_id).not.toBe(thread.thread_id);
+      expect(copy.metadata).toMatchObject({ origin: 'copied' });
+      const [original, copied] = await Promise.all([
+        client.threads.getState(thread.thread_id),
+        client.threads.getState(copy.thread_id),
+      ]);
+      expect(messagesOf(copied.values)).toEqual(messagesOf(original.values));
+      const values = await client.runs.wait(copy.thread_id, 'agent', { input: human('and then?') });
+      expect(typesOf(values)).toEqual(['human', 'ai', 'tool', 'ai', 'human', 'ai']);
+      expect(typesOf((await client.threads.getState(thread.thread_id)).values)).toEqual([
+        'human',
+        'ai',
+        'tool',
+        'ai',
+      ]);
+      expect((await client.threads.getHistory(copy.thread_id, { limit: 100 })).length).toBe(
+        (await client.threads.getHistory(thread.thread_id, { limit: 100 })).length + 2,
+      );
+    });
+
+    it('refuses to write state from outside a run, and the thread is untouched', async () => {
+      const thread = await client.threads.create();
+      await client.runs.wait(thread.thread_id, 'agent', { input: human('hello') });
+      const before = await client.threads.getState(thread.thread_id);
+      const failure = await failureOf(
+        client.threads.updateState(thread.thread_id, {
+          values: { messages: [{ type: 'human', content: 'sneaked in' }] },
+        }),
+      );
+      expect(failure).toMatchObject({ status: 422, body: { error: { code: 'state_not_writable' } } });
+      expect(await client.threads.getState(thread.thread_id)).toEqual(before);
+      expect(await failureOf(client.threads.updateState('no-such-thread', { values: {} }))).toMatchObject({
+        status: 404,
       });
     });
   });
