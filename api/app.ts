@@ -18,6 +18,7 @@ import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
 import { Sessions } from './sessions';
 import { runRoutes } from './routes/runs';
+import { statelessRunRoutes } from './routes/stateless-runs';
 import { streamRoutes } from './routes/streams';
 import { threadRoutes } from './routes/threads';
 
@@ -48,16 +49,17 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   app.use(systemRoutes());
   const sessions = new Sessions(client, config.taskQueue);
   const assistants = new Assistants(client, config.taskQueue, config.model.default);
-  const services = { conversations, assistants };
+  const services = { conversations, assistants, sessions };
   app.use(assistantRoutes(assistants, sessions));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
   app.use(sessionRoutes(conversations, sessions));
   app.use(checkpointRoutes(conversations));
   app.use(threadRoutes(conversations));
   app.use(threadStateRoutes(conversations));
-  app.use(streamRoutes(services));
+  app.use(streamRoutes(services, stopping));
   app.use(activeRunRoutes(conversations, config.taskQueue));
   app.use(runRoutes(services, stopping));
+  app.use(statelessRunRoutes(services, stopping));
   app.use((request, _response, next) => {
     next(new ApiError(404, 'route_not_found', `no route for ${request.method} ${request.path}`));
   });

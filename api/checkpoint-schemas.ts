@@ -2,10 +2,17 @@
 import { z } from 'zod';
 import { id } from './schemas';
 
-export const decisionBody = z.object({
-  decision: z.enum(['approve', 'deny']),
-  reason: z.string().max(2_000).optional(),
-});
+export const decisionBody = z
+  .object({
+    decision: z.enum(['approve', 'deny']),
+    reason: z.string().max(2_000).optional(),
+    /** With `approve`: run the tool with these arguments instead of the model's. */
+    input: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((body) => body.input === undefined || body.decision === 'approve', {
+    message: 'input (edited arguments) goes with decision "approve" only',
+    path: ['input'],
+  });
 
 export const limitsBody = z
   .object({

@@ -28,6 +28,8 @@ export const FailureType = {
   threadClosed: 'ThreadClosed',
   runExists: 'RunExists',
   runNotFound: 'RunNotFound',
+  /** A run that has not finished cannot be deleted (cancel it first). */
+  runActive: 'RunActive',
   approvalNotPending: 'ApprovalNotPending',
   approvalNotFound: 'ApprovalNotFound',
   /** An assistant has no version by that number. */

@@ -96,6 +96,8 @@ export const updateLimitsUpdate = defineUpdate<Thread, [UpdateLimitsInput]>('upd
 export const patchMetadataUpdate = defineUpdate<Thread, [{ metadata: Record<string, unknown> }]>(
   'patchMetadata',
 );
+/** Removes a finished run's record (its messages stay); the validator rejects unknown or unfinished runs. */
+export const deleteRunUpdate = defineUpdate<void, [RunRef]>('deleteRun');
 export const getPendingApprovalsQuery = defineQuery<PendingApproval[]>('getPendingApprovals');
 /** Everything the workflow holds, for operators debugging a conversation (not a stable schema). */
 export interface StateDump {

@@ -4,6 +4,7 @@
  * it with an `is_error` result, so the transcript invariant holds whatever the human does.
  */
 import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
+import type { ToolUseBlock } from '../common/transcript';
 import { markAwaiting, pendingCalls } from './approval-gate';
 import type { Rejection } from './validate';
 import type { ActiveRun, CallApproval, ConversationState } from './state';
@@ -95,6 +96,18 @@ function resolved(
   ];
 }
 
+/** Replaces one call's tool use in the active tools step, and in the assistant content it commits with. */
+function editCall(state: ConversationState, toolUseId: string, use: ToolUseBlock): ConversationState {
+  const active = state.active;
+  if (active === null || active.step.kind !== 'tools') return state;
+  const calls = active.step.calls.map((call) => (call.use.id === toolUseId ? { ...call, use } : call));
+  const content = active.step.assistant.content.map((block) =>
+    block.type === 'tool_use' && block.id === toolUseId ? use : block,
+  );
+  const step = { ...active.step, calls, assistant: { ...active.step.assistant, content } };
+  return { ...state, active: { ...active, step } };
+}
+
 /** Applies a human decision. Unknown or decided ids change nothing (the validator refuses them first). */
 export function decideApproval(
   state: ConversationState,
@@ -109,8 +122,10 @@ export function decideApproval(
   const { approval_id } = decision;
   const reason = decision.reason?.trim() === '' ? undefined : decision.reason;
   if (decision.decision === 'approve') {
+    // An edit: the call, and the assistant message it commits with, carry the human's arguments.
+    const use = decision.input === undefined ? call.use : { ...call.use, input: decision.input };
     const approved = markAwaiting(
-      withApproval(state, approval_id, { status: 'approved' }),
+      withApproval(editCall(state, call.use.id, use), approval_id, { status: 'approved' }),
       active.run_id,
       now,
     );
@@ -127,11 +142,11 @@ export function decideApproval(
               run_id: active.run_id,
               tool_use_id: call.use.id,
               name: call.use.name,
-              input: call.use.input,
+              input: use.input,
             },
           },
         },
-        { type: 'runTool', run_id: active.run_id, use: call.use, flags: call.flags! },
+        { type: 'runTool', run_id: active.run_id, use, flags: call.flags! },
       ],
     };
   }

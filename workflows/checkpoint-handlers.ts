@@ -4,7 +4,8 @@ import * as messages from '../common/messages';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from '../common/approvals';
 import { pendingApprovals, validateDecision } from './approvals';
 import { validateLimits } from './budget';
-import type { ConversationState } from './state';
+import { isTerminal } from '../common/run';
+import { findRun, type ConversationState } from './state';
 import type { ConversationEvent } from './transitions';
 import { toThread } from './views';
 
@@ -14,7 +15,8 @@ export interface CheckpointHost {
     event:
       | Omit<Extract<ConversationEvent, { type: 'approvalDecided' }>, 'now'>
       | Omit<Extract<ConversationEvent, { type: 'limitsUpdated' }>, 'now'>
-      | Omit<Extract<ConversationEvent, { type: 'metadataPatched' }>, 'now'>,
+      | Omit<Extract<ConversationEvent, { type: 'metadataPatched' }>, 'now'>
+      | Omit<Extract<ConversationEvent, { type: 'runDeleted' }>, 'now'>,
   ): void;
 }
 
@@ -56,6 +58,23 @@ export function registerCheckpointHandlers(host: CheckpointHost): void {
     host.dispatch({ type: 'metadataPatched', metadata });
     upsertMemo({ metadata: host.state.thread.metadata });
     return toThread(host.state);
+  });
+  setHandler(messages.deleteRunUpdate, ({ run_id }) => host.dispatch({ type: 'runDeleted', run_id }), {
+    validator: ({ run_id }: messages.RunRef) => {
+      const run = findRun(host.state, run_id);
+      if (run === undefined)
+        throw ApplicationFailure.create({
+          type: 'RunNotFound',
+          message: `no run ${run_id} on this thread`,
+          nonRetryable: true,
+        });
+      if (!isTerminal(run.status))
+        throw ApplicationFailure.create({
+          type: 'RunActive',
+          message: `run ${run_id} is ${run.status}; cancel it before deleting it`,
+          nonRetryable: true,
+        });
+    },
   });
   setHandler(messages.getPendingApprovalsQuery, () => pendingApprovals(host.state));
 }

@@ -57,6 +57,11 @@ function apply(state: ConversationState, event: ConversationEvent): Transition {
       return afterToolStep(expireApproval(state, event.approval_id, event.now), true, event.now);
     case 'limitsUpdated':
       return updateLimits(state, event.limits);
+    case 'runDeleted': {
+      const run = findRun(state, event.run_id);
+      if (run === undefined || !isTerminal(run.status)) return unchanged(state);
+      return { state: { ...state, runs: state.runs.filter((kept) => kept !== run) }, commands: [] };
+    }
     case 'metadataPatched': {
       const metadata = { ...state.thread.metadata, ...event.metadata };
       return { state: { ...state, thread: { ...state.thread, metadata } }, commands: [] };

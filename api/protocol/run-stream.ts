@@ -16,7 +16,9 @@ import type { KeelEvent } from '../../common/events';
 import type { AssistantMessage, Message } from '../../common/transcript';
 import { toolUsesOf } from '../../common/transcript';
 import { agentNode, messagesThroughStep, toolsNode } from './checkpoints';
-import { toAiMessage, toToolCall, type LangChainMessage } from './langchain-messages';
+import type { PendingApproval } from '../../common/approvals';
+import { toInterrupt } from './interrupts';
+import { toAiMessage, toLangChainMessages, toToolCall, type LangChainMessage } from './langchain-messages';
 import type { ProtocolStreamMode } from './stream-modes';
 
 export interface ProtocolEvent {
@@ -43,6 +45,8 @@ export const chunkIdOf = (runId: string, step: number, attempt: number): string 
 
 export class ProtocolTranslator {
   #transcript: Message[] = [];
+  /** Set once an approval this stream announced was still pending: the stream ends there. */
+  interrupted = false;
   /** Per run, the chunk id of the model call whose text is streaming now. */
   readonly #streaming = new Map<string, { id: string; step: number }>();
 
@@ -51,9 +55,13 @@ export class ProtocolTranslator {
     private readonly threadId: string,
     /** The transcript, or with `after` only the messages after the first `after` ever appended. */
     private readonly readTranscript: (after?: number) => Promise<Message[]>,
+    /** The thread's pending approvals now. */
+    private readonly readPending: () => Promise<PendingApproval[]> = () => Promise.resolve([]),
   ) {}
 
   async translate(keelEvent: KeelEvent): Promise<ProtocolEvent[]> {
+    if (keelEvent.event === 'approval.requested')
+      return this.#approvalRequested(keelEvent.data.approval_id, keelEvent);
     if (customEvents.has(keelEvent.event))
       return this.#when('custom', () => [{ event: 'custom', data: keelEvent }]);
     switch (keelEvent.event) {
@@ -89,6 +97,30 @@ export class ProtocolTranslator {
       default:
         return [];
     }
+  }
+
+  /**
+   * An approval still pending is an interrupt: `values` with `__interrupt__` (and `updates`
+   * `{__interrupt__}`), after which the stream ends. One already decided (a replay) is only the
+   * custom event it always was.
+   */
+  async #approvalRequested(approvalId: string, keelEvent: KeelEvent): Promise<ProtocolEvent[]> {
+    const custom = this.#when('custom', () => [{ event: 'custom', data: keelEvent }]);
+    const pending = await this.readPending();
+    if (!pending.some((approval) => approval.approval_id === approvalId)) return custom;
+    await this.#catchUp();
+    const interrupts = pending.map(toInterrupt);
+    this.interrupted = true;
+    return [
+      ...custom,
+      ...this.#when('updates', () => [{ event: 'updates', data: { __interrupt__: interrupts } }]),
+      ...this.#when('values', () => [
+        {
+          event: 'values',
+          data: { messages: toLangChainMessages(this.#transcript), __interrupt__: interrupts },
+        },
+      ]),
+    ];
   }
 
   /** The values of the thread through the run's last message, for a run whose events are gone. */

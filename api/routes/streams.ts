@@ -16,11 +16,13 @@ import {
   type RunStreamWriter,
   type StreamCursor,
 } from '../protocol/stream-writer';
-import { createRunBody } from '../schemas';
 import { defaultSseTimings, SseWriter, type SseTimings } from '../sse';
 import { clientGone, ownerOf, parseBody, parseQuery, pathId } from '../validate';
 import { validationError } from '../errors';
-import { submitRunFromBody, type RunServices } from './runs';
+import { startRun, type RunServices } from '../protocol/run-submission';
+import { protocolRunBody, type ProtocolRunBody } from '../protocol/run-schemas';
+import { deleteWhenDone, statelessBody } from './stateless-runs';
+import { randomUUID } from 'node:crypto';
 
 const offset = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const streamQuery = z.object({ starting_after: offset.optional() });
@@ -41,7 +43,11 @@ export const runStreamPath = (threadId: string, runId: string): string =>
 
 const native: StreamSelection = { native: true };
 
-export function streamRoutes(services: RunServices, timings: SseTimings = defaultSseTimings): Router {
+export function streamRoutes(
+  services: RunServices,
+  stopping?: AbortSignal,
+  timings: SseTimings = defaultSseTimings,
+): Router {
   const router = Router();
   const { conversations } = services;
   const { client } = conversations;
@@ -61,6 +67,7 @@ export function streamRoutes(services: RunServices, timings: SseTimings = defaul
       threadId,
       cursor,
       readTranscript: (after) => conversations.transcript(threadId, after),
+      readPending: () => conversations.pendingApprovals(threadId),
     });
     writer.event('metadata', {
       ...(run === undefined ? {} : { run_id: run.run_id }),
@@ -115,35 +122,56 @@ export function streamRoutes(services: RunServices, timings: SseTimings = defaul
       signal: clientGone(request, response),
       ...(untilOffset === undefined ? {} : { untilOffset }),
       onEvent: (at, event) => events.write(at, event),
+      // A LangGraph stream ends at an interrupt, as LangGraph's own runs do; `command.resume` goes on.
+      stopWhen: selection.native ? undefined : () => events.interrupted,
     });
     finish(writer, end, selection);
   };
 
-  router.post('/threads/:thread_id/runs/stream', async (request, response) => {
-    const threadId = pathId(request, 'thread_id');
+  /** Streams a run just started (or resumed) on `threadId`; resolves with it once the stream ends. */
+  const streamNewRun = async (
+    threadId: string,
+    body: ProtocolRunBody,
+    request: Request,
+    response: Response,
+  ) => {
     const selection = parseStreamMode(
       (request.body as { stream_mode?: unknown } | undefined)?.stream_mode,
       'body',
     );
-    const run = await submitRunFromBody(services, threadId, parseBody(createRunBody, request), response);
+    const { run, resumedFrom } = await startRun(services, threadId, body, response);
+    const runThread = run.thread_id;
     // LangGraph's SDK reads the run id from Content-Location and reconnects to Location.
-    response.setHeader('Content-Location', `/threads/${threadId}/runs/${run.run_id}`);
-    response.setHeader('Location', `${runStreamPath(threadId, run.run_id)}?${streamModeQuery(selection)}`);
+    response.setHeader('Content-Location', `/threads/${runThread}/runs/${run.run_id}`);
+    response.setHeader('Location', `${runStreamPath(runThread, run.run_id)}?${streamModeQuery(selection)}`);
     // A new run's events start at its first offset; one the thread has not seen yet (handed over
     // by signal while no worker held the thread) starts wherever the log is when it arrives. No
     // read of the log here: the stream opens at once and waits out an outage.
-    const { writer, events } = open(response, threadId, run, selection, undefined);
+    const { writer, events } = open(response, runThread, run, selection, undefined);
     await follow(
       writer,
       events,
       selection,
-      threadId,
+      runThread,
       run.run_id,
-      run.first_event_offset ?? 'base',
+      resumedFrom ?? run.first_event_offset ?? 'base',
       undefined,
       request,
       response,
     );
+    return run;
+  };
+
+  router.post('/threads/:thread_id/runs/stream', async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    await streamNewRun(threadId, parseBody(protocolRunBody, request), request, response);
+  });
+
+  /** A stateless run, streamed; its thread is deleted once it is over unless `on_completion: "keep"`. */
+  router.post('/runs/stream', async (request, response) => {
+    const body = statelessBody(request);
+    const run = await streamNewRun(randomUUID(), body, request, response);
+    await deleteWhenDone(services, body, run, stopping);
   });
 
   router.get('/threads/:thread_id/runs/:run_id/stream', async (request, response) => {
@@ -171,6 +199,7 @@ export function streamRoutes(services: RunServices, timings: SseTimings = defaul
 
 function finish(writer: SseWriter, end: FollowEnd, selection: StreamSelection): void {
   if (end === 'client_gone') return writer.close();
+  if (end === 'interrupted') return writer.end();
   if (end === 'cursor_expired') {
     // No `end`: the client reconnects with its Last-Event-ID and is told 410.
     const message = 'the event log was truncated past this reader';

@@ -6,7 +6,8 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Conversations } from '../conversations';
 import { ApiError } from '../errors';
-import { threadCheckpoints, type ThreadState } from '../protocol/checkpoints';
+import { threadCheckpoints, withInterrupts, type ThreadState } from '../protocol/checkpoints';
+import { toInterrupt } from '../protocol/interrupts';
 import { ownerOf, parseBody, parseQuery, pathId } from '../validate';
 
 /** A checkpoint as clients name one: its id, or a config/checkpoint object that holds it. */
@@ -46,7 +47,10 @@ export function threadStateRoutes(conversations: Conversations): Router {
       conversations.transcript(threadId),
     ]);
     const busy = thread.active_run_id !== undefined || thread.queued_run_ids.length > 0;
-    return threadCheckpoints(threadId, messages, { created_at: thread.created_at, busy }).reverse();
+    const states = threadCheckpoints(threadId, messages, { created_at: thread.created_at, busy }).reverse();
+    if (thread.status !== 'interrupted' || states[0] === undefined) return states;
+    const interrupts = (await conversations.pendingApprovals(threadId)).map(toInterrupt);
+    return [withInterrupts(states[0], interrupts), ...states.slice(1)];
   };
 
   router.get('/threads/:thread_id/state', async (request, response) => {

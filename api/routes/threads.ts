@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Conversations } from '../conversations';
-import { graphId } from '../protocol/checkpoints';
+import { graphId, toolsNode } from '../protocol/checkpoints';
+import { toInterrupt } from '../protocol/interrupts';
 import { patchThreadBody } from '../checkpoint-schemas';
 import { createThreadBody } from '../schemas';
 import { ownerOf, parseBody, pathId } from '../validate';
@@ -20,8 +21,13 @@ export function threadRoutes(conversations: Conversations): Router {
     response.json(await conversations.createThread(conversation, body.if_exists));
   });
 
+  /** The thread, with LangGraph's `interrupts` (by task) while approvals wait. */
   router.get('/threads/:thread_id', async (request, response) => {
-    response.json(await conversations.getThread(pathId(request, 'thread_id'), ownerOf(response)));
+    const threadId = pathId(request, 'thread_id');
+    const thread = await conversations.getThread(threadId, ownerOf(response));
+    const pending = thread.status === 'interrupted' ? await conversations.pendingApprovals(threadId) : [];
+    const byTask = pending.length === 0 ? {} : { [`${toolsNode}:${threadId}`]: pending.map(toInterrupt) };
+    response.json({ ...thread, interrupts: byTask });
   });
 
   router.patch('/threads/:thread_id', async (request, response) => {

@@ -276,6 +276,258 @@ describe("LangGraph's JS SDK against Keel: the rest of the protocol", () => {
     });
   });
 
+  describe('human in the loop as interrupts', () => {
+    interface HumanInterruptWire {
+      id: string;
+      value: {
+        action_request: { action: string; args: Record<string, unknown> };
+        config: Record<string, boolean>;
+        description: string;
+      };
+    }
+    let asking: string;
+    beforeAll(async () => {
+      asking = (
+        await client.assistants.create({
+          graphId: 'agent',
+          config: { configurable: { tool_rules: { bash: 'ask' } } },
+        })
+      ).assistant_id;
+    });
+
+    /** A thread whose run waits on an approval for `run: echo <word>`, and the stream that showed it. */
+    const interrupted = async (word: string) => {
+      const thread = await client.threads.create();
+      const parts: Array<{ event: string; data: unknown }> = [];
+      for await (const part of client.runs.stream(thread.thread_id, asking, {
+        input: human(`run: echo ${word}`),
+        streamMode: ['values', 'updates'],
+      }))
+        parts.push(part);
+      return { threadId: thread.thread_id, parts };
+    };
+
+    it('shows a pending approval as an interrupt in the stream, the state and the thread', async () => {
+      const { threadId, parts } = await interrupted('hi');
+      const last = parts.at(-1)!;
+      expect(last.event).toBe('values');
+      const [interrupt] = (last.data as { __interrupt__: HumanInterruptWire[] }).__interrupt__;
+      expect(interrupt).toMatchObject({
+        id: expect.any(String),
+        value: {
+          action_request: { action: 'bash', args: { command: 'echo hi' } },
+          config: { allow_accept: true, allow_edit: true, allow_respond: true, allow_ignore: true },
+          description: expect.stringContaining('bash'),
+        },
+      });
+      expect(parts.some((part) => part.event === 'updates' && '__interrupt__' in (part.data as object))).toBe(
+        true,
+      );
+
+      const thread = await client.threads.get(threadId);
+      expect(thread.status).toBe('interrupted');
+      expect(Object.values(thread.interrupts).flat()).toEqual([interrupt]);
+      const state = await client.threads.getState(threadId);
+      expect(state.next).toEqual(['tools']);
+      expect(state.tasks[0]!.interrupts).toEqual([interrupt]);
+      expect((state as unknown as { interrupts: unknown[] }).interrupts).toEqual([interrupt]);
+    });
+
+    it('resumes with accept: the tool runs and the stream goes on to the answer', async () => {
+      const { threadId } = await interrupted('accepted');
+      const parts: Array<{ event: string; data: unknown }> = [];
+      for await (const part of client.runs.stream(threadId, asking, {
+        command: { resume: [{ type: 'accept', args: null }] },
+        streamMode: ['values'],
+      }))
+        parts.push(part);
+      const final = messagesOf(parts.at(-1)!.data);
+      expect(final.map((message) => message.type)).toEqual(['human', 'ai', 'tool', 'ai']);
+      expect(final[2]!.content).toBe('accepted\n');
+      expect((await client.threads.get(threadId)).status).toBe('idle');
+    });
+
+    it('resumes with edited arguments: the tool runs with them and the call shows them', async () => {
+      const { threadId } = await interrupted('original');
+      const values = await client.runs.wait(threadId, asking, {
+        command: { resume: [{ type: 'edit', args: { action: 'bash', args: { command: 'echo edited' } } }] },
+      });
+      const final = messagesOf(values);
+      expect(final[1]!.tool_calls![0]!.args).toEqual({ command: 'echo edited' });
+      expect(final[2]!.content).toBe('edited\n');
+    });
+
+    it('resumes with a response: the call is denied and the model reads the reason', async () => {
+      const { threadId } = await interrupted('denied');
+      const [interrupt] = Object.values((await client.threads.get(threadId)).interrupts).flat() as Array<{
+        id: string;
+      }>;
+      const values = await client.runs.wait(threadId, asking, {
+        command: { resume: { [interrupt!.id]: { type: 'response', args: 'not on this machine' } } },
+      });
+      const tool = messagesOf(values).find((message) => message.type === 'tool')!;
+      expect(tool.content).toContain('not on this machine');
+      expect(tool.content).toContain('denied');
+    });
+
+    it('refuses a resume with nothing pending and a malformed command, and the thread is untouched', async () => {
+      const idle = await client.threads.create();
+      await client.runs.wait(idle.thread_id, 'agent', { input: human('hello') });
+      const before = await client.threads.getState(idle.thread_id);
+      expect(
+        await failureOf(
+          client.runs.wait(idle.thread_id, 'agent', { command: { resume: [{ type: 'accept' }] } }),
+        ),
+      ).toMatchObject({
+        status: 409,
+        body: { error: { code: 'nothing_to_resume', param: 'command.resume' } },
+      });
+      expect(await client.threads.getState(idle.thread_id)).toEqual(before);
+
+      const { threadId } = await interrupted('waiting');
+      const pending = await client.threads.getState(threadId);
+      expect(await failureOf(client.runs.wait(threadId, asking, { command: { resume: 42 } }))).toMatchObject({
+        status: 422,
+        body: { error: { code: 'invalid_resume' } },
+      });
+      const both = await call(harness.base, 'POST', `/threads/${threadId}/runs/wait`, {
+        assistant_id: asking,
+        input: human('and this'),
+        command: { resume: [{ type: 'accept' }] },
+      });
+      expect(both).toMatchObject({ status: 422, body: { error: { code: 'validation_error' } } });
+      const goto = await call(harness.base, 'POST', `/threads/${threadId}/runs/wait`, {
+        assistant_id: asking,
+        command: { goto: 'tools' },
+      });
+      expect(goto).toMatchObject({ status: 422, body: { error: { code: 'validation_error' } } });
+      expect(await client.threads.getState(threadId)).toEqual(pending);
+      expect((await client.threads.get(threadId)).status).toBe('interrupted');
+    });
+  });
+
+  describe('runs', () => {
+    it('lists, pages, gets and deletes runs; an unfinished run cannot be deleted', async () => {
+      const thread = await client.threads.create();
+      for (const word of ['one', 'two', 'three'])
+        await client.runs.wait(thread.thread_id, 'agent', { input: human(word) });
+      const runs = await client.runs.list(thread.thread_id);
+      expect(runs).toHaveLength(3);
+      const page = await client.runs.list(thread.thread_id, { limit: 1, offset: 1 });
+      expect(page.map((run) => run.run_id)).toEqual([runs[1]!.run_id]);
+      expect(await client.runs.get(thread.thread_id, runs[0]!.run_id)).toMatchObject({ status: 'completed' });
+      await client.runs.delete(thread.thread_id, runs[0]!.run_id);
+      expect(await failureOf(client.runs.get(thread.thread_id, runs[0]!.run_id))).toMatchObject({
+        status: 404,
+        body: { error: { code: 'run_not_found' } },
+      });
+      // Its messages stay: the thread's state is what it was.
+      expect(typesOf((await client.threads.getState(thread.thread_id)).values)).toHaveLength(6);
+    });
+
+    it('cancels with rollback: the waiting run ends cancelled, what it committed stays valid', async () => {
+      const asking = (
+        await client.assistants.create({
+          graphId: 'agent',
+          config: { configurable: { tool_rules: { bash: 'ask' } } },
+        })
+      ).assistant_id;
+      const thread = await client.threads.create();
+      const run = await client.runs.create(thread.thread_id, asking, { input: human('run: echo never') });
+      await eventually(
+        () => client.threads.get(thread.thread_id),
+        (current) => current.status === 'interrupted',
+      );
+      expect(await failureOf(client.runs.delete(thread.thread_id, run.run_id))).toMatchObject({
+        status: 409,
+        body: { error: { code: 'run_active' } },
+      });
+      const cancelled = await client.runs.cancel(thread.thread_id, run.run_id, true, 'rollback');
+      expect(cancelled).toMatchObject({ run_id: run.run_id, status: 'cancelled' });
+      const values = (await client.threads.getState(thread.thread_id)).values;
+      const tool = messagesOf(values).find((message) => message.type === 'tool')!;
+      expect(tool.content).toContain('did not finish');
+      expect((await client.threads.get(thread.thread_id)).status).toBe('idle');
+    });
+
+    it('a new run with multitask_strategy rollback replaces the one under way', async () => {
+      const asking = (
+        await client.assistants.create({
+          graphId: 'agent',
+          config: { configurable: { tool_rules: { bash: 'ask' } } },
+        })
+      ).assistant_id;
+      const thread = await client.threads.create();
+      const first = await client.runs.create(thread.thread_id, asking, { input: human('run: echo first') });
+      await eventually(
+        () => client.threads.get(thread.thread_id),
+        (current) => current.status === 'interrupted',
+      );
+      const values = await client.runs.wait(thread.thread_id, asking, {
+        input: human('never mind'),
+        multitaskStrategy: 'rollback',
+      });
+      expect(messagesOf(values).at(-1)!.content).toEqual(expect.stringContaining('never mind'));
+      expect(await client.runs.get(thread.thread_id, first.run_id)).toMatchObject({ status: 'cancelled' });
+    });
+
+    it('runs statelessly: wait, stream and create; the thread goes unless kept', async () => {
+      // The server's values ("delete" | "keep"), as the Python SDK types them; the JS SDK's types lag.
+      const keep = { onCompletion: 'keep' } as unknown as Record<string, never>;
+      let created: { run_id: string; thread_id?: string } | undefined;
+      const values = await client.runs.wait(null, 'agent', {
+        input: human('no thread needed'),
+        onRunCreated: (meta) => {
+          created = meta;
+        },
+      });
+      expect(typesOf(values)).toEqual(['human', 'ai']);
+      const gone = await eventually(
+        () => call(harness.base, 'GET', `/threads/${created!.thread_id}`),
+        (response) => response.status === 404,
+      );
+      expect(gone.status).toBe(404);
+
+      const parts: Array<{ event: string; data: unknown }> = [];
+      for await (const part of client.runs.stream(null, 'agent', {
+        input: human('streamed'),
+        ...keep,
+      }))
+        parts.push(part);
+      const { thread_id } = parts[0]!.data as { thread_id: string };
+      expect(typesOf(parts.at(-1)!.data)).toEqual(['human', 'ai']);
+      expect(typesOf((await client.threads.getState(thread_id)).values)).toEqual(['human', 'ai']);
+
+      const background = await client.runs.create(null, 'agent', {
+        input: human('later'),
+        ...keep,
+      });
+      expect(typesOf(await client.runs.join(background.thread_id, background.run_id))).toEqual([
+        'human',
+        'ai',
+      ]);
+    });
+
+    it('runs from the newest checkpoint, and refuses an earlier one (forking is not built yet)', async () => {
+      const thread = await client.threads.create();
+      await client.runs.wait(thread.thread_id, 'agent', { input: human('first') });
+      const [newest, , earlier] = await client.threads.getHistory(thread.thread_id);
+      const values = await client.runs.wait(thread.thread_id, 'agent', {
+        input: human('second'),
+        checkpoint: newest!.checkpoint,
+      });
+      expect(typesOf(values)).toEqual(['human', 'ai', 'human', 'ai']);
+      const fork = await failureOf(
+        client.runs.wait(thread.thread_id, 'agent', {
+          input: human('third'),
+          checkpointId: earlier!.checkpoint.checkpoint_id!,
+        }),
+      );
+      expect(fork).toMatchObject({ status: 422, body: { error: { code: 'checkpoint_fork_unsupported' } } });
+      expect(await client.runs.list(thread.thread_id)).toHaveLength(2);
+    });
+  });
+
   it('answers an unknown path under /assistants in the documented shape', async () => {
     const response = await call(harness.base, 'GET', '/assistants/no%20such/graph');
     expect(response.status).toBe(404);
