@@ -18,6 +18,8 @@ import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
 import { Sessions } from './sessions';
 import { runRoutes } from './routes/runs';
+import { cronRoutes } from './routes/crons';
+import { Crons } from './protocol/crons';
 import { statelessRunRoutes } from './routes/stateless-runs';
 import { streamRoutes } from './routes/streams';
 import { threadRoutes } from './routes/threads';
@@ -58,6 +60,7 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   app.use(threadStateRoutes(conversations));
   app.use(streamRoutes(services, stopping));
   app.use(activeRunRoutes(conversations, config.taskQueue));
+  app.use(cronRoutes(new Crons(client, config.taskQueue, conversations, assistants)));
   app.use(runRoutes(services, stopping));
   app.use(statelessRunRoutes(services, stopping));
   app.use((request, _response, next) => {

@@ -1,2 +1,3 @@
 export { conversationWorkflow } from './conversation-workflow';
 export { assistantWorkflow } from './assistant-workflow';
+export { cronRunWorkflow } from './cron-run-workflow';

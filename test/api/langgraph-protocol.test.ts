@@ -528,6 +528,109 @@ describe("LangGraph's JS SDK against Keel: the rest of the protocol", () => {
     });
   });
 
+  describe('crons on Temporal Schedules', () => {
+    /** Fires the cron's schedule now, as Temporal would at its time. */
+    const fire = (cronId: string) => harness.client.schedule.getHandle(`cron-${cronId}`).trigger();
+
+    it('runs a thread cron as an ordinary run of the thread; search, count and delete it', async () => {
+      const thread = await client.threads.create();
+      const cron = await client.crons.createForThread(thread.thread_id, 'agent', {
+        schedule: '0 9 * * *',
+        input: human('scheduled hello'),
+        metadata: { purpose: 'contract' },
+      });
+      expect(cron).toMatchObject({
+        cron_id: expect.any(String),
+        thread_id: thread.thread_id,
+        assistant_id: 'agent',
+        schedule: '0 9 * * *',
+        enabled: true,
+        next_run_date: expect.any(String),
+      });
+      await fire(cron.cron_id);
+      const runs = await eventually(
+        () => client.runs.list(thread.thread_id),
+        (listed) => listed.length === 1 && (listed[0]!.status as string) === 'completed',
+      );
+      expect(runs[0]).toMatchObject({ status: 'completed', metadata: { cron_id: cron.cron_id } });
+      expect(messagesOf((await client.threads.getState(thread.thread_id)).values)[0]).toMatchObject({
+        type: 'human',
+        content: 'scheduled hello',
+      });
+
+      const found = await eventually(
+        () => client.crons.search({ threadId: thread.thread_id }),
+        (crons) => crons.length === 1,
+      );
+      expect(found.map((candidate) => candidate.cron_id)).toEqual([cron.cron_id]);
+      expect(await client.crons.count({ threadId: thread.thread_id })).toBe(1);
+      await client.crons.delete(cron.cron_id);
+      expect(
+        await eventually(
+          () => client.crons.search({ threadId: thread.thread_id }),
+          (crons) => crons.length === 0,
+        ),
+      ).toEqual([]);
+      expect(await failureOf(client.crons.delete(cron.cron_id))).toMatchObject({
+        status: 404,
+        body: { error: { code: 'cron_not_found' } },
+      });
+    });
+
+    it('runs a stateless cron on a new thread each time', async () => {
+      const cron = await client.crons.create('agent', {
+        schedule: '30 8 * * 1-5',
+        input: human('fresh start'),
+      });
+      expect(cron).toMatchObject({ thread_id: null, on_run_completed: 'keep' });
+      await fire(cron.cron_id);
+      const threads = await eventually(
+        () => client.threads.search({ metadata: { cron_id: cron.cron_id } }),
+        (found) => found.length === 1,
+      );
+      expect(threads).toHaveLength(1);
+      const state = await eventually(
+        () => client.threads.getState(threads[0]!.thread_id),
+        (current) => typesOf(current.values).length === 2,
+      );
+      expect(typesOf(state.values)).toEqual(['human', 'ai']);
+      await client.crons.delete(cron.cron_id);
+    });
+
+    it('refuses a bad schedule, an unknown assistant or thread, and an unknown cron', async () => {
+      const thread = await client.threads.create();
+      expect(
+        await failureOf(
+          client.crons.createForThread(thread.thread_id, 'agent', {
+            schedule: 'every so often',
+            input: human('x'),
+          }),
+        ),
+      ).toMatchObject({ status: 422, body: { error: { code: 'invalid_schedule', param: 'schedule' } } });
+      expect(
+        await failureOf(
+          client.crons.createForThread(thread.thread_id, 'nobody', {
+            schedule: '0 9 * * *',
+            input: human('x'),
+          }),
+        ),
+      ).toMatchObject({ status: 404, body: { error: { code: 'assistant_not_found' } } });
+      expect(
+        await failureOf(
+          client.crons.createForThread('no-such-thread', 'agent', {
+            schedule: '0 9 * * *',
+            input: human('x'),
+          }),
+        ),
+      ).toMatchObject({ status: 404, body: { error: { code: 'thread_not_found' } } });
+      expect(await failureOf(client.crons.delete('no-such-cron'))).toMatchObject({
+        status: 404,
+        body: { error: { code: 'cron_not_found' } },
+      });
+      expect(await client.crons.search({ threadId: thread.thread_id })).toEqual([]);
+    });
+  });
+
   it('answers an unknown path under /assistants in the documented shape', async () => {
     const response = await call(harness.base, 'GET', '/assistants/no%20such/graph');
     expect(response.status).toBe(404);
