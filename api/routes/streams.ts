@@ -92,7 +92,10 @@ export function streamRoutes(
     const fromOffset = cursor === undefined ? Math.max(first, base) : resumeOffset(cursor);
     // A finished run's events all lie before the log's end now: replay up to there and stop, even
     // when the cursor is already past its terminal event.
-    const untilOffset = isTerminal(run.status) ? await conversations.currentOffset(threadId) : undefined;
+    // So do the events of a run that waits on a human, for a LangGraph client: it was interrupted.
+    const waiting = !selection.native && run.status_reason === 'awaiting_approval';
+    const untilOffset =
+      isTerminal(run.status) || waiting ? await conversations.currentOffset(threadId) : undefined;
     const { writer, events } = open(response, threadId, run, selection, cursor);
     if (cursor === undefined && first < base && isTerminal(run.status)) {
       // Its events were truncated away: say how it ended, without an id (nothing to resume from).
@@ -100,7 +103,18 @@ export function streamRoutes(
       writer.end();
       return;
     }
-    await follow(writer, events, selection, threadId, run.run_id, fromOffset, untilOffset, request, response);
+    await follow(
+      writer,
+      events,
+      selection,
+      threadId,
+      run.run_id,
+      fromOffset,
+      untilOffset,
+      request,
+      response,
+      waiting,
+    );
   };
 
   const follow = async (
@@ -113,6 +127,7 @@ export function streamRoutes(
     untilOffset: number | undefined,
     request: Request,
     response: Response,
+    interrupted = false,
   ): Promise<void> => {
     const end = await followEvents({
       client,
@@ -125,7 +140,7 @@ export function streamRoutes(
       // A LangGraph stream ends at an interrupt, as LangGraph's own runs do; `command.resume` goes on.
       stopWhen: selection.native ? undefined : () => events.interrupted,
     });
-    finish(writer, end, selection);
+    finish(writer, interrupted && end === 'run_finished' ? 'interrupted' : end, selection);
   };
 
   /** Streams a run just started (or resumed) on `threadId`; resolves with it once the stream ends. */
@@ -199,7 +214,12 @@ export function streamRoutes(
 
 function finish(writer: SseWriter, end: FollowEnd, selection: StreamSelection): void {
   if (end === 'client_gone') return writer.close();
-  if (end === 'interrupted') return writer.end();
+  if (end === 'interrupted') {
+    // The run waits on a human: `end` tells a client that would otherwise ask the run, see it
+    // unfinished and reconnect (the Python SDK), that this stream is over until it is resumed.
+    if (!selection.native) writer.event('end', null);
+    return writer.end();
+  }
   if (end === 'cursor_expired') {
     // No `end`: the client reconnects with its Last-Event-ID and is told 410.
     const message = 'the event log was truncated past this reader';
