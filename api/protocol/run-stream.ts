@@ -15,7 +15,15 @@
 import type { KeelEvent } from '../../common/events';
 import type { AssistantMessage, Message } from '../../common/transcript';
 import { toolUsesOf } from '../../common/transcript';
-import { agentNode, messagesThroughStep, toolsNode } from './checkpoints';
+import {
+  agentNode,
+  commitUnits,
+  messagesThroughStep,
+  threadCheckpoints,
+  toolsNode,
+  type CheckpointRef,
+  type ThreadState,
+} from './checkpoints';
 import type { PendingApproval } from '../../common/approvals';
 import { toInterrupt } from './interrupts';
 import { toAiMessage, toLangChainMessages, toToolCall, type LangChainMessage } from './langchain-messages';
@@ -166,7 +174,19 @@ export class ProtocolTranslator {
     }
     if (this.modes.has('values') && through.length > 0)
       events.push({ event: 'values', data: { messages: through } });
+    events.push(...this.#checkpoint(message.id));
     return events;
+  }
+
+  /** `checkpoints`: the checkpoint the step that committed `messageId` made, as history shows it. */
+  #checkpoint(messageId: string): ProtocolEvent[] {
+    if (!this.modes.has('checkpoints')) return [];
+    const index = this.#transcript.findIndex((message) => message.id === messageId);
+    const unit = commitUnits(this.#transcript).find((candidate) => candidate.end >= index);
+    if (index === -1 || unit === undefined) return [];
+    const through = this.#transcript.slice(0, unit.end + 1);
+    const state = threadCheckpoints(this.threadId, through, { created_at: '', busy: false }).at(-1);
+    return state === undefined ? [] : [{ event: 'checkpoints', data: checkpointEvent(state) }];
   }
 
   #when(mode: ProtocolStreamMode, events: () => ProtocolEvent[]): ProtocolEvent[] {
@@ -191,9 +211,13 @@ export class ProtocolTranslator {
   }
 
   async #values(messageId: string): Promise<ProtocolEvent[]> {
-    if (!this.modes.has('values')) return [];
+    if (!this.modes.has('values') && !this.modes.has('checkpoints')) return [];
     const messages = await this.#through(messageId);
-    return messages.length === 0 ? [] : [{ event: 'values', data: { messages } }];
+    if (messages.length === 0) return [];
+    return [
+      ...this.#when('values', () => [{ event: 'values', data: { messages } }]),
+      ...this.#checkpoint(messageId),
+    ];
   }
 
   /** The thread's messages through the step that committed `messageId`. */
@@ -223,6 +247,31 @@ export class ProtocolTranslator {
 function sequenceOf(id: string | undefined): number | undefined {
   const match = id === undefined ? null : /^m(\d+)$/.exec(id);
   return match === null ? undefined : Number(match[1]);
+}
+
+const configOf = (ref: CheckpointRef) => ({
+  configurable: {
+    thread_id: ref.thread_id,
+    checkpoint_ns: ref.checkpoint_ns,
+    checkpoint_id: ref.checkpoint_id,
+  },
+});
+
+/** A checkpoint as LangGraph's `checkpoints` stream mode sends one. */
+function checkpointEvent(state: ThreadState) {
+  return {
+    config: configOf(state.checkpoint),
+    parent_config: state.parent_checkpoint === null ? null : configOf(state.parent_checkpoint),
+    values: state.values,
+    metadata: state.metadata,
+    next: state.next,
+    tasks: state.tasks.map((task) => ({
+      id: task.id,
+      name: task.name,
+      interrupts: task.interrupts,
+      state: null,
+    })),
+  };
 }
 
 /** An AI message chunk as LangGraph serialises one. */

@@ -633,6 +633,50 @@ describe("LangGraph's JS SDK against Keel: the rest of the protocol", () => {
     });
   });
 
+  it('streams checkpoints: one per committed step, the same ones history lists', async () => {
+    const thread = await client.threads.create();
+    const parts: Array<{ event: string; data: unknown }> = [];
+    for await (const part of client.runs.stream(thread.thread_id, 'agent', {
+      input: human('run: echo hi'),
+      streamMode: ['checkpoints'],
+    }))
+      parts.push(part);
+    type CheckpointEvent = {
+      config: { configurable: { checkpoint_id: string } };
+      parent_config: { configurable: { checkpoint_id: string } } | null;
+      metadata: { step: number };
+      next: string[];
+      values: unknown;
+    };
+    const checkpoints = parts
+      .filter((part) => part.event === 'checkpoints')
+      .map((part) => part.data as CheckpointEvent);
+    expect(parts.map((part) => part.event)).toEqual([
+      'metadata',
+      'checkpoints',
+      'checkpoints',
+      'checkpoints',
+    ]);
+    expect(
+      checkpoints.map((checkpoint) => [
+        checkpoint.metadata.step,
+        checkpoint.next,
+        typesOf(checkpoint.values),
+      ]),
+    ).toEqual([
+      [0, ['agent'], ['human']],
+      [1, ['agent'], ['human', 'ai', 'tool']],
+      [2, [], ['human', 'ai', 'tool', 'ai']],
+    ]);
+    const history = (await client.threads.getHistory(thread.thread_id)).reverse();
+    expect(checkpoints.map((checkpoint) => checkpoint.config.configurable.checkpoint_id)).toEqual(
+      history.slice(1).map((state) => state.checkpoint.checkpoint_id),
+    );
+    expect(checkpoints.map((checkpoint) => checkpoint.parent_config?.configurable.checkpoint_id)).toEqual(
+      history.slice(0, -1).map((state) => state.checkpoint.checkpoint_id),
+    );
+  });
+
   it('answers an unknown path under /assistants in the documented shape', async () => {
     const response = await call(harness.base, 'GET', '/assistants/no%20such/graph');
     expect(response.status).toBe(404);
