@@ -3,6 +3,7 @@
  * (`command.resume`), which continues the run that waits on them (decisions 0094 and 0095).
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Response } from 'express';
 import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
@@ -131,9 +132,13 @@ async function requireLatestCheckpoint(
     );
 }
 
+/** How often a wait asks whether its run now waits on a human (a query: nothing is written). */
+const interruptCheckMs = 1_000;
+
 /**
  * Waits until the run is over or waits on a human (an interrupt), at most `timeoutMs`; undefined
- * when neither happened in time or the caller went away.
+ * when neither happened in time or the caller went away. The end is awaited by one `awaitRun`
+ * update; an interrupt does not end the run, so it is watched for by query beside it.
  */
 export async function waitForRunOrInterrupt(
   conversations: Conversations,
@@ -142,14 +147,26 @@ export async function waitForRunOrInterrupt(
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<Run | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  let current = run;
-  for (;;) {
-    if (isTerminal(current.status) || current.status_reason === 'awaiting_approval') return current;
-    if (signal.aborted || Date.now() >= deadline) return undefined;
-    // Short waits: an interrupt does not end the run, so it is checked between them.
-    const slice = Math.min(2_000, deadline - Date.now());
-    const finished = await waitForRun(conversations.client, threadId, run.run_id, slice, signal);
-    current = finished ?? (await conversations.getRun(threadId, run.run_id));
+  const settled = (current: Run | undefined) =>
+    current !== undefined && (isTerminal(current.status) || current.status_reason === 'awaiting_approval');
+  if (settled(run)) return run;
+  const stop = new AbortController();
+  const onGone = (): void => stop.abort();
+  signal.addEventListener('abort', onGone, { once: true });
+  try {
+    const ended = waitForRun(conversations.client, threadId, run.run_id, timeoutMs, stop.signal);
+    const interrupted = (async (): Promise<Run | undefined> => {
+      while (!stop.signal.aborted) {
+        await sleep(interruptCheckMs, undefined, { signal: stop.signal }).catch(() => undefined);
+        if (stop.signal.aborted) return undefined;
+        const current = await conversations.getRun(threadId, run.run_id).catch(() => undefined);
+        if (settled(current)) return current;
+      }
+      return undefined;
+    })();
+    return await Promise.race([ended, interrupted.then((current) => current ?? ended)]);
+  } finally {
+    stop.abort();
+    signal.removeEventListener('abort', onGone);
   }
 }
