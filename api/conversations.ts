@@ -335,6 +335,16 @@ export class Conversations {
     );
   }
 
+  /** Records `graph_id`/`assistant_id` in the thread's metadata unless its memo already says so. */
+  async recordAssistant(threadId: string, recorded: Record<string, string>): Promise<void> {
+    const description = await this.handle(threadId).describe();
+    const metadata = ((description.memo ?? {}) as { metadata?: Record<string, unknown> }).metadata ?? {};
+    if (Object.entries(recorded).every(([key, value]) => metadata[key] === value)) return;
+    await this.read(threadId, () =>
+      this.handle(threadId).executeUpdate(messages.patchMetadataUpdate, { args: [{ metadata: recorded }] }),
+    );
+  }
+
   /**
    * A new thread holding the source's transcript and configuration, as LangGraph's copy does: it
    * starts from the source's state (through the continue-as-new input), with no runs and no

@@ -109,7 +109,12 @@ async function submitRun(
   // that may go by signal must not be one the thread would only refuse.
   const invalid = checkInput(input);
   if (invalid !== undefined) throw new ApiError(422, 'invalid_input', invalid.message, 'input.messages');
-  return conversations.submitRun(threadId, input, create);
+  const run = await conversations.submitRun(threadId, input, create);
+  // As LangGraph does, the thread records the assistant its latest run went through (a thread
+  // created bare, or by another assistant). Cosmetic: a thread that cannot answer now keeps its own.
+  if (create === undefined && settings !== undefined)
+    await conversations.recordAssistant(threadId, runMetadataOf(body.assistant_id)).catch(() => undefined);
+  return run;
 }
 
 /**

@@ -189,6 +189,11 @@ describe("LangGraph's JS SDK against Keel: the rest of the protocol", () => {
       expect(tool.content).toContain('denied by this thread');
       const [run] = await client.runs.list(thread.thread_id);
       expect(run).toMatchObject({ assistant_id: strict.assistant_id });
+      // The thread records the assistant its run went through, as LangGraph's do.
+      expect((await client.threads.get(thread.thread_id)).metadata).toEqual({
+        graph_id: 'agent',
+        assistant_id: strict.assistant_id,
+      });
 
       // A run the assistant creates its thread with records it in the thread's metadata.
       const threadId = crypto.randomUUID();
