@@ -22,6 +22,9 @@ import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
 import { Sessions } from './sessions';
 import { runRoutes } from './routes/runs';
+import { cronRoutes } from './routes/crons';
+import { Crons } from './protocol/crons';
+import { statelessRunRoutes } from './routes/stateless-runs';
 import { streamRoutes } from './routes/streams';
 import { threadRoutes } from './routes/threads';
 import { webPageRoutes } from './web-page';
@@ -63,16 +66,21 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
   app.use(systemRoutes(config.sandbox.mode));
   app.use(codecRoutes(client, config.temporal.namespace));
-  app.use(assistantRoutes(new Assistants(config.model.default)));
-  // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
   // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
-  app.use(sessionRoutes(conversations, new Sessions(listingClient(client), config.taskQueue)));
+  const sessions = new Sessions(listingClient(client), config.taskQueue);
+  const assistants = new Assistants(client, config.taskQueue, config.model.default);
+  const services = { conversations, assistants, sessions };
+  app.use(assistantRoutes(assistants, sessions));
+  // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
+  app.use(sessionRoutes(conversations, sessions));
   app.use(checkpointRoutes(conversations));
   app.use(threadRoutes(conversations));
   app.use(threadStateRoutes(conversations));
-  app.use(streamRoutes(conversations));
+  app.use(streamRoutes(services, stopping));
   app.use(activeRunRoutes(conversations, config.taskQueue));
-  app.use(runRoutes(conversations, stopping));
+  app.use(cronRoutes(new Crons(client, config.taskQueue, conversations, assistants)));
+  app.use(runRoutes(services, stopping));
+  app.use(statelessRunRoutes(services, stopping));
   app.use((request, _response, next) => {
     next(new ApiError(404, 'route_not_found', `no route for ${request.method} ${request.path}`));
   });

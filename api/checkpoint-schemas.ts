@@ -2,10 +2,17 @@
 import { z } from 'zod';
 import { id } from './schemas';
 
-export const decisionBody = z.object({
-  decision: z.enum(['approve', 'deny']),
-  reason: z.string().max(2_000).optional(),
-});
+export const decisionBody = z
+  .object({
+    decision: z.enum(['approve', 'deny']),
+    reason: z.string().max(2_000).optional(),
+    /** With `approve`: run the tool with these arguments instead of the model's. */
+    input: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((body) => body.input === undefined || body.decision === 'approve', {
+    message: 'input (edited arguments) goes with decision "approve" only',
+    path: ['input'],
+  });
 
 const maxTokens = z.number().int().positive().nullable();
 const maxCostUsd = z.number().positive().nullable();
@@ -32,9 +39,20 @@ export const threadFilter = z.object({
 });
 
 export const searchBody = threadFilter.extend({
+  /** Only these threads. */
+  ids: z.array(id).min(1).max(1_000).optional(),
+  /** Threads whose values (`messages`) equal these. */
+  values: z.record(z.string(), z.unknown()).optional(),
   limit: z.number().int().positive().max(1_000).default(100),
+  offset: z.number().int().min(0).max(10_000).default(0),
+  /** Visibility keeps no time of a thread's last change, so `updated_at` cannot be sorted on. */
+  sort_by: z.enum(['thread_id', 'status', 'created_at']).optional(),
+  sort_order: z.enum(['asc', 'desc']).optional(),
+  select: z.array(z.string()).optional(),
 });
 export type SearchBody = z.infer<typeof searchBody>;
+
+export const countBody = threadFilter.extend({ ids: z.array(id).min(1).max(1_000).optional() }).default({});
 
 export const cleanupBody = threadFilter.extend({
   older_than_days: z.number().min(0).max(36_500),
@@ -46,3 +64,9 @@ export const cleanupBody = threadFilter.extend({
 export const exportQuery = z.object({ format: z.enum(['json', 'markdown']).default('json') });
 
 export const approvalId = id;
+
+export const patchThreadBody = z.object({
+  metadata: z
+    .record(z.string(), z.unknown())
+    .refine((value) => JSON.stringify(value).length <= 16_384, 'metadata must be at most 16 KiB of JSON'),
+});

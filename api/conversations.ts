@@ -22,10 +22,14 @@ export { workflowIdFor };
 import type { Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
 import type { NewConversation, conversationWorkflow } from '../workflows/interpreter/workflow';
+import { initialState, type ThreadState } from '../workflows/core/state';
 import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
 import { ApiError, threadNotFound } from './errors';
 import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
+
+/** The event log of a thread that has published nothing yet. */
+const emptyStream = { log: [], base_offset: 0, publisher_sequences: {}, publisher_last_seen: {} };
 
 /** A conversation workflow in this state is a deleted thread (only DELETE terminates one). */
 export const deletedStatus = 'TERMINATED';
@@ -340,6 +344,54 @@ export class Conversations {
       () => this.handle(threadId).executeUpdate(messages.decideApprovalUpdate, { args: [decision] }),
       () => this.handle(threadId).signal(messages.approvalSignal, decision),
     );
+  }
+
+  /** Merges keys into the thread's metadata; returns the thread. */
+  async patchMetadata(threadId: string, owner: Owner, metadata: Record<string, unknown>): Promise<Thread> {
+    await this.authorize(threadId, owner);
+    return this.read(threadId, () =>
+      this.handle(threadId).executeUpdate(messages.patchMetadataUpdate, { args: [{ metadata }] }),
+    );
+  }
+
+  /** Records `graph_id`/`assistant_id` in the thread's metadata unless its memo already says so. */
+  async recordAssistant(threadId: string, recorded: Record<string, string>): Promise<void> {
+    const description = await this.handle(threadId).describe();
+    const metadata = ((description.memo ?? {}) as { metadata?: Record<string, unknown> }).metadata ?? {};
+    if (Object.entries(recorded).every(([key, value]) => metadata[key] === value)) return;
+    await this.read(threadId, () =>
+      this.handle(threadId).executeUpdate(messages.patchMetadataUpdate, { args: [{ metadata: recorded }] }),
+    );
+  }
+
+  /**
+   * A new thread holding the source's transcript and configuration, as LangGraph's copy does: it
+   * starts from the source's state (through the continue-as-new input), with no runs and no
+   * spend of its own. A busy thread is not copied (409): its state is between steps.
+   */
+  async copyThread(threadId: string, owner: Owner): Promise<Thread> {
+    await this.authorize(threadId, owner);
+    const dump = await this.read(threadId, () => this.handle(threadId).query(messages.getStateQuery));
+    const source = dump.state as unknown as ThreadState;
+    if (source.active !== null || source.queue.length > 0)
+      throw new ApiError(
+        409,
+        'thread_busy',
+        `thread ${threadId} has a run under way; copy it once the run is over`,
+      );
+    const copy = this.newConversation(undefined, owner, source.thread.metadata, {});
+    const created: NewConversation = { ...copy, config: source.thread.config };
+    const state: ThreadState = {
+      ...initialState({ ...created }),
+      transcript: source.transcript,
+      compacted_messages: source.compacted_messages,
+      next_sequence: source.next_sequence,
+    };
+    await this.client.workflow.start('conversationWorkflow', {
+      ...this.#startOptions(created),
+      args: [{ ...created, carried: { state, stream: emptyStream } }],
+    });
+    return this.getThread(created.thread_id, owner);
   }
 
   /** The stream offset now: events published after this are at or beyond it. */

@@ -81,6 +81,8 @@ const rejections: Record<string, [number, string]> = {
   RunNotFound: [404, 'run_not_found'],
   ApprovalNotPending: [409, 'approval_not_pending'],
   ApprovalNotFound: [404, 'approval_not_found'],
+  VersionNotFound: [404, 'version_not_found'],
+  RunActive: [409, 'run_active'],
 };
 
 const unavailableCodes = new Set([4, 14]); // DEADLINE_EXCEEDED, UNAVAILABLE

@@ -19,7 +19,7 @@ import { workflowIdFor } from './conversations';
 import { ApiError } from './errors';
 import { isOutage } from './intake';
 
-export type FollowEnd = 'run_finished' | 'thread_closed' | 'client_gone' | 'cursor_expired';
+export type FollowEnd = 'run_finished' | 'thread_closed' | 'client_gone' | 'cursor_expired' | 'interrupted';
 
 export interface FollowOptions {
   client: Client;
@@ -32,6 +32,8 @@ export interface FollowOptions {
   untilOffset?: number;
   signal: AbortSignal;
   onEvent(offset: number, event: KeelEvent): void | Promise<void>;
+  /** Checked after each delivered event: true stops the stream there (`interrupted`). */
+  stopWhen?: (() => boolean) | undefined;
 }
 
 /** 410 `stream_cursor_expired` when `fromOffset` is older than the log. */
@@ -86,6 +88,7 @@ export async function followEvents(options: FollowOptions): Promise<FollowEnd> {
         await options.onEvent(item.offset, event);
         expected = item.offset + 1;
         if (runId !== undefined && runTerminalEvents.includes(event.event)) return 'run_finished';
+        if (options.stopWhen?.() === true) return 'interrupted';
         if (expected >= until) return 'run_finished';
       }
       // The subscription ended: the thread closed, or a poll was cut short while it still runs.

@@ -8,6 +8,8 @@ import { activeRunOperations } from './routes/active-runs';
 import { assistantOperations } from './routes/assistants';
 import { checkpointOperations } from './routes/checkpoints';
 import { codecOperations } from './routes/codec';
+import { cronOperations } from './routes/crons';
+import { statelessRunOperations } from './routes/stateless-runs';
 import { healthOperations } from './routes/health';
 import { runOperations } from './routes/runs';
 import { sessionOperations } from './routes/sessions';
@@ -31,5 +33,7 @@ export const operations: readonly AnyOperation[] = [
   ...runOperations,
   ...streamOperations,
   ...activeRunOperations,
+  ...statelessRunOperations,
+  ...cronOperations,
   ...codecOperations,
 ];

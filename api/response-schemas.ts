@@ -8,7 +8,7 @@ import type { PendingApproval } from '../common/approvals';
 import type { Run } from '../common/run';
 import type { ThreadSummary, Thread } from '../common/thread';
 import type { Usage } from '../common/usage';
-import type { Assistant } from './protocol/assistants';
+import type { Assistant } from '../common/assistants';
 import type { ThreadListing } from './sessions';
 
 /** True when `S` has exactly `T`'s keys and every `T` is a valid `S`. */
@@ -193,14 +193,26 @@ export const transcriptExport = z.object({
   exported_at: timestamp,
 });
 
+/** What an assistant configures (common/assistants.ts `AssistantSettings`). */
+const assistantSettings = z.object({
+  model: z.string().optional(),
+  system: z.string().optional(),
+  approval: z.enum(['auto', 'require']).optional(),
+  approval_timeout_s: z.number().optional(),
+  tool_rules: z.record(z.string(), z.enum(['allow', 'ask', 'deny'])).optional(),
+  max_tokens: z.number().optional(),
+  max_cost_usd: z.number().optional(),
+  max_steps: z.number().optional(),
+});
+
 export const assistant = describing<Assistant>()(
   z.object({
     assistant_id: z.string(),
     graph_id: z.string(),
     name: z.string(),
     description: z.string().nullable(),
-    config: z.object({ configurable: record }),
-    context: record,
+    config: z.object({ configurable: assistantSettings }),
+    context: assistantSettings,
     metadata: record,
     version: z.number(),
     created_at: timestamp,

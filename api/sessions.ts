@@ -30,6 +30,7 @@ export interface ThreadFilter {
   owner?: string | undefined;
   metadata?: Record<string, unknown> | undefined;
   older_than_days?: number | undefined;
+  ids?: string[] | undefined;
 }
 
 /** Executions read past the metadata filter before a search gives up. */
@@ -49,6 +50,8 @@ export class Sessions {
     const statuses = filter.status === undefined ? [] : [filter.status].flat();
     if (statuses.length > 0)
       clauses.push(`${searchAttributes.status.name} IN (${statuses.map(quote).join(', ')})`);
+    if (filter.ids !== undefined)
+      clauses.push(`WorkflowId IN (${filter.ids.map((id) => quote(workflowIdFor(id))).join(', ')})`);
     const owner = caller ?? filter.owner;
     if (owner !== undefined) clauses.push(`${searchAttributes.owner.name} = ${quote(owner)}`);
     // The current run's StartTime is never before the thread's creation (continue-as-new only

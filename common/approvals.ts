@@ -20,6 +20,8 @@ export interface DecideApprovalInput {
   decision: ApprovalDecision;
   /** A denial's reason is shown to the model in the tool's error result. */
   reason?: string;
+  /** With `approve`: the tool runs with these arguments instead of the model's (an edit). */
+  input?: Record<string, unknown>;
 }
 
 /** New budgets; `null` removes a limit, an absent key leaves it as it is. */

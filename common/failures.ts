@@ -28,8 +28,12 @@ export const FailureType = {
   threadClosed: 'ThreadClosed',
   runExists: 'RunExists',
   runNotFound: 'RunNotFound',
+  /** A run that has not finished cannot be deleted (cancel it first). */
+  runActive: 'RunActive',
   approvalNotPending: 'ApprovalNotPending',
   approvalNotFound: 'ApprovalNotFound',
+  /** An assistant has no version by that number. */
+  versionNotFound: 'VersionNotFound',
   // Webhooks.
   webhookFailed: 'WebhookDeliveryFailed',
   /** The webhook's URL leads to an address Keel does not reach (not retried). */

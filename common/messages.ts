@@ -7,7 +7,7 @@ import type { FailureType } from './failures';
 import type { ChildCompleted } from './children';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from './approvals';
 import type { MultitaskStrategy, Run } from './run';
-import type { Thread } from './thread';
+import type { Thread, ThreadConfig } from './thread';
 import type { Message, ModelMessage, UserContent } from './transcript';
 
 export interface SubmitInput {
@@ -18,6 +18,8 @@ export interface SubmitInput {
   metadata: Record<string, unknown>;
   /** Overrides the thread's model for this run. */
   model?: string;
+  /** The run's assistant's settings: the thread's configuration from this run on. */
+  config?: ThreadConfig;
   webhook?: string;
   continuation_of?: string;
 }
@@ -99,6 +101,12 @@ export const decideApprovalUpdate = defineUpdate<PendingApproval, [DecideApprova
 export const approvalSignal = defineSignal<[DecideApprovalInput]>('approval');
 /** Raises or lowers the thread's budgets; returns the thread. */
 export const updateLimitsUpdate = defineUpdate<Thread, [UpdateLimitsInput]>('updateLimits');
+/** Merges keys into the thread's metadata (and its memo, which search reads); returns the thread. */
+export const patchMetadataUpdate = defineUpdate<Thread, [{ metadata: Record<string, unknown> }]>(
+  'patchMetadata',
+);
+/** Removes a finished run's record (its messages stay); the validator rejects unknown or unfinished runs. */
+export const deleteRunUpdate = defineUpdate<void, [RunRef]>('deleteRun');
 export const getPendingApprovalsQuery = defineQuery<PendingApproval[]>('getPendingApprovals');
 /** Everything the workflow holds, for operators debugging a conversation (not a stable schema). */
 export interface StateDump {

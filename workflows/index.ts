@@ -1,1 +1,3 @@
 export { conversationWorkflow } from './interpreter/workflow';
+export { assistantWorkflow } from './assistant-workflow';
+export { cronRunWorkflow } from './cron-run-workflow';

@@ -5,6 +5,7 @@
  */
 import type { Message } from '../../common/transcript';
 import { toolUsesOf } from '../../common/transcript';
+import type { Interrupt } from './interrupts';
 import { toLangChainMessages, type LangChainMessage } from './langchain-messages';
 
 /** The graph Keel serves: one agent loop, with LangGraph's node names for it. */
@@ -23,7 +24,7 @@ export interface ThreadTask {
   id: string;
   name: string;
   error: null;
-  interrupts: [];
+  interrupts: Interrupt[];
   checkpoint: null;
   state: null;
 }
@@ -37,7 +38,7 @@ export interface ThreadState {
   parent_checkpoint: CheckpointRef | null;
   metadata: { source: 'input' | 'loop'; step: number; run_id: string | null; parents: Record<string, never> };
   created_at: string;
-  interrupts: [];
+  interrupts: Interrupt[];
 }
 
 /** A committed step: the transcript through `end` (inclusive). */
@@ -63,6 +64,19 @@ export function commitUnits(messages: readonly Message[]): CommitUnit[] {
     else units.push({ end: index, node: 'input', run_id: message.run_id });
   }
   return units;
+}
+
+/**
+ * The newest state while approvals wait: the tools node is next, and its task holds them as
+ * interrupts, as LangGraph shows a graph stopped by `interrupt()`.
+ */
+export function withInterrupts(state: ThreadState, interrupts: Interrupt[]): ThreadState {
+  if (interrupts.length === 0) return state;
+  const task: ThreadTask = {
+    ...tasksFor(state.checkpoint.checkpoint_id, [toolsNode])[0]!,
+    interrupts,
+  };
+  return { ...state, next: [toolsNode], tasks: [task], interrupts };
 }
 
 /** The messages through the end of the step that committed message `messageId`; undefined if not found. */

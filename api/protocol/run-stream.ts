@@ -15,8 +15,18 @@
 import type { KeelEvent } from '../../common/events';
 import type { AssistantMessage, Message } from '../../common/transcript';
 import { toolUsesOf } from '../../common/transcript';
-import { agentNode, messagesThroughStep, toolsNode } from './checkpoints';
-import { toAiMessage, toToolCall, type LangChainMessage } from './langchain-messages';
+import {
+  agentNode,
+  commitUnits,
+  messagesThroughStep,
+  threadCheckpoints,
+  toolsNode,
+  type CheckpointRef,
+  type ThreadState,
+} from './checkpoints';
+import type { PendingApproval } from '../../common/approvals';
+import { toInterrupt } from './interrupts';
+import { toAiMessage, toLangChainMessages, toToolCall, type LangChainMessage } from './langchain-messages';
 import type { ProtocolStreamMode } from './stream-modes';
 
 export interface ProtocolEvent {
@@ -43,6 +53,8 @@ export const chunkIdOf = (runId: string, step: number, attempt: number): string 
 
 export class ProtocolTranslator {
   #transcript: Message[] = [];
+  /** Set once an approval this stream announced was still pending: the stream ends there. */
+  interrupted = false;
   /** Per run, the chunk id of the model call whose text is streaming now. */
   readonly #streaming = new Map<string, { id: string; step: number }>();
 
@@ -51,9 +63,13 @@ export class ProtocolTranslator {
     private readonly threadId: string,
     /** The transcript, or with `after` only the messages after the first `after` ever appended. */
     private readonly readTranscript: (after?: number) => Promise<Message[]>,
+    /** The thread's pending approvals now. */
+    private readonly readPending: () => Promise<PendingApproval[]> = () => Promise.resolve([]),
   ) {}
 
   async translate(keelEvent: KeelEvent): Promise<ProtocolEvent[]> {
+    if (keelEvent.event === 'approval.requested')
+      return this.#approvalRequested(keelEvent.data.approval_id, keelEvent);
     if (customEvents.has(keelEvent.event))
       return this.#when('custom', () => [{ event: 'custom', data: keelEvent }]);
     switch (keelEvent.event) {
@@ -89,6 +105,30 @@ export class ProtocolTranslator {
       default:
         return [];
     }
+  }
+
+  /**
+   * An approval still pending is an interrupt: `values` with `__interrupt__` (and `updates`
+   * `{__interrupt__}`), after which the stream ends. One already decided (a replay) is only the
+   * custom event it always was.
+   */
+  async #approvalRequested(approvalId: string, keelEvent: KeelEvent): Promise<ProtocolEvent[]> {
+    const custom = this.#when('custom', () => [{ event: 'custom', data: keelEvent }]);
+    const pending = await this.readPending();
+    if (!pending.some((approval) => approval.approval_id === approvalId)) return custom;
+    await this.#catchUp();
+    const interrupts = pending.map(toInterrupt);
+    this.interrupted = true;
+    return [
+      ...custom,
+      ...this.#when('updates', () => [{ event: 'updates', data: { __interrupt__: interrupts } }]),
+      ...this.#when('values', () => [
+        {
+          event: 'values',
+          data: { messages: toLangChainMessages(this.#transcript), __interrupt__: interrupts },
+        },
+      ]),
+    ];
   }
 
   /** The values of the thread through the run's last message, for a run whose events are gone. */
@@ -134,7 +174,19 @@ export class ProtocolTranslator {
     }
     if (this.modes.has('values') && through.length > 0)
       events.push({ event: 'values', data: { messages: through } });
+    events.push(...this.#checkpoint(message.id));
     return events;
+  }
+
+  /** `checkpoints`: the checkpoint the step that committed `messageId` made, as history shows it. */
+  #checkpoint(messageId: string): ProtocolEvent[] {
+    if (!this.modes.has('checkpoints')) return [];
+    const index = this.#transcript.findIndex((message) => message.id === messageId);
+    const unit = commitUnits(this.#transcript).find((candidate) => candidate.end >= index);
+    if (index === -1 || unit === undefined) return [];
+    const through = this.#transcript.slice(0, unit.end + 1);
+    const state = threadCheckpoints(this.threadId, through, { created_at: '', busy: false }).at(-1);
+    return state === undefined ? [] : [{ event: 'checkpoints', data: checkpointEvent(state) }];
   }
 
   #when(mode: ProtocolStreamMode, events: () => ProtocolEvent[]): ProtocolEvent[] {
@@ -159,9 +211,13 @@ export class ProtocolTranslator {
   }
 
   async #values(messageId: string): Promise<ProtocolEvent[]> {
-    if (!this.modes.has('values')) return [];
+    if (!this.modes.has('values') && !this.modes.has('checkpoints')) return [];
     const messages = await this.#through(messageId);
-    return messages.length === 0 ? [] : [{ event: 'values', data: { messages } }];
+    if (messages.length === 0) return [];
+    return [
+      ...this.#when('values', () => [{ event: 'values', data: { messages } }]),
+      ...this.#checkpoint(messageId),
+    ];
   }
 
   /** The thread's messages through the step that committed `messageId`. */
@@ -191,6 +247,31 @@ export class ProtocolTranslator {
 function sequenceOf(id: string | undefined): number | undefined {
   const match = id === undefined ? null : /^m(\d+)$/.exec(id);
   return match === null ? undefined : Number(match[1]);
+}
+
+const configOf = (ref: CheckpointRef) => ({
+  configurable: {
+    thread_id: ref.thread_id,
+    checkpoint_ns: ref.checkpoint_ns,
+    checkpoint_id: ref.checkpoint_id,
+  },
+});
+
+/** A checkpoint as LangGraph's `checkpoints` stream mode sends one. */
+function checkpointEvent(state: ThreadState) {
+  return {
+    config: configOf(state.checkpoint),
+    parent_config: state.parent_checkpoint === null ? null : configOf(state.parent_checkpoint),
+    values: state.values,
+    metadata: state.metadata,
+    next: state.next,
+    tasks: state.tasks.map((task) => ({
+      id: task.id,
+      name: task.name,
+      interrupts: task.interrupts,
+      state: null,
+    })),
+  };
 }
 
 /** An AI message chunk as LangGraph serialises one. */

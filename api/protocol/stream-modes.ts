@@ -5,14 +5,14 @@
  */
 import { ApiError } from '../errors';
 
-export const protocolStreamModes = ['values', 'messages-tuple', 'updates', 'custom'] as const;
+export const protocolStreamModes = ['values', 'messages-tuple', 'updates', 'custom', 'checkpoints'] as const;
 export type ProtocolStreamMode = (typeof protocolStreamModes)[number];
 
 /** Keel's own event names (`run.*`, `message.delta`, `tool.*` …), for the `keel` CLI. */
 export const keelStreamMode = 'keel';
 
 /** LangGraph modes Keel does not speak yet: refused with 422 rather than silently dropped. */
-const notYetSupported = new Set(['messages', 'events', 'debug', 'tasks', 'checkpoints', 'tools']);
+const notYetSupported = new Set(['messages', 'events', 'debug', 'tasks', 'tools']);
 
 export type StreamSelection = { native: true } | { native: false; modes: ReadonlySet<ProtocolStreamMode> };
 

@@ -7,6 +7,7 @@
  */
 import type { Request } from 'express';
 import type { KeelEvent } from '../../common/events';
+import type { PendingApproval } from '../../common/approvals';
 import type { Message } from '../../common/transcript';
 import { ApiError } from '../errors';
 import type { SseWriter } from '../sse';
@@ -48,6 +49,8 @@ export interface RunStreamWriter {
   write(offset: number, event: KeelEvent): Promise<void>;
   /** For a run whose events were truncated away: how it ended, without ids. */
   summarize(runId: string, terminal: KeelEvent): Promise<void>;
+  /** True once the run was seen waiting on a human (a LangGraph stream ends there). */
+  readonly interrupted: boolean;
 }
 
 export function runStreamWriter(options: {
@@ -56,15 +59,25 @@ export function runStreamWriter(options: {
   threadId: string;
   cursor: StreamCursor | undefined;
   readTranscript: (after?: number) => Promise<Message[]>;
+  readPending: () => Promise<PendingApproval[]>;
 }): RunStreamWriter {
   const { writer, selection, cursor } = options;
   if (selection.native)
     return {
       write: (offset, event) => Promise.resolve(writer.event(event.event, event.data, offset)),
       summarize: (_runId, terminal) => Promise.resolve(writer.event(terminal.event, terminal.data)),
+      interrupted: false,
     };
-  const translator = new ProtocolTranslator(selection.modes, options.threadId, options.readTranscript);
+  const translator = new ProtocolTranslator(
+    selection.modes,
+    options.threadId,
+    options.readTranscript,
+    options.readPending,
+  );
   return {
+    get interrupted() {
+      return translator.interrupted;
+    },
     async write(offset, event) {
       const events = await translator.translate(event);
       events.forEach((translated, index) => {

@@ -1,28 +1,19 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import type { SubmitInput } from '../../common/messages';
+import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
-import type { Conversations } from '../conversations';
 import { operation, route } from '../contract';
-import { ApiError } from '../errors';
-import { checkInput } from '../../workflows/core/validate';
-import { requireAssistant, runMetadataOf } from '../protocol/assistants';
+import { toInterrupt } from '../protocol/interrupts';
 import { toLangChainMessages } from '../protocol/langchain-messages';
+import { cancelQuery, protocolRunBody, runListQuery } from '../protocol/run-schemas';
+import { startRun, waitForRunOrInterrupt, type RunServices } from '../protocol/run-submission';
 import { finalValues as finalValuesSchema, run as runSchema } from '../response-schemas';
 import { waitForRun } from '../run-waiter';
-import {
-  cancelBody,
-  createRunBody,
-  inputContent,
-  listQuery,
-  runPath,
-  threadPath,
-  waitQuery,
-  type CreateRunBody,
-} from '../schemas';
+import { cancelBody, runPath, threadPath, waitQuery } from '../schemas';
 import { clientGone, ownerOf, pathId } from '../validate';
-import { createHash, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+
+export { idempotentRunId, type RunServices } from '../protocol/run-submission';
 
 const idempotencyKey = {
   'Idempotency-Key': {
@@ -36,8 +27,9 @@ const deferred = {
   schema: runSchema,
 };
 const finished = {
-  description: "The run is over: the thread's values, and __error__ when it did not complete",
-  schema: finalValuesSchema,
+  description:
+    "The run is over or waits on a human: the thread's values, __error__ when it did not complete, __interrupt__ while it waits",
+  schema: finalValuesSchema.extend({ __interrupt__: z.array(z.unknown()).optional() }),
 };
 
 export const createRun = operation({
@@ -47,7 +39,7 @@ export const createRun = operation({
     'Create a run (not awaited). Durable: with no worker holding the thread it is still taken, `queued`',
   params: threadPath,
   headers: idempotencyKey,
-  body: createRunBody,
+  body: protocolRunBody,
   responses: { 200: runAnswer },
   errors: [409, 503],
 });
@@ -60,7 +52,7 @@ export const waitRun = operation({
   params: threadPath,
   headers: idempotencyKey,
   query: waitQuery,
-  body: createRunBody,
+  body: protocolRunBody,
   responses: { 200: finished, 202: deferred },
   errors: [409, 503],
 });
@@ -70,7 +62,7 @@ export const listRuns = operation({
   path: '/threads/{thread_id}/runs',
   summary: 'List runs, newest first',
   params: threadPath,
-  query: listQuery,
+  query: runListQuery,
   responses: { 200: { description: 'Runs, newest first', schema: z.array(runSchema) } },
   errors: [503],
 });
@@ -97,8 +89,9 @@ export const joinRun = operation({
 export const cancelRun = operation({
   method: 'post',
   path: '/threads/{thread_id}/runs/{run_id}/cancel',
-  summary: 'Cancel a run (idempotent)',
+  summary: 'Cancel a run (idempotent; action=interrupt|rollback, wait=1 answers once it ended)',
   params: runPath,
+  query: cancelQuery,
   body: cancelBody,
   responses: {
     200: runAnswer,
@@ -110,48 +103,16 @@ export const cancelRun = operation({
   errors: [503],
 });
 
-export const runOperations = [createRun, waitRun, listRuns, getRun, joinRun, cancelRun];
+export const deleteRun = operation({
+  method: 'delete',
+  path: '/threads/{thread_id}/runs/{run_id}',
+  summary: "Delete a finished run's record; its messages stay in the thread (409 run_active before it ends)",
+  params: runPath,
+  responses: {},
+  errors: [409, 503],
+});
 
-/**
- * The run id an `Idempotency-Key` stands for: a client that retries with the same key (and no
- * `run_id`) reaches the same run, never a second one. Derived, so no table is kept anywhere.
- */
-export function idempotentRunId(key: string | undefined): string | undefined {
-  if (key === undefined || key.trim() === '') return undefined;
-  return `idem-${createHash('sha256').update(key.trim()).digest('hex').slice(0, 32)}`;
-}
-
-/** Submits a run from a create-run body (creating the thread first with `if_not_exists: "create"`). */
-export async function submitRunFromBody(
-  conversations: Conversations,
-  threadId: string,
-  body: CreateRunBody,
-  response: Response,
-): Promise<Run> {
-  const owner = ownerOf(response);
-  requireAssistant(body.assistant_id);
-  if (body.webhook !== undefined) await conversations.checkWebhook(body.webhook);
-  const create =
-    body.if_not_exists === 'create'
-      ? conversations.newConversation(threadId, owner, runMetadataOf(body.assistant_id), {})
-      : undefined;
-  if (create === undefined) await conversations.authorize(threadId, owner);
-  else await conversations.authorizeCreate(threadId, owner);
-  const input: SubmitInput = {
-    run_id: body.run_id ?? idempotentRunId(response.req.header('idempotency-key')) ?? randomUUID(),
-    assistant_id: body.assistant_id,
-    content: inputContent(body),
-    multitask_strategy: body.multitask_strategy,
-    metadata: body.metadata,
-    ...(body.config.model === undefined ? {} : { model: body.config.model }),
-    ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
-  };
-  // Every rule that needs no thread state is checked here, before anything is sent: an input
-  // that may go by signal must not be one the thread would only refuse.
-  const invalid = checkInput(input);
-  if (invalid !== undefined) throw new ApiError(422, 'invalid_input', invalid.message, 'input.messages');
-  return conversations.submitRun(threadId, input, create);
-}
+export const runOperations = [createRun, waitRun, listRuns, getRun, deleteRun, joinRun, cancelRun];
 
 /**
  * A signal that aborts with either, and a release that unhooks it from both (the API's
@@ -172,67 +133,77 @@ function eitherAborts(first: AbortSignal, second: AbortSignal | undefined) {
   };
 }
 
+/** The thread's values once a run is over or interrupted, as LangGraph's wait and join return them. */
+export async function valuesAfter(services: RunServices, threadId: string, run: Run) {
+  const { conversations } = services;
+  const messages = toLangChainMessages(await conversations.transcript(threadId));
+  if (!isTerminal(run.status)) {
+    const pending = await conversations.pendingApprovals(threadId);
+    return { messages, __interrupt__: pending.map(toInterrupt) };
+  }
+  return {
+    messages,
+    ...(run.status === 'completed'
+      ? {}
+      : {
+          __error__: {
+            error: run.error?.type ?? run.status,
+            message: run.error?.message ?? `run ${run.status}`,
+          },
+        }),
+  };
+}
+
 /**
- * `stopping` aborts when the API shuts down: a caller still waiting then gets its answer at once
- * (202 with the run deferred), as if its wait had timed out; the run goes on.
+ * Waits for `run` to end or to wait on a human; answers 200 with the values (and the interrupts),
+ * or 202 with the run marked `deferred`. `stopping` aborts when the API shuts down: a caller
+ * still waiting then gets its answer at once, as if its wait had timed out; the run goes on.
+ * Resolves with the run as the answer left it.
  */
-export function runRoutes(conversations: Conversations, stopping?: AbortSignal): Router {
+export async function answerWhenDone(
+  services: RunServices,
+  threadId: string,
+  run: Run,
+  timeoutS: number,
+  response: Response,
+  signal: AbortSignal,
+  stopping: AbortSignal | undefined,
+): Promise<Run> {
+  const { conversations } = services;
+  const location = `/threads/${threadId}/runs/${run.run_id}`;
+  const waiting = eitherAborts(signal, stopping);
+  const finished = await waitForRunOrInterrupt(
+    conversations,
+    threadId,
+    run,
+    timeoutS * 1000,
+    waiting.signal,
+  ).finally(waiting.release);
+  response.setHeader('Content-Location', location);
+  if (finished !== undefined) {
+    response.json(await valuesAfter(services, threadId, finished));
+    return finished;
+  }
+  // The caller stopped waiting (timeout or disconnect); the run itself goes on.
+  const deferred = await conversations.deferRun(threadId, run);
+  if (signal.aborted) return deferred;
+  response.setHeader('Location', location);
+  response
+    .status(isTerminal(deferred.status) ? 200 : 202)
+    .json(isTerminal(deferred.status) ? await valuesAfter(services, threadId, deferred) : deferred);
+  return deferred;
+}
+
+export function runRoutes(services: RunServices, stopping?: AbortSignal): Router {
   const router = Router();
+  const { conversations } = services;
   // Every waiting request listens on `stopping` until it answers: more than Node's default ten
   // at once is normal load, not a leak (each listener is removed when its request ends).
   if (stopping !== undefined) setMaxListeners(0, stopping);
 
-  const submit = (threadId: string, body: CreateRunBody, response: Response): Promise<Run> =>
-    submitRunFromBody(conversations, threadId, body, response);
-
-  /** The thread's values once a run is over, as LangGraph's wait and join return them. */
-  const finalValues = async (threadId: string, run: Run) => {
-    const messages = toLangChainMessages(await conversations.transcript(threadId));
-    return {
-      messages,
-      ...(run.status === 'completed'
-        ? {}
-        : {
-            __error__: {
-              error: run.error?.type ?? run.status,
-              message: run.error?.message ?? `run ${run.status}`,
-            },
-          }),
-    };
-  };
-
-  /** Waits for `run`; answers 200 with the values, or 202 with the run marked `deferred`. */
-  const answerWhenDone = async (
-    threadId: string,
-    run: Run,
-    timeoutS: number,
-    response: Response,
-    signal: AbortSignal,
-  ) => {
-    const location = `/threads/${threadId}/runs/${run.run_id}`;
-    const waiting = eitherAborts(signal, stopping);
-    const finished = isTerminal(run.status)
-      ? run
-      : await waitForRun(conversations.client, threadId, run.run_id, timeoutS * 1000, waiting.signal).finally(
-          waiting.release,
-        );
-    response.setHeader('Content-Location', location);
-    if (finished !== undefined) {
-      response.json(await finalValues(threadId, finished));
-      return;
-    }
-    // The caller stopped waiting (timeout or disconnect); the run itself goes on.
-    const deferred = await conversations.deferRun(threadId, run);
-    if (signal.aborted) return;
-    response.setHeader('Location', location);
-    response
-      .status(isTerminal(deferred.status) ? 200 : 202)
-      .json(isTerminal(deferred.status) ? await finalValues(threadId, deferred) : deferred);
-  };
-
   route(router, createRun, async (request, response, { body }) => {
     const threadId = pathId(request, 'thread_id');
-    const run = await submit(threadId, body, response);
+    const { run } = await startRun(services, threadId, body, response);
     response.setHeader('Content-Location', `/threads/${threadId}/runs/${run.run_id}`);
     response.json(run);
   });
@@ -240,14 +211,16 @@ export function runRoutes(conversations: Conversations, stopping?: AbortSignal):
   route(router, waitRun, async (request, response, { query: { timeout_s }, body }) => {
     const threadId = pathId(request, 'thread_id');
     const signal = clientGone(request, response);
-    const run = await submit(threadId, body, response);
-    await answerWhenDone(threadId, run, timeout_s, response, signal);
+    const { run } = await startRun(services, threadId, body, response);
+    await answerWhenDone(services, threadId, run, timeout_s, response, signal, stopping);
   });
 
-  route(router, listRuns, async (request, response, { query: { limit } }) => {
+  route(router, listRuns, async (request, response, { query: { limit, offset, status } }) => {
     const threadId = pathId(request, 'thread_id');
     await conversations.authorize(threadId, ownerOf(response));
-    response.json(await conversations.listRuns(threadId, limit));
+    const runs = await conversations.listRuns(threadId, status === undefined ? offset + limit : 1_000);
+    const wanted = status === undefined ? runs : runs.filter((run) => run.status === status);
+    response.json(wanted.slice(offset, offset + limit));
   });
 
   route(router, getRun, async (request, response) => {
@@ -256,22 +229,43 @@ export function runRoutes(conversations: Conversations, stopping?: AbortSignal):
     response.json(await conversations.getRun(threadId, pathId(request, 'run_id')));
   });
 
+  /** A finished run's record goes; its messages stay in the thread (409 `run_active` before it ends). */
+  route(router, deleteRun, async (request, response) => {
+    const threadId = pathId(request, 'thread_id');
+    const runId = pathId(request, 'run_id');
+    await conversations.authorize(threadId, ownerOf(response));
+    await conversations.getRun(threadId, runId);
+    await conversations.read(threadId, () =>
+      conversations.handle(threadId).executeUpdate(messages.deleteRunUpdate, { args: [{ run_id: runId }] }),
+    );
+    response.status(204).end();
+  });
+
   route(router, joinRun, async (request, response, { query: { timeout_s } }) => {
     const threadId = pathId(request, 'thread_id');
     const runId = pathId(request, 'run_id');
     const signal = clientGone(request, response);
     await conversations.authorize(threadId, ownerOf(response));
     const run = await conversations.getRun(threadId, runId);
-    await answerWhenDone(threadId, run, timeout_s, response, signal);
+    await answerWhenDone(services, threadId, run, timeout_s, response, signal, stopping);
   });
 
-  route(router, cancelRun, async (request, response, { body: { reason } }) => {
+  /**
+   * Cancels a run. `action=rollback` cancels as `interrupt` does: Keel keeps the steps the run
+   * committed (decision 0094). `wait=1` answers once the run has ended.
+   */
+  route(router, cancelRun, async (request, response, { query: { wait, action }, body: { reason } }) => {
     const threadId = pathId(request, 'thread_id');
     const runId = pathId(request, 'run_id');
     await conversations.authorize(threadId, ownerOf(response));
-    const delivery = await conversations.cancelRun(threadId, runId, reason);
+    const why = reason ?? (action === 'rollback' ? 'rolled back' : undefined);
+    const delivery = await conversations.cancelRun(threadId, runId, why);
     if (delivery.kind === 'taken') {
-      response.json(delivery.value);
+      const ended =
+        wait && !isTerminal(delivery.value.status)
+          ? await waitForRun(conversations.client, threadId, runId, 60_000, clientGone(request, response))
+          : undefined;
+      response.json(ended ?? delivery.value);
       return;
     }
     // The thread could not answer now: the cancel is in its history and applies when it runs.

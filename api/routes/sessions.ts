@@ -1,8 +1,10 @@
 /** Sessions over HTTP: search, export, delete and clean up threads. */
 import { Router } from 'express';
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { cleanupBody, exportQuery, searchBody } from '../checkpoint-schemas';
+import { cleanupBody, countBody, exportQuery, searchBody } from '../checkpoint-schemas';
 import { operation, route } from '../contract';
+import { toLangChainMessages } from '../protocol/langchain-messages';
 import type { Conversations } from '../conversations';
 import { threadListing, transcriptExport } from '../response-schemas';
 import { threadPath } from '../schemas';
@@ -68,13 +70,51 @@ export const deleteThread = operation({
   errors: [503],
 });
 
-export const sessionOperations = [searchThreads, cleanupThreads, exportThread, deleteThread];
+export const countThreads = operation({
+  method: 'post',
+  path: '/threads/count',
+  summary: 'Count the threads a search would find',
+  body: countBody,
+  responses: { 200: { description: 'How many', schema: z.number().int() } },
+  errors: [503],
+});
+
+export const sessionOperations = [searchThreads, countThreads, cleanupThreads, exportThread, deleteThread];
 
 export function sessionRoutes(conversations: Conversations, sessions: Sessions): Router {
   const router = Router();
 
-  route(router, searchThreads, async (_request, response, { body: { limit, ...filter } }) => {
-    response.json(await sessions.search(filter, ownerOf(response), limit));
+  /**
+   * LangGraph's thread search. Without a sort or a values filter, visibility's order (newest
+   * first) is kept and only what the page needs is read.
+   */
+  route(router, searchThreads, async (_request, response, { body }) => {
+    const { limit, offset, sort_by, sort_order, values, select: _select, ...filter } = body;
+    const everything = sort_by !== undefined || values !== undefined;
+    let found = await sessions.search(filter, ownerOf(response), everything ? 10_000 : offset + limit);
+    if (sort_by !== undefined) {
+      found.sort((a, b) => String(a[sort_by]).localeCompare(String(b[sort_by])));
+      if ((sort_order ?? 'desc') === 'desc') found.reverse();
+    }
+    if (values !== undefined) {
+      const kept: typeof found = [];
+      for (const thread of found) {
+        const messages = toLangChainMessages(await conversations.transcript(thread.thread_id));
+        if (
+          Object.entries(values).every(([key, value]) =>
+            isDeepStrictEqual({ messages }[key as 'messages'], value),
+          )
+        )
+          kept.push(thread);
+        if (kept.length >= offset + limit) break;
+      }
+      found = kept;
+    }
+    response.json(found.slice(offset, offset + limit));
+  });
+
+  route(router, countThreads, async (_request, response, { body: filter }) => {
+    response.json((await sessions.search(filter, ownerOf(response), 10_000)).length);
   });
 
   /** Closes and deletes matching threads (not busy ones); `dry_run` (the default) only lists them. */

@@ -7,7 +7,6 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { isTerminal, type Run } from '../../common/run';
-import type { Conversations } from '../conversations';
 import { followEvents, requireLiveCursor, type FollowEnd } from '../event-stream';
 import {
   keelStreamMode,
@@ -25,11 +24,14 @@ import {
   type StreamCursor,
 } from '../protocol/stream-writer';
 import { operation, route } from '../contract';
-import { createRunBody, queryNumber, runPath, threadPath } from '../schemas';
+import { queryNumber, runPath, threadPath } from '../schemas';
 import { defaultSseTimings, SseWriter, type SseTimings } from '../sse';
 import { clientGone, ownerOf, parseQuery, pathId } from '../validate';
 import { ApiError, validationError } from '../errors';
-import { submitRunFromBody } from './runs';
+import { startRun, type RunServices } from '../protocol/run-submission';
+import { protocolRunBody, type ProtocolRunBody } from '../protocol/run-schemas';
+import { deleteWhenDone, statelessBody } from './stateless-runs';
+import { randomUUID } from 'node:crypto';
 
 const offset = queryNumber(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER));
 const streamQuery = z.object({ starting_after: offset.optional() });
@@ -81,13 +83,24 @@ const lastEventId = {
 };
 const sse = (description: string) => ({ description, media: ['text/event-stream'] });
 
-export const streamNewRun = operation({
+export const createRunStream = operation({
   method: 'post',
   path: '/threads/{thread_id}/runs/stream',
   summary:
     'Create a run and stream it (SSE) in the stream modes asked for: metadata, then events with an id each. Content-Location names the run, Location its GET stream',
   params: threadPath,
-  body: createRunBody.extend({ stream_mode: streamModeBody }),
+  body: protocolRunBody.extend({ stream_mode: streamModeBody }),
+  responses: { 200: sse('The run, streamed') },
+  errors: [409, 503],
+  tags: ['stream'],
+});
+
+export const statelessRunStream = operation({
+  method: 'post',
+  path: '/runs/stream',
+  summary:
+    'A stateless run, streamed: a thread made for it, deleted once the run is over unless on_completion is "keep"',
+  body: protocolRunBody.extend({ stream_mode: streamModeBody }),
   responses: { 200: sse('The run, streamed') },
   errors: [409, 503],
   tags: ['stream'],
@@ -118,7 +131,7 @@ export const streamThread = operation({
   tags: ['stream'],
 });
 
-export const streamOperations = [streamNewRun, streamRunOperation, streamThread];
+export const streamOperations = [createRunStream, statelessRunStream, streamRunOperation, streamThread];
 
 /** The cursor: `Last-Event-ID` (what a reconnecting EventSource sends) wins over `?starting_after`. */
 function cursorOf(request: Request): number | undefined {
@@ -136,8 +149,13 @@ export const runStreamPath = (threadId: string, runId: string): string =>
 
 const native: StreamSelection = { native: true };
 
-export function streamRoutes(conversations: Conversations, timings: SseTimings = defaultSseTimings): Router {
+export function streamRoutes(
+  services: RunServices,
+  stopping?: AbortSignal,
+  timings: SseTimings = defaultSseTimings,
+): Router {
   const router = Router();
+  const { conversations } = services;
   const { client } = conversations;
 
   /** An SSE response in the client's vocabulary, its `metadata` event already sent. */
@@ -155,6 +173,7 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
       threadId,
       cursor,
       readTranscript: (after) => conversations.transcript(threadId, after),
+      readPending: () => conversations.pendingApprovals(threadId),
     });
     writer.event('metadata', {
       ...(run === undefined ? {} : { run_id: run.run_id }),
@@ -179,7 +198,10 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
     const fromOffset = cursor === undefined ? Math.max(first, base) : resumeOffset(cursor);
     // A finished run's events all lie before the log's end now: replay up to there and stop, even
     // when the cursor is already past its terminal event.
-    const untilOffset = isTerminal(run.status) ? await conversations.currentOffset(threadId) : undefined;
+    // So do the events of a run that waits on a human, for a LangGraph client: it was interrupted.
+    const waiting = !selection.native && run.status_reason === 'awaiting_approval';
+    const untilOffset =
+      isTerminal(run.status) || waiting ? await conversations.currentOffset(threadId) : undefined;
     const { writer, events } = open(response, threadId, run, selection, cursor);
     if (cursor === undefined && first < base && isTerminal(run.status)) {
       // Its events were truncated away: say how it ended, without an id (nothing to resume from).
@@ -187,7 +209,18 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
       writer.end();
       return;
     }
-    await follow(writer, events, selection, threadId, run.run_id, fromOffset, untilOffset, request, response);
+    await follow(
+      writer,
+      events,
+      selection,
+      threadId,
+      run.run_id,
+      fromOffset,
+      untilOffset,
+      request,
+      response,
+      waiting,
+    );
   };
 
   const follow = async (
@@ -200,6 +233,7 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
     untilOffset: number | undefined,
     request: Request,
     response: Response,
+    interrupted = false,
   ): Promise<void> => {
     const end = await followEvents({
       client,
@@ -209,32 +243,55 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
       signal: clientGone(request, response),
       ...(untilOffset === undefined ? {} : { untilOffset }),
       onEvent: (at, event) => events.write(at, event),
+      // A LangGraph stream ends at an interrupt, as LangGraph's own runs do; `command.resume` goes on.
+      stopWhen: selection.native ? undefined : () => events.interrupted,
     });
-    finish(writer, end, selection);
+    finish(writer, interrupted && end === 'run_finished' ? 'interrupted' : end, selection);
   };
 
-  route(router, streamNewRun, async (request, response, { body: { stream_mode, ...body } }) => {
-    const threadId = pathId(request, 'thread_id');
-    const selection = stream_mode ?? parseStreamMode(undefined, 'body');
-    const run = await submitRunFromBody(conversations, threadId, body, response);
+  /** Streams a run just started (or resumed) on `threadId`; resolves with it once the stream ends. */
+  const streamNewRun = async (
+    threadId: string,
+    body: ProtocolRunBody,
+    request: Request,
+    response: Response,
+  ) => {
+    const selection = parseStreamMode(
+      (request.body as { stream_mode?: unknown } | undefined)?.stream_mode,
+      'body',
+    );
+    const { run, resumedFrom } = await startRun(services, threadId, body, response);
+    const runThread = run.thread_id;
     // LangGraph's SDK reads the run id from Content-Location and reconnects to Location.
-    response.setHeader('Content-Location', `/threads/${threadId}/runs/${run.run_id}`);
-    response.setHeader('Location', `${runStreamPath(threadId, run.run_id)}?${streamModeQuery(selection)}`);
+    response.setHeader('Content-Location', `/threads/${runThread}/runs/${run.run_id}`);
+    response.setHeader('Location', `${runStreamPath(runThread, run.run_id)}?${streamModeQuery(selection)}`);
     // A new run's events start at its first offset; one the thread has not seen yet (handed over
     // by signal while no worker held the thread) starts wherever the log is when it arrives. No
     // read of the log here: the stream opens at once and waits out an outage.
-    const { writer, events } = open(response, threadId, run, selection, undefined);
+    const { writer, events } = open(response, runThread, run, selection, undefined);
     await follow(
       writer,
       events,
       selection,
-      threadId,
+      runThread,
       run.run_id,
-      run.first_event_offset ?? 'base',
+      resumedFrom ?? run.first_event_offset ?? 'base',
       undefined,
       request,
       response,
     );
+    return run;
+  };
+
+  route(router, createRunStream, async (request, response, { body: { stream_mode: _mode, ...body } }) => {
+    await streamNewRun(pathId(request, 'thread_id'), body, request, response);
+  });
+
+  /** A stateless run, streamed; its thread is deleted once it is over unless `on_completion: "keep"`. */
+  route(router, statelessRunStream, async (request, response) => {
+    const body = statelessBody(request);
+    const run = await streamNewRun(randomUUID(), body, request, response);
+    await deleteWhenDone(services, body, run, stopping);
   });
 
   route(router, streamRunOperation, async (request, response) => {
@@ -262,6 +319,12 @@ export function streamRoutes(conversations: Conversations, timings: SseTimings =
 
 function finish(writer: SseWriter, end: FollowEnd, selection: StreamSelection): void {
   if (end === 'client_gone') return writer.close();
+  if (end === 'interrupted') {
+    // The run waits on a human: `end` tells a client that would otherwise ask the run, see it
+    // unfinished and reconnect (the Python SDK), that this stream is over until it is resumed.
+    if (!selection.native) writer.event('end', null);
+    return writer.end();
+  }
   if (end === 'cursor_expired') {
     // No `end`: the client reconnects with its Last-Event-ID and is told 410.
     const message = 'the event log was truncated past this reader';

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
 import { ApiError } from '../errors';
-import { threadCheckpoints, type ThreadState } from '../protocol/checkpoints';
+import { threadCheckpoints, withInterrupts, type ThreadState } from '../protocol/checkpoints';
+import { toInterrupt } from '../protocol/interrupts';
 import { threadState } from '../response-schemas';
 import { queryNumber, threadPath } from '../schemas';
 import { ownerOf, pathId } from '../validate';
@@ -94,7 +95,30 @@ export const searchHistory = operation({
   errors: [503],
 });
 
-export const threadStateOperations = [getState, stateAtCheckpoint, getStateAt, getHistory, searchHistory];
+/** Refused, always: a fuzzer's valid write would be answered 422 by design, so they are tagged. */
+const stateWrite = (method: 'post' | 'patch') =>
+  operation({
+    method,
+    path: '/threads/{thread_id}/state',
+    summary: "Write a thread's state: refused (422 state_not_writable), runs alone write it",
+    params: threadPath,
+    body: z.record(z.string(), z.unknown()),
+    responses: {},
+    errors: [422, 503],
+    tags: ['refused'],
+  });
+export const updateState = stateWrite('post');
+export const patchState = stateWrite('patch');
+
+export const threadStateOperations = [
+  getState,
+  updateState,
+  patchState,
+  stateAtCheckpoint,
+  getStateAt,
+  getHistory,
+  searchHistory,
+];
 
 export function threadStateRoutes(conversations: Conversations): Router {
   const router = Router();
@@ -107,7 +131,10 @@ export function threadStateRoutes(conversations: Conversations): Router {
       conversations.transcript(threadId),
     ]);
     const busy = thread.active_run_id !== undefined || thread.queued_run_ids.length > 0;
-    return threadCheckpoints(threadId, messages, { created_at: thread.created_at, busy }).reverse();
+    const states = threadCheckpoints(threadId, messages, { created_at: thread.created_at, busy }).reverse();
+    if (thread.status !== 'interrupted' || states[0] === undefined) return states;
+    const interrupts = (await conversations.pendingApprovals(threadId)).map(toInterrupt);
+    return [withInterrupts(states[0], interrupts), ...states.slice(1)];
   };
 
   route(router, getState, async (request, response) => {
@@ -151,6 +178,22 @@ export function threadStateRoutes(conversations: Conversations): Router {
     );
     response.json(states.slice(0, filter.limit));
   };
+
+  /**
+   * Writing state. Keel's state is its transcript, written only by runs under the transcript
+   * invariant; a state written from outside would bypass it (docs/decisions/0093-thread-management.md).
+   * So both are refused, after the thread is found, never taken and ignored.
+   */
+  const stateNotWritable = async (request: Request, response: Response) => {
+    await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    throw new ApiError(
+      422,
+      'state_not_writable',
+      "Keel's thread state is written by runs only: send the message as a run's input, or change the thread's metadata with PATCH /threads/:thread_id",
+    );
+  };
+  route(router, updateState, stateNotWritable);
+  route(router, patchState, stateNotWritable);
 
   route(router, getHistory, async (request, response, { query }) => {
     await history(request, response, query);

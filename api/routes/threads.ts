@@ -2,7 +2,9 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
-import { graphId } from '../protocol/checkpoints';
+import { patchThreadBody } from '../checkpoint-schemas';
+import { graphId, toolsNode } from '../protocol/checkpoints';
+import { toInterrupt } from '../protocol/interrupts';
 import { thread } from '../response-schemas';
 import { createThreadBody, threadPath } from '../schemas';
 import { ownerOf, pathId } from '../validate';
@@ -16,13 +18,35 @@ export const createThread = operation({
   errors: [409, 503],
 });
 
+/** A thread as LangGraph answers it: with its pending interrupts by task. */
+const threadWithInterrupts = thread.extend({ interrupts: z.record(z.string(), z.array(z.unknown())) });
+
 export const getThread = operation({
   method: 'get',
   path: '/threads/{thread_id}',
-  summary: 'Get a thread',
+  summary: "Get a thread, with LangGraph's interrupts (by task) while approvals wait",
   params: threadPath,
-  responses: { 200: { description: 'The thread', schema: thread } },
+  responses: { 200: { description: 'The thread', schema: threadWithInterrupts } },
   errors: [503],
+});
+
+export const patchThread = operation({
+  method: 'patch',
+  path: '/threads/{thread_id}',
+  summary: "Merge keys into a thread's metadata",
+  params: threadPath,
+  body: patchThreadBody,
+  responses: { 200: { description: 'The thread', schema: thread } },
+  errors: [409, 503],
+});
+
+export const copyThread = operation({
+  method: 'post',
+  path: '/threads/{thread_id}/copy',
+  summary: 'A new thread with a copy of this one’s state',
+  params: threadPath,
+  responses: { 200: { description: 'The new thread', schema: thread } },
+  errors: [409, 503],
 });
 
 export const debugThread = operation({
@@ -39,6 +63,7 @@ export const debugThread = operation({
         draining: z.boolean(),
         workflow_run_id: z.string(),
         history_length: z.number(),
+        history_size: z.number(),
         continue_as_new_suggested: z.boolean(),
       }),
     },
@@ -46,7 +71,7 @@ export const debugThread = operation({
   errors: [503],
 });
 
-export const threadOperations = [createThread, getThread, debugThread];
+export const threadOperations = [createThread, getThread, patchThread, copyThread, debugThread];
 
 export function threadRoutes(conversations: Conversations): Router {
   const router = Router();
@@ -62,8 +87,23 @@ export function threadRoutes(conversations: Conversations): Router {
     response.json(await conversations.createThread(conversation, body.if_exists));
   });
 
+  /** The thread, with LangGraph's `interrupts` (by task) while approvals wait. */
   route(router, getThread, async (request, response) => {
-    response.json(await conversations.getThread(pathId(request, 'thread_id'), ownerOf(response)));
+    const threadId = pathId(request, 'thread_id');
+    const found = await conversations.getThread(threadId, ownerOf(response));
+    const pending = found.status === 'interrupted' ? await conversations.pendingApprovals(threadId) : [];
+    const byTask = pending.length === 0 ? {} : { [`${toolsNode}:${threadId}`]: pending.map(toInterrupt) };
+    response.json({ ...found, interrupts: byTask });
+  });
+
+  route(router, patchThread, async (request, response, { body: { metadata } }) => {
+    response.json(
+      await conversations.patchMetadata(pathId(request, 'thread_id'), ownerOf(response), metadata),
+    );
+  });
+
+  route(router, copyThread, async (request, response) => {
+    response.json(await conversations.copyThread(pathId(request, 'thread_id'), ownerOf(response)));
   });
 
   /** Operators: the workflow's whole state, as the getState query returns it. */

@@ -16,7 +16,7 @@ const script = path.join(__dirname, '..', 'python', 'langgraph_sdk_smoke.py');
     python = await ensurePythonSdk();
   }, 300_000);
 
-  it('finds the assistant and the thread, waits, streams a tool turn, reads state and history', async () => {
+  it('finds the assistant and the thread, waits, streams a tool turn, reads state and history, resumes an interrupt, patches, copies, runs statelessly and makes a cron', async () => {
     const { stdout } = await promisify(execFile)(python, [script, harness.base], { timeout: 120_000 });
     expect(JSON.parse(stdout)).toEqual({
       assistants: ['agent'],
@@ -25,6 +25,12 @@ const script = path.join(__dirname, '..', 'python', 'langgraph_sdk_smoke.py');
       stream: ['messages', 'metadata', 'values'],
       state: ['human', 'ai', 'human', 'ai', 'tool', 'ai'],
       history: [4, 3, 2, 1, 0, -1],
+      interrupt: { action: 'bash', args: { command: 'echo gated' } },
+      resumed: ['edited\n'],
+      patched: 'patched',
+      copied: 6,
+      stateless: ['human', 'ai'],
+      cron: '0 9 * * *',
     });
   });
 });

@@ -41,6 +41,39 @@ async def main(url: str) -> None:
     history = await client.threads.get_history(thread_id)
     seen["history"] = [entry["metadata"]["step"] for entry in history]
 
+    careful = await client.assistants.create(
+        graph_id="agent", config={"configurable": {"tool_rules": {"bash": "ask"}}}, name="careful"
+    )
+    gated = await client.threads.create()
+    last = None
+    async for part in client.runs.stream(
+        gated["thread_id"], careful["assistant_id"], input={"messages": [{"role": "user", "content": "run: echo gated"}]}
+    ):
+        if part.event == "values":
+            last = part
+    seen["interrupt"] = last.data["__interrupt__"][0]["value"]["action_request"]
+    resumed = await client.runs.wait(
+        gated["thread_id"],
+        careful["assistant_id"],
+        command={"resume": [{"type": "edit", "args": {"action": "bash", "args": {"command": "echo edited"}}}]},
+    )
+    seen["resumed"] = [message["content"] for message in resumed["messages"] if message["type"] == "tool"]
+
+    await client.threads.update(thread_id, metadata={"stage": "patched"})
+    seen["patched"] = (await client.threads.get(thread_id))["metadata"]["stage"]
+    copy = await client.threads.copy(thread_id)
+    copied = await client.threads.get_state(copy["thread_id"])
+    seen["copied"] = len(copied["values"]["messages"])
+
+    stateless = await client.runs.wait(None, "agent", input={"messages": [{"role": "user", "content": "no thread"}]})
+    seen["stateless"] = [message["type"] for message in stateless["messages"]]
+
+    cron = await client.crons.create_for_thread(
+        thread_id, "agent", schedule="0 9 * * *", input={"messages": [{"role": "user", "content": "later"}]}
+    )
+    await client.crons.delete(cron["cron_id"])
+    seen["cron"] = cron["schedule"]
+
     print(json.dumps(seen))
 
 

@@ -81,14 +81,21 @@ export function decideApproval(
   const { approval_id } = decision;
   const reason = decision.reason?.trim() === '' ? undefined : decision.reason;
   if (decision.decision === 'approve') {
+    // An edit: the call, and the assistant message it commits with, carry the human's arguments.
+    const use = decision.input === undefined ? call.use : { ...call.use, input: decision.input };
     const running: ToolCall = {
       ...call,
+      use,
       status: 'running',
       approval: { ...call.approval, status: 'approved' },
     };
     const calls = active.step.calls.map((candidate) => (candidate === call ? running : candidate));
-    const approved = { ...state, active: { ...active, step: { ...active.step, calls } } };
-    const started = startCall(state, active.run_id, call.use, call.flags, now);
+    const content = active.step.assistant.content.map((block) =>
+      block.type === 'tool_use' && block.id === use.id ? use : block,
+    );
+    const step = { ...active.step, calls, assistant: { ...active.step.assistant, content } };
+    const approved = { ...state, active: { ...active, step } };
+    const started = startCall(state, active.run_id, use, call.flags, now);
     const transition: ToolStepTransition = {
       state: markAwaiting(approved, active.run_id, now),
       step: 'tools',

@@ -12,7 +12,9 @@ import {
   cancelRun,
   closeThread,
   deferRun,
+  deleteRun,
   finishRun,
+  patchMetadata,
   startQueuedRun,
   submit,
   unchanged,
@@ -65,6 +67,10 @@ function apply(state: ThreadState, event: ConversationEvent): Transition {
       return afterToolStep(expireApproval(state, event.approval_id, now), now);
     case 'limitsUpdated':
       return updateLimits(state, event.limits);
+    case 'runDeleted':
+      return deleteRun(state, event.run_id);
+    case 'metadataPatched':
+      return patchMetadata(state, event.metadata);
     case 'cancelRequested':
       return cancelRun(state, event.run_id, now, { reason: 'cancelled_by_user', message: event.reason });
     case 'runDeferred':

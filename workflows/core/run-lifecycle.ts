@@ -8,7 +8,7 @@ import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run, type RunError, type RunStatus, type StatusReason } from '../../common/run';
 import { emit, iso } from './emit';
 import { newRun } from './intake';
-import { findRun, threadSummary, type ThreadState } from './state';
+import { findRun, threadSummary, type QueuedRun, type ThreadState } from './state';
 import { interruptToolStep } from './tool-step';
 import { appendMessages } from './transcript';
 import type { Transition } from './transitions';
@@ -45,7 +45,7 @@ export function submit(
 ): Transition {
   const run = newRun(state, input, now, nextOffset);
   const runs = [...state.runs, run].slice(-limits.runsKept);
-  const queued = { ...state, runs, queue: [...state.queue, { run_id: run.run_id, content: input.content }] };
+  const queued = { ...state, runs, queue: [...state.queue, queuedOf(input)] };
   const created = emit.run('run.created', run);
   if (input.multitask_strategy !== 'interrupt' || state.active === null)
     return { state: queued, commands: [created] };
@@ -54,6 +54,27 @@ export function submit(
     message: say.interruptedBy(run.run_id),
   });
   return { state: interrupted.state, commands: [created, ...interrupted.commands] };
+}
+
+const queuedOf = (input: SubmitInput): QueuedRun => ({
+  run_id: input.run_id,
+  content: input.content,
+  ...(input.config === undefined ? {} : { config: input.config }),
+});
+
+/** A finished run's record removed; its messages stay in the transcript. */
+export function deleteRun(state: ThreadState, runId: string): Transition {
+  const run = findRun(state, runId);
+  if (run === undefined || !isTerminal(run.status)) return unchanged(state);
+  return { state: { ...state, runs: state.runs.filter((kept) => kept !== run) }, commands: [] };
+}
+
+/** Keys merged into the thread's metadata. */
+export function patchMetadata(state: ThreadState, metadata: Record<string, unknown>): Transition {
+  return {
+    state: { ...state, thread: { ...state.thread, metadata: { ...state.thread.metadata, ...metadata } } },
+    commands: [],
+  };
 }
 
 /**
@@ -68,7 +89,11 @@ export function startQueuedRun(state: ThreadState, now: number): Transition | un
   const run = findRun(state, next.run_id);
   // A run no longer remembered (past `limits.runsKept`) is dropped from the queue.
   if (run === undefined) return unchanged(queued);
-  const withInput = appendMessages(queued, run.run_id, now, [{ role: 'user', content: next.content }]);
+  // A run through an assistant configures the thread from this run on.
+  const config = next.config ?? queued.thread.config;
+  const withInput = appendMessages({ ...queued, thread: { ...queued.thread, config } }, run.run_id, now, [
+    { role: 'user', content: next.content },
+  ]);
   const active = {
     run_id: run.run_id,
     steps: 0,

@@ -90,6 +90,8 @@ export interface ActiveRun {
 export interface QueuedRun {
   run_id: string;
   content: UserContent[];
+  /** Set by a run through an assistant: the thread's configuration from this run on. */
+  config?: ThreadConfig;
 }
 
 export interface ThreadInfo {

@@ -41,6 +41,10 @@ export type ConversationEvent =
   | { type: 'approvalDecided'; now: number; decision: DecideApprovalInput }
   | { type: 'approvalExpired'; now: number; approval_id: string }
   | { type: 'limitsUpdated'; now: number; limits: UpdateLimitsInput }
+  /** Keys merged into the thread's metadata (`PATCH /threads/:id`). */
+  | { type: 'metadataPatched'; now: number; metadata: Record<string, unknown> }
+  /** A finished run's record removed (`DELETE /threads/:id/runs/:run_id`); its messages stay. */
+  | { type: 'runDeleted'; now: number; run_id: string }
   /** A child agent's usage, rolled up into the thread and the run that spawned it. */
   | { type: 'childUsageReported'; now: number; run_id: string; usage: Usage }
   /** A child started by `startChild` has its task. */

@@ -3,7 +3,15 @@
  * updates and signals become events, queries read views of the state. Registered in this order
  * (buffered messages are delivered in the order their handlers appear).
  */
-import { ApplicationFailure, condition, log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  condition,
+  log,
+  patched,
+  setHandler,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from '../../common/approvals';
 import type { ChildCompleted } from '../../common/children';
 import { FailureType } from '../../common/failures';
@@ -150,6 +158,22 @@ function registerApprovalHandlers(host: HandlerHost): void {
       },
     },
   );
+  setHandler(messages.patchMetadataUpdate, ({ metadata }) => {
+    host.dispatch({ type: 'metadataPatched', metadata });
+    upsertMemo({ metadata: host.state.thread.metadata });
+    return toThread(host.state);
+  });
+  setHandler(messages.deleteRunUpdate, ({ run_id }) => host.dispatch({ type: 'runDeleted', run_id }), {
+    validator: ({ run_id }: messages.RunRef) => {
+      const run = findRun(host.state, run_id);
+      if (run === undefined) reject({ type: 'RunNotFound', message: `no run ${run_id} on this thread` });
+      else if (!isTerminal(run.status))
+        reject({
+          type: 'RunActive',
+          message: `run ${run_id} is ${run.status}; cancel it before deleting it`,
+        });
+    },
+  });
   setHandler(messages.getPendingApprovalsQuery, () => pendingApprovals(host.state));
 }
 

@@ -1,0 +1,93 @@
+/**
+ * Run request bodies and queries as LangGraph's SDKs send them: the create-run body of
+ * `api/schemas.ts` plus what the protocol adds (docs/decisions/0094-runs.md). What Keel cannot
+ * honour is refused with 422, never accepted and ignored.
+ */
+import { z } from 'zod';
+import { createRunBody } from '../schemas';
+import { runCommand } from './interrupts';
+
+const checkpointRef = z.union([
+  z.string(),
+  z.object({ checkpoint_id: z.string().nullish() }).passthrough(),
+  z.object({ configurable: z.object({ checkpoint_id: z.string().nullish() }).passthrough() }).passthrough(),
+]);
+
+const absent = (value: unknown): boolean => value === undefined || value === null;
+
+export const protocolRunBody = createRunBody
+  .extend({
+    input: createRunBody.shape.input.nullish(),
+    command: runCommand.nullish(),
+    /** `rollback` cancels the thread's run under way, as `interrupt` does (see decision 0094). */
+    multitask_strategy: z.enum(['enqueue', 'reject', 'interrupt', 'rollback']).default('enqueue'),
+    /** Every Keel stream is resumable; `false` is accepted and changes nothing. */
+    stream_resumable: z.boolean().nullish(),
+    /**
+     * Accepted, but a disconnect never cancels a Keel run (DESIGN §5): `useStream` sends `cancel`
+     * by default, and refusing it would refuse every chat UI (decision 0094).
+     */
+    on_disconnect: z.enum(['continue', 'cancel']).nullish(),
+    /** Stateless runs: delete the thread when the run is over (the default), or keep it. */
+    on_completion: z.enum(['delete', 'keep']).nullish(),
+    checkpoint_id: z.string().max(200).nullish(),
+    checkpoint: checkpointRef.nullish(),
+    after_seconds: z
+      .number()
+      .nullish()
+      .refine((value) => value === undefined || value === null || value === 0, {
+        message: 'delayed runs are not supported; schedule one with a cron instead',
+      }),
+    interrupt_before: z
+      .union([z.literal('*'), z.array(z.string())])
+      .nullish()
+      .refine(
+        (value) => value === undefined || value === null || (Array.isArray(value) && value.length === 0),
+        {
+          message: "Keel's graph interrupts only for approvals (tool rules and approval mode)",
+        },
+      ),
+    interrupt_after: z
+      .union([z.literal('*'), z.array(z.string())])
+      .nullish()
+      .refine(
+        (value) => value === undefined || value === null || (Array.isArray(value) && value.length === 0),
+        {
+          message: "Keel's graph interrupts only for approvals (tool rules and approval mode)",
+        },
+      ),
+  })
+  .refine((body) => absent(body.input) !== absent(body.command), {
+    message: 'send either input (a new turn) or command (to resume an interrupt), not both and not neither',
+    path: ['input'],
+  });
+export type ProtocolRunBody = z.infer<typeof protocolRunBody>;
+
+/** The checkpoint a run names, if any. */
+export function checkpointIdOf(body: ProtocolRunBody): string | undefined {
+  const ref = body.checkpoint;
+  const fromRef =
+    ref === undefined || ref === null
+      ? undefined
+      : typeof ref === 'string'
+        ? ref
+        : 'configurable' in ref && typeof ref.configurable === 'object'
+          ? (ref.configurable as { checkpoint_id?: string | null }).checkpoint_id
+          : (ref as { checkpoint_id?: string | null }).checkpoint_id;
+  return body.checkpoint_id ?? fromRef ?? undefined;
+}
+
+export const runListQuery = z.object({
+  limit: z.coerce.number().int().positive().max(1_000).default(10),
+  offset: z.coerce.number().int().min(0).max(10_000).default(0),
+  status: z.enum(['queued', 'running', 'deferred', 'completed', 'failed', 'cancelled']).optional(),
+  select: z.unknown().optional(),
+});
+
+export const cancelQuery = z.object({
+  wait: z
+    .enum(['0', '1', 'true', 'false'])
+    .default('0')
+    .transform((value) => value === '1' || value === 'true'),
+  action: z.enum(['interrupt', 'rollback']).default('interrupt'),
+});

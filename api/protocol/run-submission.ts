@@ -1,0 +1,177 @@
+/**
+ * What a create-run body does: a new turn (input), or the answer to the thread's interrupts
+ * (`command.resume`), which continues the run that waits on them (decisions 0094 and 0095).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Response } from 'express';
+import type { SubmitInput } from '../../common/messages';
+import { isTerminal, type Run } from '../../common/run';
+import { checkInput } from '../../workflows/core/validate';
+import type { Conversations } from '../conversations';
+import { ApiError } from '../errors';
+import { waitForRun } from '../run-waiter';
+import { inputContent, type CreateRunBody } from '../schemas';
+import type { Sessions } from '../sessions';
+import { ownerOf } from '../validate';
+import { runMetadataOf, type Assistants } from './assistants';
+import { initialCheckpointId } from './checkpoints';
+import { decisionsFor } from './interrupts';
+import { checkpointIdOf, type ProtocolRunBody } from './run-schemas';
+
+/** What submitting a run needs. */
+export interface RunServices {
+  conversations: Conversations;
+  assistants: Assistants;
+  sessions: Sessions;
+}
+
+/**
+ * The run id an `Idempotency-Key` stands for: a client that retries with the same key (and no
+ * `run_id`) reaches the same run, never a second one. Derived, so no table is kept anywhere.
+ */
+export function idempotentRunId(key: string | undefined): string | undefined {
+  if (key === undefined || key.trim() === '') return undefined;
+  return `idem-${createHash('sha256').update(key.trim()).digest('hex').slice(0, 32)}`;
+}
+
+export interface StartedRun {
+  run: Run;
+  /** For a resumed run: the stream offset before the answers, where its stream goes on from. */
+  resumedFrom?: number;
+}
+
+/** Starts a turn, or resumes the run waiting on the thread's interrupts. */
+export async function startRun(
+  services: RunServices,
+  threadId: string,
+  body: ProtocolRunBody,
+  response: Response,
+): Promise<StartedRun> {
+  if (body.command !== undefined && body.command !== null)
+    return resumeRun(services.conversations, threadId, body.command.resume, response);
+  return { run: await submitRun(services, threadId, body, response) };
+}
+
+async function resumeRun(
+  conversations: Conversations,
+  threadId: string,
+  resume: unknown,
+  response: Response,
+): Promise<StartedRun> {
+  await conversations.authorize(threadId, ownerOf(response));
+  const pending = await conversations.pendingApprovals(threadId);
+  const decisions = decisionsFor(resume, pending, threadId);
+  const resumedFrom = await conversations.currentOffset(threadId);
+  for (const decision of decisions) await conversations.decideApproval(threadId, decision);
+  return { run: await conversations.getRun(threadId, pending[0]!.run_id), resumedFrom };
+}
+
+/** Submits a run from a create-run body (creating the thread first with `if_not_exists: "create"`). */
+async function submitRun(
+  { conversations, assistants }: RunServices,
+  threadId: string,
+  body: ProtocolRunBody,
+  response: Response,
+): Promise<Run> {
+  const owner = ownerOf(response);
+  const settings = await assistants.settingsFor(body.assistant_id, owner);
+  if (body.webhook !== undefined) await conversations.checkWebhook(body.webhook);
+  // A run through an assistant of one's own carries its configuration (the deployment's defaults
+  // fill what it leaves out); the default assistant runs the thread as it is configured.
+  const config =
+    settings === undefined
+      ? undefined
+      : conversations.threadConfig({
+          ...settings,
+          ...(body.config.model === undefined ? {} : { model: body.config.model }),
+        });
+  const create =
+    body.if_not_exists === 'create'
+      ? conversations.newConversation(threadId, owner, runMetadataOf(body.assistant_id), settings ?? {})
+      : undefined;
+  if (create === undefined) {
+    await conversations.authorize(threadId, owner);
+    await requireLatestCheckpoint(conversations, threadId, checkpointIdOf(body));
+  } else await conversations.authorizeCreate(threadId, owner);
+  const input: SubmitInput = {
+    run_id: body.run_id ?? idempotentRunId(response.req.header('idempotency-key')) ?? randomUUID(),
+    assistant_id: body.assistant_id,
+    content: inputContent({ input: body.input! } as CreateRunBody),
+    // Rollback cancels the run under way as interrupt does; Keel keeps what it committed.
+    multitask_strategy: body.multitask_strategy === 'rollback' ? 'interrupt' : body.multitask_strategy,
+    metadata: body.metadata,
+    ...(body.config.model === undefined ? {} : { model: body.config.model }),
+    ...(config === undefined ? {} : { config, model: config.model }),
+    ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
+  };
+  // Every rule that needs no thread state is checked here, before anything is sent: an input
+  // that may go by signal must not be one the thread would only refuse.
+  const invalid = checkInput(input);
+  if (invalid !== undefined) throw new ApiError(422, 'invalid_input', invalid.message, 'input.messages');
+  const run = await conversations.submitRun(threadId, input, create);
+  // As LangGraph does, the thread records the assistant its latest run went through (a thread
+  // created bare, or by another assistant). Cosmetic: a thread that cannot answer now keeps its own.
+  if (create === undefined && settings !== undefined)
+    await conversations.recordAssistant(threadId, runMetadataOf(body.assistant_id)).catch(() => undefined);
+  return run;
+}
+
+/**
+ * A run that names a checkpoint goes on from it only when it is the thread's newest: forking from
+ * an earlier one is not built yet, and is refused rather than run from the newest.
+ */
+async function requireLatestCheckpoint(
+  conversations: Conversations,
+  threadId: string,
+  checkpointId: string | undefined,
+): Promise<void> {
+  if (checkpointId === undefined) return;
+  const latest = (await conversations.transcript(threadId)).at(-1)?.id ?? initialCheckpointId;
+  if (checkpointId !== latest)
+    throw new ApiError(
+      422,
+      'checkpoint_fork_unsupported',
+      `checkpoint ${checkpointId} is not the thread's newest (${latest}); running from an earlier checkpoint is not supported yet`,
+      'checkpoint_id',
+    );
+}
+
+/** How often a wait asks whether its run now waits on a human (a query: nothing is written). */
+const interruptCheckMs = 1_000;
+
+/**
+ * Waits until the run is over or waits on a human (an interrupt), at most `timeoutMs`; undefined
+ * when neither happened in time or the caller went away. The end is awaited by one `awaitRun`
+ * update; an interrupt does not end the run, so it is watched for by query beside it.
+ */
+export async function waitForRunOrInterrupt(
+  conversations: Conversations,
+  threadId: string,
+  run: Run,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<Run | undefined> {
+  const settled = (current: Run | undefined) =>
+    current !== undefined && (isTerminal(current.status) || current.status_reason === 'awaiting_approval');
+  if (settled(run)) return run;
+  const stop = new AbortController();
+  const onGone = (): void => stop.abort();
+  signal.addEventListener('abort', onGone, { once: true });
+  try {
+    const ended = waitForRun(conversations.client, threadId, run.run_id, timeoutMs, stop.signal);
+    const interrupted = (async (): Promise<Run | undefined> => {
+      while (!stop.signal.aborted) {
+        await sleep(interruptCheckMs, undefined, { signal: stop.signal }).catch(() => undefined);
+        if (stop.signal.aborted) return undefined;
+        const current = await conversations.getRun(threadId, run.run_id).catch(() => undefined);
+        if (settled(current)) return current;
+      }
+      return undefined;
+    })();
+    return await Promise.race([ended, interrupted.then((current) => current ?? ended)]);
+  } finally {
+    stop.abort();
+    signal.removeEventListener('abort', onGone);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Stateless runs (`POST /runs`, `/runs/wait`; `/runs/stream` is in streams.ts): a run on a thread
+ * of its own, created for it, and deleted when the run is over unless `on_completion: "keep"`
+ * (docs/decisions/0094-runs.md).
+ */
+import { randomUUID } from 'node:crypto';
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { isTerminal, type Run } from '../../common/run';
+import { ApiError } from '../errors';
+import { protocolRunBody, type ProtocolRunBody } from '../protocol/run-schemas';
+import { startRun, type RunServices } from '../protocol/run-submission';
+import { waitForRun } from '../run-waiter';
+import { operation, route } from '../contract';
+import { finalValues, run as runSchema } from '../response-schemas';
+import { waitQuery } from '../schemas';
+import { clientGone, parseBody } from '../validate';
+import { answerWhenDone } from './runs';
+
+export const createStatelessRun = operation({
+  method: 'post',
+  path: '/runs',
+  summary:
+    'A stateless run (not awaited): a thread made for it, deleted once the run is over unless on_completion is "keep"',
+  body: protocolRunBody,
+  responses: { 200: { description: 'The run', schema: runSchema } },
+  errors: [409, 503],
+});
+
+export const waitStatelessRun = operation({
+  method: 'post',
+  path: '/runs/wait',
+  summary:
+    "A stateless run, awaited: its thread's final values; 202 with the run deferred when timeout_s passes",
+  query: waitQuery,
+  body: protocolRunBody,
+  responses: {
+    200: {
+      description: "The thread's values once the run is over (or waits on a human)",
+      schema: finalValues.extend({ __interrupt__: z.array(z.unknown()).optional() }),
+    },
+    202: { description: 'Still running: the run, status deferred', schema: runSchema },
+  },
+  errors: [409, 503],
+});
+
+export const statelessRunOperations = [createStatelessRun, waitStatelessRun];
+
+/** How long the API keeps watching a stateless run to delete its thread. */
+const watchMs = 24 * 3600 * 1000;
+
+/** The body of a stateless run: a new turn on a thread made for it. */
+export function statelessBody(request: Request): ProtocolRunBody {
+  const body = parseBody(protocolRunBody, request);
+  if (body.command !== undefined && body.command !== null)
+    throw new ApiError(
+      422,
+      'validation_error',
+      'a stateless run has no thread to resume: send input',
+      'command',
+    );
+  return { ...body, if_not_exists: 'create' };
+}
+
+/**
+ * Deletes the run's thread once the run is over, when asked to. The API process that took the
+ * run does it; should it stop first, the thread stays (and `POST /threads/cleanup` finds it).
+ */
+export async function deleteWhenDone(
+  services: RunServices,
+  body: ProtocolRunBody,
+  run: Run,
+  stopping: AbortSignal | undefined,
+): Promise<void> {
+  if ((body.on_completion ?? 'delete') !== 'delete') return;
+  const { client } = services.conversations;
+  const ended = isTerminal(run.status)
+    ? run
+    : await waitForRun(client, run.thread_id, run.run_id, watchMs, stopping).catch(() => undefined);
+  if (ended === undefined) return;
+  await services.sessions.remove(run.thread_id).catch(() => undefined);
+}
+
+export function statelessRunRoutes(services: RunServices, stopping?: AbortSignal): Router {
+  const router = Router();
+
+  const start = async (request: Request, response: Response) => {
+    const body = statelessBody(request);
+    const { run } = await startRun(services, randomUUID(), body, response);
+    return { body, run };
+  };
+
+  route(router, createStatelessRun, async (request, response) => {
+    const { body, run } = await start(request, response);
+    response.setHeader('Content-Location', `/threads/${run.thread_id}/runs/${run.run_id}`);
+    response.json(run);
+    void deleteWhenDone(services, body, run, stopping);
+  });
+
+  route(router, waitStatelessRun, async (request, response, { query: { timeout_s } }) => {
+    const signal = clientGone(request, response);
+    const { body, run } = await start(request, response);
+    const answered = await answerWhenDone(
+      services,
+      run.thread_id,
+      run,
+      timeout_s,
+      response,
+      signal,
+      stopping,
+    );
+    await deleteWhenDone(services, body, answered, stopping);
+  });
+
+  return router;
+}
