@@ -2,17 +2,16 @@
 import { z } from 'zod';
 import { id } from './schemas';
 
-export const decisionBody = z
-  .object({
-    decision: z.enum(['approve', 'deny']),
+/** A decision: approve (optionally with edited arguments) or deny (with a reason). */
+export const decisionBody = z.union([
+  z.object({
+    decision: z.literal('approve'),
     reason: z.string().max(2_000).optional(),
-    /** With `approve`: run the tool with these arguments instead of the model's. */
+    /** Run the tool with these arguments instead of the model's. */
     input: z.record(z.string(), z.unknown()).optional(),
-  })
-  .refine((body) => body.input === undefined || body.decision === 'approve', {
-    message: 'input (edited arguments) goes with decision "approve" only',
-    path: ['input'],
-  });
+  }),
+  z.strictObject({ decision: z.literal('deny'), reason: z.string().max(2_000).optional() }),
+]);
 
 const maxTokens = z.number().int().positive().nullable();
 const maxCostUsd = z.number().positive().nullable();

@@ -38,7 +38,7 @@ export interface Operation<
   query?: Q;
   body?: B;
   /** Successful answers by status. */
-  responses: Partial<Record<200 | 202, ResponseSpec>>;
+  responses: Partial<Record<200 | 202 | 204, ResponseSpec>>;
   /**
    * Errors besides those the contract adds itself: 401 (unless `public`), 404 with path
    * parameters, 422 with a query or body, 400/413/415 with a body.

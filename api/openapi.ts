@@ -79,7 +79,11 @@ function responses(spec: AnyOperation): JsonSchema {
     if (answer.schema !== undefined)
       content['application/json'] = { schema: jsonSchema(answer.schema, 'output') };
     for (const media of answer.media ?? []) content[media] = { schema: { type: 'string' } };
-    answers[status] = { description: answer.description, content };
+    // A 204 has no body at all.
+    answers[status] = {
+      description: answer.description,
+      ...(Object.keys(content).length === 0 ? {} : { content }),
+    };
   }
   for (const status of errorStatuses(spec))
     answers[String(status)] = {

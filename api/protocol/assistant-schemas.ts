@@ -1,6 +1,17 @@
 /** Request bodies of the assistants endpoints, as LangGraph's SDKs send them. */
 import { z } from 'zod';
 import { id, threadConfigInput } from '../schemas';
+import { graphId } from './checkpoints';
+
+/** Keel serves one graph: the document says so (enum), and any other answers `graph_not_found`. */
+const graph = z
+  .string()
+  .refine((value) => value === graphId, {
+    error: (issue) =>
+      `graph ${String(issue.input).slice(0, 200)} not found; Keel serves one graph, "${graphId}"`,
+    params: { code: 'graph_not_found' },
+  })
+  .meta({ enum: [graphId] });
 
 /**
  * What an assistant configures (`config.configurable` or `context`): Keel's thread settings. A key
@@ -13,7 +24,7 @@ const metadata = z
   .refine((value) => JSON.stringify(value).length <= 16_384, 'metadata must be at most 16 KiB of JSON');
 
 const assistantFields = {
-  graph_id: z.string().min(1).max(200).optional(),
+  graph_id: graph.optional(),
   config: z.object({ configurable: assistantSettings.optional() }).optional(),
   context: assistantSettings.optional(),
   metadata: metadata.optional(),
@@ -23,7 +34,7 @@ const assistantFields = {
 
 export const createAssistantBody = z.object({
   ...assistantFields,
-  graph_id: z.string().min(1).max(200),
+  graph_id: graph,
   assistant_id: id.optional(),
   if_exists: z.enum(['raise', 'do_nothing']).default('raise'),
 });

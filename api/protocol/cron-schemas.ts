@@ -2,9 +2,6 @@
 import { z } from 'zod';
 import { createRunBody } from '../schemas';
 
-const absentOrEmpty = (value: unknown): boolean =>
-  value === undefined || value === null || (Array.isArray(value) && value.length === 0);
-
 export const createCronBody = z.object({
   /** A cron expression, in UTC (five fields, or what Temporal's schedule spec accepts). */
   schedule: z.string().min(1).max(200),
@@ -21,16 +18,18 @@ export const createCronBody = z.object({
    * rather than promised (decision 0096).
    */
   on_run_completed: z
-    .enum(['keep', 'delete'])
-    .nullish()
-    .refine((value) => value !== 'delete', {
-      message: 'a cron keeps the threads its runs make; delete them with POST /threads/cleanup',
-    }),
+    .literal('keep', {
+      error: 'a cron keeps the threads its runs make; delete them with POST /threads/cleanup',
+    })
+    .nullish(),
   interrupt_before: z
-    .unknown()
-    .optional()
-    .refine(absentOrEmpty, "Keel's graph interrupts only for approvals"),
-  interrupt_after: z.unknown().optional().refine(absentOrEmpty, "Keel's graph interrupts only for approvals"),
+    .array(z.string())
+    .max(0, { error: "Keel's graph interrupts only for approvals" })
+    .nullish(),
+  interrupt_after: z
+    .array(z.string())
+    .max(0, { error: "Keel's graph interrupts only for approvals" })
+    .nullish(),
 });
 export type CreateCronBody = z.infer<typeof createCronBody>;
 

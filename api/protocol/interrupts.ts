@@ -65,17 +65,17 @@ type Answer = z.infer<typeof answer>;
 
 /** `command` on a run: only `resume` means something for Keel's graph. */
 export const runCommand = z
-  .object({
-    resume: z.unknown(),
-    update: z.unknown().optional(),
-    goto: z.unknown().optional(),
-  })
-  .strict()
+  .strictObject(
+    { resume: z.unknown() },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? 'command.update and command.goto are not supported: Keel resumes approvals only'
+          : undefined,
+    },
+  )
   .refine((command) => command.resume !== undefined, 'command needs "resume": Keel resumes approvals only')
-  .refine(
-    (command) => command.update === undefined && command.goto === undefined,
-    'command.update and command.goto are not supported: Keel resumes approvals only',
-  );
+  .meta({ required: ['resume'] });
 export type RunCommand = z.infer<typeof runCommand>;
 
 const resumeValue = z.union([

@@ -13,54 +13,73 @@ const checkpointRef = z.union([
   z.object({ configurable: z.object({ checkpoint_id: z.string().nullish() }).passthrough() }).passthrough(),
 ]);
 
+/** The run body's fields, `input` and `command` apart (a run has exactly one of them). */
+export const protocolRunFields = createRunBody.omit({ input: true }).extend({
+  /** `rollback` cancels the thread's run under way, as `interrupt` does (see decision 0094). */
+  multitask_strategy: z.enum(['enqueue', 'reject', 'interrupt', 'rollback']).default('enqueue'),
+  /** Every Keel stream is resumable; `false` is accepted and changes nothing. */
+  stream_resumable: z.boolean().nullish(),
+  /**
+   * Accepted, but a disconnect never cancels a Keel run (DESIGN §5): `useStream` sends `cancel`
+   * by default, and refusing it would refuse every chat UI (decision 0094).
+   */
+  on_disconnect: z.enum(['continue', 'cancel']).nullish(),
+  /** Stateless runs: delete the thread when the run is over (the default), or keep it. */
+  on_completion: z.enum(['delete', 'keep']).nullish(),
+  checkpoint_id: z.string().max(200).nullish(),
+  checkpoint: checkpointRef.nullish(),
+  after_seconds: z
+    .literal(0, { error: 'delayed runs are not supported; schedule one with a cron instead' })
+    .nullish(),
+  interrupt_before: z
+    .array(z.string())
+    .max(0, { error: "Keel's graph interrupts only for approvals (tool rules and approval mode)" })
+    .nullish(),
+  interrupt_after: z
+    .array(z.string())
+    .max(0, { error: "Keel's graph interrupts only for approvals (tool rules and approval mode)" })
+    .nullish(),
+});
+
 const absent = (value: unknown): boolean => value === undefined || value === null;
 
-export const protocolRunBody = createRunBody
-  .extend({
-    input: createRunBody.shape.input.nullish(),
-    command: runCommand.nullish(),
-    /** `rollback` cancels the thread's run under way, as `interrupt` does (see decision 0094). */
-    multitask_strategy: z.enum(['enqueue', 'reject', 'interrupt', 'rollback']).default('enqueue'),
-    /** Every Keel stream is resumable; `false` is accepted and changes nothing. */
-    stream_resumable: z.boolean().nullish(),
-    /**
-     * Accepted, but a disconnect never cancels a Keel run (DESIGN §5): `useStream` sends `cancel`
-     * by default, and refusing it would refuse every chat UI (decision 0094).
-     */
-    on_disconnect: z.enum(['continue', 'cancel']).nullish(),
-    /** Stateless runs: delete the thread when the run is over (the default), or keep it. */
-    on_completion: z.enum(['delete', 'keep']).nullish(),
-    checkpoint_id: z.string().max(200).nullish(),
-    checkpoint: checkpointRef.nullish(),
-    after_seconds: z
-      .number()
-      .nullish()
-      .refine((value) => value === undefined || value === null || value === 0, {
-        message: 'delayed runs are not supported; schedule one with a cron instead',
-      }),
-    interrupt_before: z
-      .union([z.literal('*'), z.array(z.string())])
-      .nullish()
-      .refine(
-        (value) => value === undefined || value === null || (Array.isArray(value) && value.length === 0),
+/**
+ * A run body: `fields` with either `input` (a new turn) or `command` (to resume an interrupt),
+ * never both or neither. The check is a refinement (so a bad field elsewhere still says which);
+ * the document states the same rule as a `oneOf`.
+ */
+export function withInputOrCommand<Shape extends z.core.$ZodLooseShape>(fields: z.ZodObject<Shape>) {
+  return fields
+    .extend({ input: createRunBody.shape.input.nullish(), command: runCommand.nullish() })
+    .refine(
+      (body) => {
+        const { input, command } = body as { input?: unknown; command?: unknown };
+        return absent(input) !== absent(command);
+      },
+      {
+        message:
+          'send either input (a new turn) or command (to resume an interrupt), not both and not neither',
+        path: ['input'],
+      },
+    )
+    .meta({
+      oneOf: [
+        { required: ['input'], properties: { input: { not: { type: 'null' } }, command: { type: 'null' } } },
         {
-          message: "Keel's graph interrupts only for approvals (tool rules and approval mode)",
+          required: ['command'],
+          properties: { command: { not: { type: 'null' } }, input: { type: 'null' } },
         },
-      ),
-    interrupt_after: z
-      .union([z.literal('*'), z.array(z.string())])
-      .nullish()
-      .refine(
-        (value) => value === undefined || value === null || (Array.isArray(value) && value.length === 0),
-        {
-          message: "Keel's graph interrupts only for approvals (tool rules and approval mode)",
-        },
-      ),
-  })
-  .refine((body) => absent(body.input) !== absent(body.command), {
-    message: 'send either input (a new turn) or command (to resume an interrupt), not both and not neither',
-    path: ['input'],
-  });
+      ],
+    });
+}
+
+export const protocolRunBody = withInputOrCommand(protocolRunFields);
+
+/** A stateless run's body: a thread is made for it, so there is nothing to resume; input only. */
+export const statelessRunBody = protocolRunFields.extend({
+  input: createRunBody.shape.input,
+  command: z.null({ error: 'a stateless run has no thread to resume: send input' }).optional(),
+});
 export type ProtocolRunBody = z.infer<typeof protocolRunBody>;
 
 /** The checkpoint a run names, if any. */

@@ -80,7 +80,7 @@ export const listAssistantVersions = operation({
   summary: "An assistant's versions, newest first",
   params: assistantPath,
   body: listVersionsBody,
-  responses: { 200: { description: 'Versions', schema: z.array(assistant) } },
+  responses: { 200: { description: 'Versions', schema: z.array(assistant.omit({ updated_at: true })) } },
 });
 export const setLatestAssistantVersion = operation({
   method: 'post',

@@ -77,7 +77,7 @@ export function checkpointRoutes(conversations: Conversations): Router {
       approval_id: id,
       decision: body.decision,
       ...(body.reason === undefined ? {} : { reason: body.reason }),
-      ...(body.input === undefined ? {} : { input: body.input }),
+      ...(body.decision !== 'approve' || body.input === undefined ? {} : { input: body.input }),
     };
     const delivery = await conversations.decideApproval(threadId, decision);
     if (delivery.kind === 'queued') {

@@ -17,7 +17,7 @@ export const createThreadCron = operation({
   params: threadPath,
   body: createCronBody,
   responses: { 200: { description: 'The cron', schema: cron } },
-  errors: [409, 503],
+  errors: [404, 409, 503],
 });
 export const createCron = operation({
   method: 'post',
@@ -25,7 +25,7 @@ export const createCron = operation({
   summary: 'A cron on a Temporal Schedule: each time it fires, a run on a new thread',
   body: createCronBody,
   responses: { 200: { description: 'The cron', schema: cron } },
-  errors: [409, 503],
+  errors: [404, 409, 503],
 });
 export const searchCrons = operation({
   method: 'post',
@@ -48,7 +48,7 @@ export const deleteCron = operation({
   path: '/runs/crons/{cron_id}',
   summary: 'Delete a cron (its schedule); runs it started are ordinary runs and stay',
   params: { cron_id: z.string() },
-  responses: {},
+  responses: { 204: { description: 'Deleted' } },
   errors: [503],
 });
 

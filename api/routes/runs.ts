@@ -108,7 +108,7 @@ export const deleteRun = operation({
   path: '/threads/{thread_id}/runs/{run_id}',
   summary: "Delete a finished run's record; its messages stay in the thread (409 run_active before it ends)",
   params: runPath,
-  responses: {},
+  responses: { 204: { description: 'Deleted' } },
   errors: [409, 503],
 });
 

@@ -8,7 +8,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { isTerminal, type Run } from '../../common/run';
 import { ApiError } from '../errors';
-import { protocolRunBody, type ProtocolRunBody } from '../protocol/run-schemas';
+import { protocolRunBody, statelessRunBody, type ProtocolRunBody } from '../protocol/run-schemas';
 import { startRun, type RunServices } from '../protocol/run-submission';
 import { waitForRun } from '../run-waiter';
 import { operation, route } from '../contract';
@@ -22,9 +22,9 @@ export const createStatelessRun = operation({
   path: '/runs',
   summary:
     'A stateless run (not awaited): a thread made for it, deleted once the run is over unless on_completion is "keep"',
-  body: protocolRunBody,
+  body: statelessRunBody,
   responses: { 200: { description: 'The run', schema: runSchema } },
-  errors: [409, 503],
+  errors: [404, 409, 503],
 });
 
 export const waitStatelessRun = operation({
@@ -33,7 +33,7 @@ export const waitStatelessRun = operation({
   summary:
     "A stateless run, awaited: its thread's final values; 202 with the run deferred when timeout_s passes",
   query: waitQuery,
-  body: protocolRunBody,
+  body: statelessRunBody,
   responses: {
     200: {
       description: "The thread's values once the run is over (or waits on a human)",
@@ -41,7 +41,7 @@ export const waitStatelessRun = operation({
     },
     202: { description: 'Still running: the run, status deferred', schema: runSchema },
   },
-  errors: [409, 503],
+  errors: [404, 409, 503],
 });
 
 export const statelessRunOperations = [createStatelessRun, waitStatelessRun];

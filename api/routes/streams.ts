@@ -29,7 +29,12 @@ import { defaultSseTimings, SseWriter, type SseTimings } from '../sse';
 import { clientGone, ownerOf, parseQuery, pathId } from '../validate';
 import { ApiError, validationError } from '../errors';
 import { startRun, type RunServices } from '../protocol/run-submission';
-import { protocolRunBody, type ProtocolRunBody } from '../protocol/run-schemas';
+import {
+  protocolRunFields,
+  statelessRunBody,
+  withInputOrCommand,
+  type ProtocolRunBody,
+} from '../protocol/run-schemas';
 import { deleteWhenDone, statelessBody } from './stateless-runs';
 import { randomUUID } from 'node:crypto';
 
@@ -89,9 +94,9 @@ export const createRunStream = operation({
   summary:
     'Create a run and stream it (SSE) in the stream modes asked for: metadata, then events with an id each. Content-Location names the run, Location its GET stream',
   params: threadPath,
-  body: protocolRunBody.extend({ stream_mode: streamModeBody }),
+  body: withInputOrCommand(protocolRunFields.extend({ stream_mode: streamModeBody })),
   responses: { 200: sse('The run, streamed') },
-  errors: [409, 503],
+  errors: [404, 409, 503],
   tags: ['stream'],
 });
 
@@ -100,9 +105,9 @@ export const statelessRunStream = operation({
   path: '/runs/stream',
   summary:
     'A stateless run, streamed: a thread made for it, deleted once the run is over unless on_completion is "keep"',
-  body: protocolRunBody.extend({ stream_mode: streamModeBody }),
+  body: statelessRunBody.extend({ stream_mode: streamModeBody }),
   responses: { 200: sse('The run, streamed') },
-  errors: [409, 503],
+  errors: [404, 409, 503],
   tags: ['stream'],
 });
 

@@ -4,7 +4,9 @@ Two fields of a valid request would reach outside the machine: a `webhook` is de
 URL (after a DNS lookup), and a model other than the scripted ones calls its provider. In
 requests the fuzzer means to be valid they are pointed back at this machine: the webhook at the
 test's receiver on loopback (KEEL_CONTRACT_WEBHOOK; the test allows KEEL_WEBHOOK_ALLOW_HOSTS=
-127.0.0.1), the model at `scripted:demo`. Requests meant to be invalid are sent as generated. How webhook addresses and
+127.0.0.1), the model (of a thread, a run or an assistant) at `scripted:demo`. A cron's
+`schedule` is a cron expression that JSON Schema cannot describe: valid requests get a valid
+one; and a run names no checkpoint (only the newest is accepted, which is state). Requests meant to be invalid are sent as generated. How webhook addresses and
 model names are checked has tests of its own (test/api/webhook-addresses.test.ts,
 test/api/api.test.ts).
 """
@@ -24,6 +26,16 @@ def _offline(body):
     config = body.get("config")
     if isinstance(config, dict) and isinstance(config.get("model"), str):
         config["model"] = "scripted:demo"
+    # An assistant's settings name a model too (config.configurable, context).
+    for settings in (config.get("configurable") if isinstance(config, dict) else None, body.get("context")):
+        if isinstance(settings, dict) and isinstance(settings.get("model"), str):
+            settings["model"] = "scripted:demo"
+    # A cron's schedule is a cron expression, which JSON Schema cannot describe: a valid one.
+    if isinstance(body.get("schedule"), str):
+        body["schedule"] = "0 9 * * 1-5"
+    # Which checkpoint is the thread's newest is state, not schema: a run names none.
+    body.pop("checkpoint_id", None)
+    body.pop("checkpoint", None)
 
 
 @schemathesis.hook

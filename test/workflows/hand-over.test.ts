@@ -3,39 +3,18 @@
  * server would suggest it, so a worker that picks it up cold replays little (the 30-minute soak
  * saw 3 MB histories time out their workflow tasks on a loaded machine).
  */
-import type { Client } from '@temporalio/client';
-import type { KeelConfig } from '../../common/config';
 import { limits } from '../../common/limits';
 import { handOverHistory } from '../../workflows/interpreter/workflow';
 import { TestConversation } from '../helpers/conversation';
-import {
-  closeTestClient,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { workerHarness } from '../helpers/worker-harness';
 
 jest.setTimeout(180_000);
 
 describe('a conversation whose history grows large', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
-
-  beforeAll(async () => {
-    client = await testClient();
-    config = await testConfig();
-    worker = await startTestWorker({ config });
-  });
-
-  afterAll(async () => {
-    await worker.stop();
-    await closeTestClient();
-  });
+  const setup = workerHarness();
 
   it('continues as new once its history passes 1 MiB, keeping count of every message', async () => {
-    const conversation = await TestConversation.start(client, config);
+    const conversation = await TestConversation.start(setup.client, setup.config);
     // Each turn writes its input (and the quoting answer) to history.
     const turns = 14;
     for (let turn = 0; turn < turns; turn++) {
@@ -43,7 +22,7 @@ describe('a conversation whose history grows large', () => {
       expect((await conversation.ask(text)).status).toBe('completed');
     }
     const runs: { runId: string; events: number; bytes: number }[] = [];
-    for await (const execution of client.workflow.list({
+    for await (const execution of setup.client.workflow.list({
       query: `WorkflowId = '${conversation.handle.workflowId}'`,
     }))
       runs.push({
