@@ -13,9 +13,11 @@
 import {
   isGrpcServiceError,
   ServiceError,
+  WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
   type Client,
 } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 
 /** gRPC codes that mean "the thread cannot take an update right now", not "the input is wrong". */
 const stallCodes = new Set([
@@ -25,9 +27,22 @@ const stallCodes = new Set([
   9, // FAILED_PRECONDITION: its workflow task is failing or timing out (a worker just died)
 ]);
 
+/**
+ * The server's own refusal of an update that a worker's task completed without taking in (a
+ * worker shutting down, a task that raced a kill): the update never reached the thread, so it is
+ * a stall, not the thread's answer. Seen once in a 30-minute soak, as a 500 on `join`.
+ */
+const unprocessedUpdate = 'UnprocessedUpdate';
+
 /** True when an update or query failed because the thread's worker did not answer, not the input. */
 export function isStall(error: unknown): boolean {
   if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  if (
+    error instanceof WorkflowUpdateFailedError &&
+    error.cause instanceof ApplicationFailure &&
+    error.cause.type === unprocessedUpdate
+  )
+    return true;
   const grpc = error instanceof ServiceError ? error.cause : error;
   return isGrpcServiceError(grpc) && stallCodes.has(Number(grpc.code));
 }

@@ -3,9 +3,9 @@
  * call under an abort signal — is Temporal's own `withAbortSignal` contract.
  */
 import type { Client } from '@temporalio/client';
-import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { deliver } from '../../api/intake';
+import { deliver, isStall } from '../../api/intake';
 
 const client = {
   withAbortSignal: <T>(_signal: AbortSignal, fn: () => Promise<T>) => fn(),
@@ -84,5 +84,16 @@ describe('durable intake', () => {
       }),
     ).rejects.toMatchObject({ type: 'ApprovalNotPending' });
     expect(signals).toBe(1);
+  });
+
+  it('reads an update the server refused because no worker took it in as a stall, not a refusal', () => {
+    const unprocessed = ApplicationFailure.create({
+      type: 'UnprocessedUpdate',
+      message: "Workflow Update is rejected because it wasn't processed by worker.",
+      nonRetryable: true,
+    });
+    expect(isStall(new WorkflowUpdateFailedError('Workflow Update failed', unprocessed))).toBe(true);
+    const refused = ApplicationFailure.create({ type: 'RunNotFound', message: 'no run', nonRetryable: true });
+    expect(isStall(new WorkflowUpdateFailedError('Workflow Update failed', refused))).toBe(false);
   });
 });
