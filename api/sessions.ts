@@ -46,7 +46,12 @@ export class Sessions {
 
   /** The visibility query for a filter; owner is forced to the caller when the API authenticates. */
   query(filter: ThreadFilter, caller: Owner, now: number): string {
-    const clauses = [`WorkflowType = 'conversationWorkflow'`, `TaskQueue = ${quote(this.taskQueue)}`];
+    // A thread that continued as new has a closed execution per hand-over: only the latest is it.
+    const clauses = [
+      `WorkflowType = 'conversationWorkflow'`,
+      `TaskQueue = ${quote(this.taskQueue)}`,
+      `ExecutionStatus != 'ContinuedAsNew'`,
+    ];
     const statuses = filter.status === undefined ? [] : [filter.status].flat();
     if (statuses.length > 0)
       clauses.push(`${searchAttributes.status.name} IN (${statuses.map(quote).join(', ')})`);

@@ -5,6 +5,7 @@
  */
 import { limits } from '../../common/limits';
 import { handOverHistory } from '../../workflows/interpreter/workflow';
+import { Sessions } from '../../api/sessions';
 import { TestConversation } from '../helpers/conversation';
 import { workerHarness } from '../helpers/worker-harness';
 
@@ -38,6 +39,13 @@ describe('a conversation whose history grows large', () => {
     expect(runs.some((run) => run.events > 0 && run.events < 150 && run.bytes > handOverHistory.bytes)).toBe(
       true,
     );
+    // A thread search lists the thread once, however many times it handed over.
+    const listed = await new Sessions(setup.client, setup.config.taskQueue).search(
+      { ids: [conversation.threadId] },
+      undefined,
+      10,
+    );
+    expect(listed.map((thread) => thread.thread_id)).toEqual([conversation.threadId]);
     // Every message is accounted for across the hand-overs (the oldest compacted, as any long one).
     expect((await conversation.thread()).messages_count).toBe(2 * turns);
   });
