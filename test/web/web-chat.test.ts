@@ -216,7 +216,10 @@ describe('the web chat in a browser', () => {
       expect(await ran.getByLabel('Result').textContent()).toContain('approved-by-a-person');
 
       await send(page, 'run: echo never-runs');
-      const second = page.getByRole('region', { name: 'Approval for bash' });
+      // The new card, not the first one while it is still leaving the page.
+      const second = page
+        .getByRole('region', { name: 'Approval for bash' })
+        .filter({ hasText: 'echo never-runs' });
       await second.waitFor();
       await second.getByLabel('Reason for denying').fill('not on a Friday');
       await second.getByRole('button', { name: 'Deny' }).click();
