@@ -69,6 +69,8 @@ export class Conversations {
       return await this.client.withDeadline(Date.now() + this.config.api.readTimeoutMs, query);
     } catch (error) {
       if (!isStall(error)) throw error;
+      // A deleted thread's tombstone has no worker to answer either: that is a 404.
+      await this.requireExisting(threadId);
       throw new ApiError(
         503,
         'thread_unavailable',
@@ -166,10 +168,14 @@ export class Conversations {
 
   /** The thread, or 404 when it does not exist, was deleted, or belongs to someone else. */
   async getThread(threadId: string, owner: Owner): Promise<Thread> {
-    const [thread] = await Promise.all([
+    const [read, existing] = await Promise.allSettled([
       this.read(threadId, () => this.handle(threadId).query(messages.getThreadQuery)),
       this.requireExisting(threadId),
     ]);
+    // A deleted thread's query fails too (its tombstone has no worker): the 404 comes first.
+    if (existing.status === 'rejected') throw existing.reason;
+    if (read.status === 'rejected') throw read.reason;
+    const thread = read.value;
     if (owner !== undefined && thread.owner !== owner) throw threadNotFound(threadId);
     return thread;
   }

@@ -4,7 +4,6 @@
  * applied to the listed executions here, after the search-attribute query.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, type WorkflowExecutionInfo, WorkflowNotFoundError } from '@temporalio/client';
 import { threadIdOf, type ThreadStatus } from '../common/thread';
 import { searchAttributes } from '../common/search-attributes';
@@ -87,42 +86,52 @@ export class Sessions {
   /**
    * Deletes the thread, final when this returns: its workflow is terminated (its runs stop
    * where they are) and its history deletion requested. Temporal deletes the history some 30 s
-   * later; until then the terminated workflow reads as deleted (404) and its id can be reused
-   * (see `Conversations.requireExisting`). A thread that had already closed cannot be marked:
-   * with `waitUntilGone` this waits for Temporal to finish deleting it.
+   * later, or minutes under load; until then the terminated workflow reads as deleted (404) and
+   * its id can be reused (see `Conversations.requireExisting`). A thread that had already closed
+   * cannot be terminated, so a tombstone takes its id: a run of its own, terminated at once,
+   * that reads as deleted in the same way while Temporal removes the closed one.
    */
-  async remove(threadId: string, { waitUntilGone = false } = {}): Promise<void> {
-    const handle = this.client.workflow.getHandle(workflowIdFor(threadId));
+  async remove(threadId: string): Promise<void> {
+    const workflowId = workflowIdFor(threadId);
+    const handle = this.client.workflow.getHandle(workflowId);
     const description = await handle.describe();
     if (description.status.name === deletedStatus) throw threadNotFound(threadId);
     if (description.status.name === 'RUNNING') {
-      await handle.terminate('thread deleted').catch((error: unknown) => {
+      await handle.terminate('thread deleted').catch(async (error: unknown) => {
         // It closed meanwhile: delete it as a closed thread.
         if (!(error instanceof WorkflowNotFoundError)) throw error;
+        await this.bury(workflowId);
       });
+    } else {
+      await this.bury(workflowId);
     }
     await this.client.workflowService.deleteWorkflowExecution({
       namespace: this.client.options.namespace,
       // This run only: the id may be reused before Temporal gets to the deletion.
-      workflowExecution: { workflowId: workflowIdFor(threadId), runId: description.runId },
+      workflowExecution: { workflowId, runId: description.runId },
     });
-    if (description.status.name !== 'RUNNING' && waitUntilGone) await this.gone(threadId);
   }
 
-  private async gone(threadId: string, timeoutMs = 120_000): Promise<void> {
-    const handle = this.client.workflow.getHandle(workflowIdFor(threadId));
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      try {
-        await handle.describe();
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) return;
-        throw error;
-      }
-      await sleep(500);
-    }
+  /**
+   * Marks a closed thread's id deleted: a tombstone run on a task queue no worker polls,
+   * terminated before anything could run it. It carries no conversation data and is left to
+   * the namespace's retention.
+   */
+  private async bury(workflowId: string): Promise<void> {
+    const tombstone = await this.client.workflow.start(tombstoneWorkflowType, {
+      workflowId,
+      taskQueue: tombstoneTaskQueue,
+      args: [],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      staticSummary: 'deleted Keel thread (tombstone)',
+    });
+    await tombstone.terminate('thread deleted');
   }
 }
+
+/** The tombstone of a thread deleted after it had closed (see `Sessions.remove`). */
+export const tombstoneWorkflowType = 'keelDeletedThread';
+const tombstoneTaskQueue = 'keel-deleted-threads';
 
 function cutoff(filter: ThreadFilter, now: number): number {
   return now - (filter.older_than_days ?? 0) * 24 * 3600 * 1000;

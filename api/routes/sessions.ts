@@ -165,7 +165,7 @@ export function sessionRoutes(conversations: Conversations, sessions: Sessions):
   route(router, deleteThread, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
     await conversations.authorize(threadId, ownerOf(response));
-    await sessions.remove(threadId, { waitUntilGone: true });
+    await sessions.remove(threadId);
     response.json({ thread_id: threadId, deleted: true });
   });
 

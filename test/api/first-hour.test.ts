@@ -173,16 +173,30 @@ describe('the API in the first hour', () => {
     expect(state.body.values.messages).toHaveLength(2);
   });
 
-  it('deletes a thread that had already closed by waiting for Temporal to remove it', async () => {
+  it('deletes a thread that had already closed for good the moment DELETE answers', async () => {
     const threadId = await newThread();
     const handle = harness.client.workflow.getHandle(workflowIdFor(threadId));
     await handle.signal('close', {});
     await handle.result();
     expect((await call<Thread>(harness.base, 'GET', `/threads/${threadId}`)).body.status).toBe('closed');
     expect((await call(harness.base, 'DELETE', `/threads/${threadId}`)).status).toBe(200);
-    expect((await call(harness.base, 'GET', `/threads/${threadId}`)).status).toBe(404);
-    expect((await call(harness.base, 'POST', '/threads', { thread_id: threadId })).status).toBe(200);
-  }, 180_000);
+    for (const path of ['', '/state', '/runs', '/history']) {
+      const method = path === '/history' ? 'POST' : 'GET';
+      const read = await call(
+        harness.base,
+        method,
+        `/threads/${threadId}${path}`,
+        method === 'POST' ? {} : undefined,
+      );
+      expect({ path, status: read.status }).toEqual({ path, status: 404 });
+    }
+    expect((await call(harness.base, 'DELETE', `/threads/${threadId}`)).status).toBe(404);
+    const again = await call<Thread>(harness.base, 'POST', '/threads', { thread_id: threadId });
+    expect(again.body).toMatchObject({ thread_id: threadId, status: 'idle', messages_count: 0 });
+    expect(
+      (await call(harness.base, 'POST', `/threads/${threadId}/runs/wait`, userInput('reborn'))).status,
+    ).toBe(200);
+  }, 60_000);
 
   it('reads a JSON body whatever its content-type says, and says what is wrong with one that is not JSON', async () => {
     for (const contentType of [undefined, 'application/x-www-form-urlencoded', 'text/plain']) {
