@@ -39,7 +39,7 @@ function cancelledCall(): InterceptingCall {
 
 export const closedConnectionGuard: Interceptor = (options, nextCall) => {
   try {
-    return nextCall(options);
+    return new InterceptingCall(nextCall(options));
   } catch (error) {
     if (error instanceof Error && error.message === closedMessage) return cancelledCall();
     throw error;
