@@ -22,7 +22,7 @@ function cancelledCall(): InterceptingCall {
     halfClose() {},
     getAuthContext: () => null,
   };
-  return new InterceptingCall(nowhere as unknown as ConstructorParameters<typeof InterceptingCall>[0], {
+  return new InterceptingCall(nowhere, {
     start(_metadata, listener) {
       const ended: StatusObject = {
         code: status.CANCELLED,
