@@ -15,7 +15,7 @@ export const id = z
 
 const providers = Object.values(ModelProvider);
 
-/** `provider:model`, e.g. `anthropic:claude-sonnet-4-5` or `scripted:demo`. */
+/** `provider:model`, e.g. `anthropic:claude-sonnet-4-6` or `scripted:demo`. */
 const modelSpec = z
   .string()
   .max(200)

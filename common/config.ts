@@ -260,7 +260,7 @@ export class ConfigError extends Error {
 }
 
 /** The model used when a thread names none: `KEEL_MODEL`, else Anthropic with a key, else scripted. */
-export const defaultAnthropicModel = 'anthropic:claude-sonnet-4-5';
+export const defaultAnthropicModel = 'anthropic:claude-sonnet-4-6';
 
 function parseTokens(raw: string | undefined): ApiToken[] {
   if (raw === undefined) return [];

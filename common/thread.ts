@@ -34,7 +34,7 @@ export type ToolRule = (typeof ToolRule)[keyof typeof ToolRule];
 
 /** Per-thread settings, fixed at creation unless an update changes them. */
 export interface ThreadConfig {
-  /** `provider:model`, e.g. `anthropic:claude-sonnet-4-5` or `scripted:demo`. */
+  /** `provider:model`, e.g. `anthropic:claude-sonnet-4-6` or `scripted:demo`. */
   model: string;
   system?: string;
   approval: ApprovalMode;
