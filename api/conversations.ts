@@ -18,7 +18,6 @@ import { queuedRun, type Run } from '../common/run';
 import { searchAttributes } from '../common/search-attributes';
 import { workflowIdFor, type Thread, type ThreadConfig } from '../common/thread';
 
-export { workflowIdFor };
 import type { Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
 import type { NewConversation, conversationWorkflow } from '../workflows/interpreter/workflow';

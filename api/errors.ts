@@ -13,6 +13,7 @@ import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ZodError } from 'zod';
 import { PayloadDecryptionError } from '../codec/errors';
+import { threadIdOf } from '../common/thread';
 
 const typesByStatus: Record<number, string> = {
   400: 'invalid_request_error',
@@ -103,8 +104,7 @@ export function fromTemporal(error: unknown): ApiError | undefined {
   // named plainly; other threads are unaffected.
   const undecryptable = decryptionFailure(error);
   if (undecryptable !== undefined) return new ApiError(500, 'thread_undecryptable', undecryptable.message);
-  if (error instanceof WorkflowNotFoundError)
-    return threadNotFound(/^conversation-(.+)$/.exec(error.workflowId ?? '')?.[1]);
+  if (error instanceof WorkflowNotFoundError) return threadNotFound(threadIdOf(error.workflowId ?? ''));
   if (error instanceof WorkflowExecutionAlreadyStartedError)
     return new ApiError(409, 'thread_exists', 'a thread with this id already exists');
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
