@@ -29,7 +29,12 @@ function cancelledCall(): InterceptingCall {
         details: 'the Temporal connection was closed before this call was retried',
         metadata: new Metadata(),
       };
-      queueMicrotask(() => listener.onReceiveStatus(ended));
+      queueMicrotask(() => {
+        // No message, but the retry interceptor forwards its saved message (and the callback it
+        // was given with it) before any final status: without one it would throw.
+        listener.onReceiveMessage(undefined);
+        listener.onReceiveStatus(ended);
+      });
     },
     sendMessage() {},
     halfClose() {},

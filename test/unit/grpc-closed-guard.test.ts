@@ -54,7 +54,41 @@ describe('a retry after the Temporal connection closed', () => {
   });
   afterAll(() => server.forceShutdown());
 
+  const ping = (client: GrpcClient) =>
+    new Promise<ServiceError | null>((resolve) => {
+      client.makeUnaryRequest(
+        path,
+        bytes,
+        bytes,
+        Buffer.from('ping'),
+        new Metadata(),
+        {
+          interceptors: [
+            makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 3 })),
+            closedConnectionGuard,
+          ],
+        },
+        (failure) => resolve(failure),
+      );
+    });
+
+  it('fails a call made after the close as CANCELLED, through the retry interceptor', async () => {
+    const client = new GrpcClient(`127.0.0.1:${port}`, credentials.createInsecure());
+    client.close();
+    const uncaught: unknown[] = [];
+    const listener = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', listener);
+    try {
+      expect((await ping(client))?.code).toBe(status.CANCELLED);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', listener);
+    }
+  });
+
   it('ends the call as CANCELLED instead of throwing from a timer', async () => {
+    calls = 0;
     const client = new GrpcClient(`127.0.0.1:${port}`, credentials.createInsecure());
     // The connection closes while the first answer (UNAVAILABLE, retryable) is on its way back.
     onCall = () => client.close();
@@ -62,22 +96,7 @@ describe('a retry after the Temporal connection closed', () => {
     const listener = (error: unknown) => uncaught.push(error);
     process.on('uncaughtException', listener);
     try {
-      const error = await new Promise<ServiceError | null>((resolve) => {
-        client.makeUnaryRequest(
-          path,
-          bytes,
-          bytes,
-          Buffer.from('ping'),
-          new Metadata(),
-          {
-            interceptors: [
-              makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 3 })),
-              closedConnectionGuard,
-            ],
-          },
-          (failure) => resolve(failure),
-        );
-      });
+      const error = await ping(client);
       expect(error?.code).toBe(status.CANCELLED);
       expect(calls).toBe(1);
       expect(uncaught).toEqual([]);
