@@ -70,7 +70,7 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   const sessions = new Sessions(listingClient(client), config.taskQueue);
   const assistants = new Assistants(client, config.taskQueue, config.model.default);
   const services = { conversations, assistants, sessions };
-  app.use(assistantRoutes(assistants, sessions));
+  app.use(assistantRoutes(assistants, sessions, config.sandbox.networkHosts));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
   app.use(sessionRoutes(conversations, sessions));
   app.use(checkpointRoutes(conversations));

@@ -15,6 +15,7 @@ import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
 import type { KeelConfig } from '../common/config';
 import * as messages from '../common/messages';
 import { queuedRun, type Run } from '../common/run';
+import { coveredBy, parseHostEntry, type HostEntry } from '../common/network-hosts';
 import { searchAttributes } from '../common/search-attributes';
 import { workflowIdFor, type Thread, type ThreadConfig } from '../common/thread';
 
@@ -36,10 +37,28 @@ export const deletedStatus = 'TERMINATED';
 /** The caller, as authentication established it; undefined when the API runs without tokens. */
 export type Owner = string | undefined;
 
+/** The hosts asked for, each within the operator's `KEEL_SANDBOX_NETWORK_HOSTS`; else 422. */
+export function grantNetworkHosts(asked: readonly string[], granted: readonly HostEntry[]): string[] {
+  for (const raw of asked) {
+    const entry = parseHostEntry(raw);
+    if (typeof entry === 'string' || !coveredBy(granted, entry))
+      throw new ApiError(
+        422,
+        'network_host_not_allowed',
+        `network host "${raw}" is not one the operator allows threads to reach (KEEL_SANDBOX_NETWORK_HOSTS${granted.length === 0 ? ' is empty' : ''})`,
+        'config.network_hosts',
+      );
+  }
+  return asked.map((raw) => raw.trim().toLowerCase());
+}
+
 export class Conversations {
   constructor(
     readonly client: Client,
-    private readonly config: Pick<KeelConfig, 'taskQueue' | 'model' | 'defaults' | 'webhookAllowHosts'> & {
+    private readonly config: Pick<
+      KeelConfig,
+      'taskQueue' | 'model' | 'defaults' | 'webhookAllowHosts' | 'sandbox'
+    > & {
       api: Pick<KeelConfig['api'], 'intakeWaitMs' | 'readTimeoutMs'>;
     },
   ) {}
@@ -67,9 +86,10 @@ export class Conversations {
     try {
       return await this.client.withDeadline(Date.now() + this.config.api.readTimeoutMs, query);
     } catch (error) {
-      if (!isStall(error)) throw error;
-      // A deleted thread's tombstone has no worker to answer either: that is a 404.
+      // A failed read is explained by the thread's description first: a deleted thread (its
+      // tombstone has no worker to answer) is a 404, one under a key this API lacks says so.
       await this.requireExisting(threadId);
+      if (!isStall(error)) throw error;
       throw new ApiError(
         503,
         'thread_unavailable',
@@ -102,6 +122,9 @@ export class Conversations {
       ...(input.tool_rules === undefined ? {} : { tool_rules: input.tool_rules }),
       ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
       ...(maxCost === undefined ? {} : { max_cost_usd: maxCost }),
+      ...(input.network_hosts === undefined || input.network_hosts.length === 0
+        ? {}
+        : { network_hosts: grantNetworkHosts(input.network_hosts, this.config.sandbox.networkHosts) }),
     };
   }
 

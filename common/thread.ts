@@ -46,6 +46,11 @@ export interface ThreadConfig {
   max_cost_usd?: number;
   /** Model calls one run may make before it stops. @default 50 */
   max_steps: number;
+  /**
+   * Hosts the thread's commands may reach through Keel's proxy (`host`, `*.domain`,
+   * `host:port`), within what the operator allows (`KEEL_SANDBOX_NETWORK_HOSTS`). @default none
+   */
+  network_hosts?: string[];
 }
 
 /** What a thread amounted to so far: runs, model calls, tokens, cost, time. */
