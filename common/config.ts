@@ -57,6 +57,7 @@ const schema = z
     KEEL_WEBHOOK_ALLOW_HOSTS: optionalString,
     KEEL_ENCRYPTION_KEYS: optionalString,
     KEEL_CODEC_CORS_ORIGINS: optionalString,
+    KEEL_CODEC_UI_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
     KEEL_SANDBOX: z.enum(['on', 'off']).default('on'),
     KEEL_SANDBOX_NETWORK: z.enum(['off', 'on']).default('off'),
     KEEL_SANDBOX_NETWORK_HOSTS: optionalString,
@@ -173,6 +174,12 @@ export interface EncryptionConfig {
    * comma-separated. @default the dev server's UI, `http://127.0.0.1:<ui port>` and `http://localhost:<ui port>`
    */
   corsOrigins: string[];
+  /**
+   * The secret in the Web UI's codec endpoint (`/codec/ui/<token>`), which works without an API
+   * token: the Temporal UI cannot send one (`KEEL_CODEC_UI_TOKEN`; `keel up` makes one when the
+   * API has tokens). Unset: no such endpoint.
+   */
+  uiToken: string | undefined;
 }
 
 export interface KeelConfig {
@@ -430,6 +437,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
         env.KEEL_CODEC_CORS_ORIGINS === undefined
           ? [`http://127.0.0.1:${env.KEEL_TEMPORAL_UI_PORT}`, `http://localhost:${env.KEEL_TEMPORAL_UI_PORT}`]
           : list(env.KEEL_CODEC_CORS_ORIGINS),
+      uiToken: env.KEEL_CODEC_UI_TOKEN,
     },
     extensionsFile: env.KEEL_EXTENSIONS_FILE,
     workflowBundle: env.KEEL_WORKFLOW_BUNDLE,
