@@ -234,6 +234,11 @@ export class Conversations {
     );
   }
 
+  /** The earlier branches forks cut off, and whether the transcript's front was compacted. */
+  async branches(threadId: string): Promise<messages.ThreadBranches> {
+    return this.read(threadId, () => this.handle(threadId).query(messages.getBranchesQuery));
+  }
+
   pendingApprovals(threadId: string): Promise<PendingApproval[]> {
     return this.read(threadId, () => this.handle(threadId).query(messages.getPendingApprovalsQuery));
   }

@@ -58,6 +58,32 @@ export interface AssistantMessage extends MessageMeta {
 
 export type Message = UserMessage | AssistantMessage;
 
+/**
+ * Messages a fork cut off the transcript, kept so the earlier branch can still be read: they
+ * followed the checkpoint `parent` (a message id that ends a committed step, or `start`).
+ */
+export interface Branch {
+  parent: string;
+  messages: Message[];
+}
+
+/** The sequence number N of a message id `mN` (the N-th message ever appended to the thread). */
+export function sequenceOf(id: string): number | undefined {
+  const match = /^m(\d+)$/.exec(id);
+  return match === null ? undefined : Number(match[1]);
+}
+
+/**
+ * Whether `messages[index]` ends a committed step: every message does, except an assistant
+ * message asking for tools, which commits together with the results that follow it.
+ */
+export function endsStep(messages: readonly Message[], index: number): boolean {
+  const message = messages[index];
+  if (message === undefined) return false;
+  if (message.role === 'user' || toolUsesOf(message.content).length === 0) return true;
+  return messages[index + 1]?.role !== 'user';
+}
+
 /** A message as a model sees it: no Keel metadata. */
 export type ModelMessage =
   { role: 'user'; content: UserContent[] } | { role: 'assistant'; content: AssistantContent[] };
