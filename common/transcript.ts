@@ -74,14 +74,11 @@ export function sequenceOf(id: string): number | undefined {
 }
 
 /**
- * Whether `messages[index]` ends a committed step: every message does, except an assistant
- * message asking for tools, which commits together with the results that follow it.
+ * Whether a message ends a committed step: every message does except an assistant message asking
+ * for tools, which commits together with the results that follow it (the transcript invariant).
  */
-export function endsStep(messages: readonly Message[], index: number): boolean {
-  const message = messages[index];
-  if (message === undefined) return false;
-  if (message.role === 'user' || toolUsesOf(message.content).length === 0) return true;
-  return messages[index + 1]?.role !== 'user';
+export function endsStep(message: Message): boolean {
+  return message.role === 'user' || toolUsesOf(message.content).length === 0;
 }
 
 /** A message as a model sees it: no Keel metadata. */

@@ -122,6 +122,48 @@ describe('forking a thread from an earlier checkpoint, with LangGraph’s JS SDK
     });
   });
 
+  it('forks while a run is under way as any run does: refused under reject, queued under enqueue', async () => {
+    const thread = await client.threads.create();
+    const threadId = thread.thread_id;
+    await client.runs.wait(threadId, 'agent', { input: human('first question') });
+    const forkPoint = idOf(await client.threads.getState(threadId));
+    await client.runs.wait(threadId, 'agent', { input: human('second question') });
+    const busy = await client.runs.create(threadId, 'agent', { input: human('think: 3') });
+
+    const refused = await failureOf(
+      client.runs.create(threadId, 'agent', {
+        input: human('second question, edited'),
+        checkpointId: forkPoint,
+        multitaskStrategy: 'reject',
+      }),
+    );
+    expect(refused).toMatchObject({ status: 409, body: { error: { code: 'thread_busy' } } });
+
+    const queued = await client.runs.create(threadId, 'agent', {
+      input: human('second question, edited'),
+      checkpointId: forkPoint,
+      multitaskStrategy: 'enqueue',
+    });
+    const values = await client.runs.join(threadId, queued.run_id);
+    expect(transcriptOf(values)).toEqual([
+      'human: first question',
+      expect.stringMatching(/^ai: /),
+      'human: second question, edited',
+      expect.stringMatching(/^ai: /),
+    ]);
+    expect(await client.runs.get(threadId, busy.run_id)).toMatchObject({ status: 'completed' });
+    // The run that was under way finished on the branch the fork left, and is kept there.
+    const history = await client.threads.getHistory(threadId, { limit: 100 });
+    const thinking = history.find((state) => messagesOf(state.values).at(-1)?.content === 'think: 3');
+    expect(thinking && transcriptOf(thinking.values)).toEqual([
+      'human: first question',
+      expect.stringMatching(/^ai: /),
+      'human: second question',
+      expect.stringMatching(/^ai: /),
+      'human: think: 3',
+    ]);
+  });
+
   it('refuses an unknown checkpoint with 404 checkpoint_not_found, and changes nothing', async () => {
     const { threadId, history } = await threeTurns();
     const failure = await failureOf(

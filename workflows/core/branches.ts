@@ -73,7 +73,8 @@ function pathToCheckpoint(
   const rootId = root(compacted);
   if (checkpointId === rootId && rootId === startCheckpoint) return [];
   const path = pathIn(treeOf(transcript, branches, compacted), checkpointId, rootId);
-  return path !== undefined && endsStep(path, path.length - 1) ? path : undefined;
+  const last = path?.at(-1);
+  return last !== undefined && endsStep(last) ? path : undefined;
 }
 
 /** Whether a thread holds checkpoint `checkpointId`, on its transcript or an earlier branch. */
