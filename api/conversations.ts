@@ -397,6 +397,8 @@ export class Conversations {
       transcript: source.transcript,
       compacted_messages: source.compacted_messages,
       next_sequence: source.next_sequence,
+      // The earlier branches forks left, so the copy's history lists the same checkpoints.
+      ...(source.branches === undefined ? {} : { branches: source.branches }),
     };
     await this.client.workflow.start('conversationWorkflow', {
       ...this.#startOptions(created),

@@ -92,6 +92,13 @@ describe('forking a thread from an earlier checkpoint, with LangGraph’s JS SDK
     // The thread goes on from the new branch.
     const next = await client.runs.wait(threadId, 'agent', { input: human('fourth question') });
     expect(transcriptOf(next)).toEqual([...edited, 'human: fourth question', expect.stringMatching(/^ai: /)]);
+
+    // A copy of the thread holds both branches too.
+    const copy = await client.threads.copy(threadId);
+    const tree = (states: ThreadState[]) => states.map((state) => [idOf(state), parentOf(state)]);
+    expect(tree(await client.threads.getHistory(copy.thread_id, { limit: 100 }))).toEqual(
+      tree(await client.threads.getHistory(threadId, { limit: 100 })),
+    );
   });
 
   it('goes back to a checkpoint of the earlier branch, keeping the branch it leaves', async () => {
