@@ -256,6 +256,11 @@ export class Conversations {
     );
   }
 
+  /** The earlier branches forks cut off, and whether the transcript's front was compacted. */
+  async branches(threadId: string): Promise<messages.ThreadBranches> {
+    return this.read(threadId, () => this.handle(threadId).query(messages.getBranchesQuery));
+  }
+
   pendingApprovals(threadId: string): Promise<PendingApproval[]> {
     return this.read(threadId, () => this.handle(threadId).query(messages.getPendingApprovalsQuery));
   }
@@ -414,6 +419,8 @@ export class Conversations {
       transcript: source.transcript,
       compacted_messages: source.compacted_messages,
       next_sequence: source.next_sequence,
+      // The earlier branches forks left, so the copy's history lists the same checkpoints.
+      ...(source.branches === undefined ? {} : { branches: source.branches }),
     };
     await this.client.workflow.start('conversationWorkflow', {
       ...this.#startOptions(created),

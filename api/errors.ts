@@ -80,6 +80,7 @@ const rejections: Record<string, [number, string]> = {
   RunExists: [409, 'run_exists'],
   InvalidInput: [422, 'invalid_input'],
   RunNotFound: [404, 'run_not_found'],
+  CheckpointNotFound: [404, 'checkpoint_not_found'],
   ApprovalNotPending: [409, 'approval_not_pending'],
   ApprovalNotFound: [404, 'approval_not_found'],
   VersionNotFound: [404, 'version_not_found'],

@@ -359,6 +359,51 @@ describe('the web chat in a browser', () => {
     });
   });
 
+  it('edits an earlier message and regenerates from it, keeping the earlier branch in history', async () => {
+    await onPage(browser, 'edit and regenerate', async (page) => {
+      await page.goto(base);
+      await send(page, 'first question');
+      const threadId = await threadOf(page);
+      await waitForStatus(page, 'Done.');
+      await send(page, 'second question');
+      await page.locator('article.message.ai').nth(1).waitFor();
+      await waitForStatus(page, 'Done.');
+      await send(page, 'third question');
+      await page.locator('article.message.ai').nth(2).waitFor();
+      await waitForStatus(page, 'Done.');
+
+      const edits = page.getByRole('button', { name: 'Edit message' });
+      expect(await edits.count()).toBe(3);
+      await edits.nth(1).click();
+      await page.getByLabel('Edited message').fill('second question, edited');
+      await page.getByRole('button', { name: 'Send edited' }).click();
+      await page.locator('article.message.human', { hasText: 'second question, edited' }).waitFor();
+      await page
+        .locator('article.message.ai', { hasText: 'second question, edited' })
+        .waitFor({ timeout: 60_000 });
+      await waitForStatus(page, 'Done.');
+
+      const now = await stored(threadId);
+      expect(now).toEqual([
+        'human: firstquestion',
+        expect.stringMatching(/^ai: /),
+        'human: secondquestion,edited',
+        expect.stringMatching(/secondquestion,edited/),
+      ]);
+      expect(await shown(page)).toEqual(now);
+      // The earlier branch is kept: history lists its checkpoints beside the new ones.
+      const history = await call<Array<{ values: { messages: WireMessage[] } }>>(
+        base,
+        'POST',
+        `/threads/${threadId}/history`,
+        { limit: 100 },
+      );
+      const texts = history.body.map((state) => textOf(state.values.messages.at(-1)?.content ?? ''));
+      expect(texts).toEqual(expect.arrayContaining(['third question', 'second question, edited']));
+      expect(history.body).toHaveLength(9);
+    });
+  });
+
   it('carries on through an API restart mid-answer', async () => {
     await onPage(browser, 'api restart', async (page) => {
       await page.goto(base);

@@ -179,7 +179,8 @@ export function useThreadStream(props: ThreadStreamOptions) {
     // Once per mount: a remount (a new key) is how the page re-attaches.
   }, []);
 
-  const send = (text: string) => {
+  /** Sends a message; with `edit`, in place of message `edit.index`, going on from the checkpoint before it. */
+  const send = (text: string, edit?: { index: number; checkpointId: string }) => {
     stopRequested.current = false;
     runRef.current = null;
     note({ event: 'page.sent', data: {} });
@@ -196,10 +197,13 @@ export function useThreadStream(props: ThreadStreamOptions) {
         optimisticValues: (previous) => ({
           ...previous,
           messages: [
-            ...(previous.messages ?? []),
+            ...(previous.messages ?? []).slice(0, edit?.index),
             { type: 'human', content: text, id: `sending-${Date.now()}` },
           ],
         }),
+        ...(edit === undefined
+          ? {}
+          : { checkpoint: { checkpoint_id: edit.checkpointId, checkpoint_ns: '', checkpoint_map: null } }),
         ...(created ? { metadata: { [titleKey]: titleOf(text), assistant_id: assistantId } } : {}),
       },
     );
