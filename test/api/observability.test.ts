@@ -228,6 +228,65 @@ describe('traces and metrics in real backends', () => {
     expect(JSON.stringify(keelSamples)).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
   });
 
+  it('counts how long an approval waited and the event streams open while it waits', async () => {
+    const apiBefore = await scrape(`${base}/metrics`);
+    const workerBefore = await scrape(workerMetrics);
+    const thread = await call<{ thread_id: string }>(base, 'POST', '/threads', {
+      config: { approval: 'require' },
+    });
+    const threadId = thread.body.thread_id;
+    const run = await call<{ run_id: string }>(
+      base,
+      'POST',
+      `/threads/${threadId}/runs`,
+      userInput('run: echo approved'),
+    );
+    const pending = await eventually(async () => {
+      const listed = await call<Array<{ approval_id: string }>>(
+        base,
+        'GET',
+        `/threads/${threadId}/approvals`,
+      );
+      return listed.body.length === 1 ? listed.body[0]! : undefined;
+    });
+    const controller = new AbortController();
+    const stream = await fetch(`${base}/threads/${threadId}/runs/${run.body.run_id}/stream`, {
+      signal: controller.signal,
+    });
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reading = stream.text().catch(() => '');
+    const streams = (scraped: Awaited<ReturnType<typeof scrape>>): number =>
+      scraped.value('keel_stream_clients', { style: 'langgraph' });
+    await eventually(async () =>
+      streams(await scrape(`${base}/metrics`)) === streams(apiBefore) + 1 ? true : undefined,
+    );
+    // A wait the histogram can tell from nothing.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const decided = await call(base, 'POST', `/threads/${threadId}/approvals/${pending.approval_id}`, {
+      decision: 'approve',
+    });
+    expect(decided.status).toBe(200);
+    const joined = await call(base, 'GET', `/threads/${threadId}/runs/${run.body.run_id}/join?timeout_s=60`);
+    expect(joined.status).toBe(200);
+    controller.abort();
+    await reading;
+    await eventually(async () =>
+      streams(await scrape(`${base}/metrics`)) === streams(apiBefore) ? true : undefined,
+    );
+    const workerAfter = await eventually(async () => {
+      const scraped = await scrape(workerMetrics);
+      return scraped.value('keel_approval_wait_seconds_count', { decision: 'approve' }) >
+        workerBefore.value('keel_approval_wait_seconds_count', { decision: 'approve' })
+        ? scraped
+        : undefined;
+    });
+    const waited =
+      workerAfter.value('keel_approval_wait_seconds_sum', { decision: 'approve' }) -
+      workerBefore.value('keel_approval_wait_seconds_sum', { decision: 'approve' });
+    expect(waited).toBeGreaterThanOrEqual(0.3);
+    expect(waited).toBeLessThan(120);
+  });
+
   it('shows a retried model call as a span of its own in the same trace, and counts the error', async () => {
     const before = await scrape(workerMetrics);
     fake.enqueue({ kind: 'error', status: 500, type: 'api_error', message: 'Internal server error' });
