@@ -65,10 +65,12 @@ describe('traces and metrics in real backends', () => {
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
   });
 
-  const startWorker = async (): Promise<{ process: WorkerProcess; metrics: string }> => {
+  const startWorker = async (
+    extra: Record<string, string> = {},
+  ): Promise<{ process: WorkerProcess; metrics: string }> => {
     const port = await freePort();
     const started = await startWorkerProcess({
-      env: { ...telemetryEnv(), KEEL_WORKER_METRICS_PORT: String(port) },
+      env: { ...telemetryEnv(), KEEL_WORKER_METRICS_PORT: String(port), ...extra },
     });
     processes.push(started);
     return { process: started, metrics: `http://127.0.0.1:${port}/metrics` };
@@ -313,6 +315,21 @@ describe('traces and metrics in real backends', () => {
     );
     expect(after.value('keel_model_call_retries_total', { provider: 'anthropic' })).toBe(
       before.value('keel_model_call_retries_total', { provider: 'anthropic' }) + 1,
+    );
+  });
+
+  it('puts prompts and completions on model spans only for a worker whose operator opted in', async () => {
+    worker.kill('SIGTERM');
+    await worker.exited;
+    ({ process: worker, metrics: workerMetrics } = await startWorker({
+      OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+    }));
+    const runId = await runTurn('say the secret word: plover');
+    const spans = await traceOf(runId, (trace) => trace.some((span) => span.name === `chat ${model}`));
+    const chat = spans.find((span) => span.name === `chat ${model}`)!;
+    expect(String(chat.attributes['gen_ai.input.messages'])).toContain('say the secret word: plover');
+    expect(String(chat.attributes['gen_ai.output.messages'])).toContain(
+      'You said: say the secret word: plover',
     );
   });
 
