@@ -69,7 +69,7 @@ export default tseslint.config(
         'error',
         {
           paths: forbiddenInDeterministicCode,
-          patterns: [forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch'])],
+          patterns: [forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch', 'telemetry'])],
         },
       ],
       'no-restricted-globals': [
@@ -92,7 +92,7 @@ export default tseslint.config(
         {
           paths: forbiddenInDeterministicCode,
           patterns: [
-            forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch']),
+            forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch', 'telemetry']),
             {
               group: ['@temporalio/*'],
               message: 'The core is pure: Temporal belongs in workflows/interpreter/.',

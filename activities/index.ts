@@ -2,7 +2,9 @@
 import type { KeelActivities } from '../common/activities';
 import type { KeelConfig } from '../common/config';
 import { createCallModel } from './call-model';
+import { WorkerMetrics } from '../telemetry/worker-metrics';
 import { createModelClients, type ModelClients } from './model/clients';
+import { type ActivityTelemetry, observeModelCall, observeModelClients, observeToolCall } from './observe';
 import { PriceTable } from './model/prices';
 import { createRunTool } from './run-tool';
 import { createSendWebhook } from './send-webhook';
@@ -43,6 +45,8 @@ export interface ActivityDependencies {
   clients?: ModelClients;
   /** Built from `config.sandbox` unless given (the worker checks it at start). */
   sandbox?: Sandbox;
+  /** Where spans and metrics go; unless given, metrics no one reads and the global tracer. */
+  telemetry?: ActivityTelemetry;
 }
 
 export function createActivities({
@@ -50,20 +54,28 @@ export function createActivities({
   registry,
   clients,
   sandbox,
+  telemetry = { metrics: new WorkerMetrics(), captureContent: false },
 }: ActivityDependencies): KeelActivities {
   const tools = registry ?? new ToolRegistry(builtinTools);
+  const modelClients = clients ?? createModelClients(config.providers);
   return {
-    callModel: createCallModel({
-      clients: clients ?? createModelClients(config.providers),
-      registry: tools,
-      prices: PriceTable.load(config.pricesFile),
-    }),
-    runTool: createRunTool({
-      registry: tools,
-      dataDir: config.dataDir,
-      environment: config.childEnvironment,
-      sandbox: sandbox ?? new Sandbox(config.sandbox, config.childEnvironment.PATH),
-    }),
+    callModel: observeModelCall(
+      createCallModel({
+        clients: observeModelClients(modelClients, telemetry.metrics),
+        registry: tools,
+        prices: PriceTable.load(config.pricesFile),
+      }),
+      telemetry,
+    ),
+    runTool: observeToolCall(
+      createRunTool({
+        registry: tools,
+        dataDir: config.dataDir,
+        environment: config.childEnvironment,
+        sandbox: sandbox ?? new Sandbox(config.sandbox, config.childEnvironment.PATH),
+      }),
+      telemetry,
+    ),
     sendWebhook: createSendWebhook({ secret: config.webhookSecret, allowHosts: config.webhookAllowHosts }),
   };
 }

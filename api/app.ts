@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { KeelConfig } from '../common/config';
+import { ApiMetrics } from '../telemetry/api-metrics';
 import { authenticate } from './auth';
 import { cors } from './cors';
 import { Assistants } from './protocol/assistants';
@@ -17,6 +18,9 @@ import { openApiDocument, openApiOperation } from './openapi';
 import { operations } from './operations';
 import { activeRunRoutes } from './routes/active-runs';
 import { checkpointRoutes } from './routes/checkpoints';
+import { metricsRoutes } from './routes/metrics';
+import { observeRequests } from './observe-requests';
+import type { SseLocals } from './sse';
 import { codecRoutes, codecUiRoutes, maxCodecBodyBytes } from './routes/codec';
 import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
@@ -41,10 +45,20 @@ export interface AppOptions {
   logger: Logger;
   /** Aborted when the API begins to stop: waiting requests answer at once. */
   stopping?: AbortSignal;
+  /** Served at `/metrics`. @default a registry of its own, without process metrics */
+  metrics?: ApiMetrics;
 }
 
-export function createApp({ client, config, logger, stopping }: AppOptions): Express {
+export function createApp({
+  client,
+  config,
+  logger,
+  stopping,
+  metrics = new ApiMetrics(),
+}: AppOptions): Express {
   const app = express();
+  (app.locals as SseLocals).streamClients = metrics.streamClients;
+  app.use(observeRequests(metrics));
   app.disable('x-powered-by');
   app.set('etag', false);
   // The Temporal Web UI decrypts through /codec from its own origin, whatever the API allows.
@@ -67,6 +81,7 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
     response.json(document);
   });
   app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
+  app.use(metricsRoutes(metrics));
   app.use(systemRoutes(config.sandbox.mode));
   app.use(codec);
   // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).

@@ -11,6 +11,7 @@ import { codecOperations } from './routes/codec';
 import { cronOperations } from './routes/crons';
 import { statelessRunOperations } from './routes/stateless-runs';
 import { healthOperations } from './routes/health';
+import { metricsOperations } from './routes/metrics';
 import { runOperations } from './routes/runs';
 import { sessionOperations } from './routes/sessions';
 import { streamOperations } from './routes/streams';
@@ -23,6 +24,7 @@ import { webPage } from './web-page';
 export const operations: readonly AnyOperation[] = [
   webPage,
   ...healthOperations,
+  ...metricsOperations,
   ...systemOperations,
   openApiOperation,
   ...assistantOperations,

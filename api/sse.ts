@@ -4,6 +4,7 @@
  * reconnecting client's `Last-Event-ID` is always the last durable event it saw.
  */
 import type { Response } from 'express';
+import type { Gauge } from 'prom-client';
 
 export interface SseTimings {
   /** A `heartbeat` event after this much silence (the model is thinking). @default 5000 */
@@ -21,6 +22,11 @@ export const defaultSseTimings: SseTimings = { heartbeatMs: 5_000, pingMs: 15_00
  * clients see every event, so silence is filled with a comment and the end is the stream's close.
  */
 export type SseStyle = 'keel' | 'langgraph';
+
+/** What the app keeps for its streams in `app.locals`. */
+export interface SseLocals {
+  streamClients?: Pick<Gauge<'style'>, 'inc' | 'dec'>;
+}
 
 export class SseWriter {
   readonly #response: Response;
@@ -54,6 +60,12 @@ export class SseWriter {
     );
     this.#ping = setInterval(() => this.#write(': ping\n\n'), timings.pingMs);
     response.on('close', () => this.#stopTimers());
+    // Counted while the client is connected (the app's metrics, api/app.ts).
+    const clients = (response.app.locals as SseLocals).streamClients;
+    if (clients !== undefined) {
+      clients.inc({ style });
+      response.once('close', () => clients.dec({ style }));
+    }
   }
 
   /** Writes one event; `id` only for durable events. */

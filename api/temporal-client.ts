@@ -4,6 +4,7 @@
  */
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import type { TemporalConnectionOptions } from '../launch/connection';
 import { closedConnectionGuard } from './grpc-closed-guard';
 
@@ -25,5 +26,12 @@ export async function connectApiClient(
   dataConverter: DataConverter,
 ): Promise<Client> {
   const connection = await Connection.connect(apiConnectionOptions(options));
-  return new Client({ connection, namespace, dataConverter });
+  // Updates, signals and starts carry the request's trace context to the workflow (a no-op
+  // when tracing is off).
+  return new Client({
+    connection,
+    namespace,
+    dataConverter,
+    interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+  });
 }

@@ -21,6 +21,7 @@ import { recovery } from './scenarios/recovery';
 import { sandboxCost } from './scenarios/sandbox';
 import { stepOverhead } from './scenarios/step-overhead';
 import { throughput } from './scenarios/throughput';
+import { tracingCost } from './scenarios/tracing';
 import { tokenLatency } from './scenarios/token-latency';
 
 interface Sizes {
@@ -88,6 +89,11 @@ const scenarios: Scenario[] = [
     title: '9. codec: encryption at rest per step (real histories, decrypted and encrypted again)',
     run: (system, { quick }) =>
       codecCost(system, { threads: quick ? 2 : 5, turns: quick ? 5 : 10, trials: quick ? 4 : 20 }),
+  },
+  {
+    name: 'tracing',
+    title: '10. tracing: a tool turn per step, OTLP export to a Collector on vs off',
+    run: (system, { quick }) => tracingCost(system, { turns: quick ? 5 : 20, trials: quick ? 1 : 3 }),
   },
 ];
 

@@ -5,6 +5,12 @@
 import { z } from 'zod';
 import { parseModelSpec } from './model-spec';
 import { parseHostEntry, type HostEntry } from './network-hosts';
+import {
+  telemetryConfig,
+  telemetryEnvShape,
+  telemetryProblem,
+  type TelemetryConfig,
+} from './telemetry-config';
 
 const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
 /** Shorter tokens are refused at start: a guessable token is no authentication. */
@@ -72,8 +78,11 @@ const schema = z
     KEEL_WORKFLOW_BUNDLE: optionalString,
     KEEL_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     KEEL_LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+    ...telemetryEnvShape,
   })
   .superRefine((env, context) => {
+    const telemetry = telemetryProblem(env);
+    if (telemetry !== undefined) context.addIssue({ code: 'custom', path: ['OTEL'], message: telemetry });
     if (!loopbackHosts.has(env.KEEL_API_HOST) && env.KEEL_API_TOKENS === undefined) {
       context.addIssue({
         code: 'custom',
@@ -254,6 +263,8 @@ export interface KeelConfig {
   /** What `go install` needs to build the Temporal CLI: PATH, HOME and Go's own settings. */
   toolchainEnvironment: Record<string, string>;
   log: { level: 'debug' | 'info' | 'warn' | 'error'; format: 'json' | 'pretty' };
+  /** Metrics and traces (common/telemetry-config.ts). */
+  telemetry: TelemetryConfig;
 }
 
 const childEnvironmentNames = ['PATH', 'LANG', 'LC_ALL', 'TZ', 'TERM'];
@@ -445,6 +456,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     childEnvironment: pick(raw, childEnvironmentNames),
     toolchainEnvironment: pick(raw, toolchainEnvironmentNames),
     log: { level: env.KEEL_LOG_LEVEL, format: env.KEEL_LOG_FORMAT },
+    telemetry: telemetryConfig(env),
   };
 }
 

@@ -5,6 +5,7 @@
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import { ConfigError, parseConfig, type KeelConfig } from '../common/config';
+import { traceIds } from '../telemetry/tracing';
 
 export { ConfigError };
 export type { Logger };
@@ -15,7 +16,7 @@ export function loadConfig(): Readonly<KeelConfig> {
 }
 
 /**
- * A process's logger. Errors are serialized with their message and causes under `err` and under
+ * A process's logger. Lines logged while a span records carry `trace_id` and `span_id`. Errors are serialized with their message and causes under `err` and under
  * `error` (the key Temporal's own log lines use): plain JSON turns an Error into `{}`.
  */
 export function createLogger(
@@ -24,7 +25,8 @@ export function createLogger(
   destination?: pino.DestinationStream,
 ): Logger {
   const serializers = { err: pino.stdSerializers.errWithCause, error: pino.stdSerializers.errWithCause };
-  const options = { name, level: config.log.level, serializers };
+  // A line logged inside a recording span carries its trace_id and span_id.
+  const options = { name, level: config.log.level, serializers, mixin: traceIds };
   if (config.log.format === 'json')
     return destination === undefined ? pino(options) : pino(options, destination);
   return pino(

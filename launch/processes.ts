@@ -2,6 +2,8 @@
 import { startApi } from '../api/server';
 import { connectApiClient } from '../api/temporal-client';
 import { loadDataConverter } from '../codec/data-converter';
+import { ApiMetrics } from '../telemetry/api-metrics';
+import { startTracing } from '../telemetry/tracing';
 import { runWorker } from '../worker/run-worker';
 import { temporalConnectionOptions } from './connection';
 import { createLogger, loadConfig } from './env';
@@ -9,12 +11,23 @@ import { createLogger, loadConfig } from './env';
 export async function apiProcess(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config, 'api');
+  // Before the client: its interceptor reads the global tracer provider and propagator.
+  const tracing = startTracing(config.telemetry.tracing, 'keel-api');
+  if (tracing.enabled)
+    logger.info({ endpoint: config.telemetry.tracing?.tracesUrl }, 'traces exported over OTLP');
   const client = await connectApiClient(
     temporalConnectionOptions(config),
     config.temporal.namespace,
     await loadDataConverter(config.encryption),
   );
-  const api = await startApi({ client, config, logger, host: config.api.host, port: config.api.port });
+  const api = await startApi({
+    client,
+    config,
+    logger,
+    host: config.api.host,
+    port: config.api.port,
+    metrics: new ApiMetrics().withProcessMetrics(),
+  });
   logger.info({ url: api.url }, 'api ready');
   let stopping = false;
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
@@ -23,6 +36,7 @@ export async function apiProcess(): Promise<void> {
     logger.info({ signal }, 'api stopping: no new connections; in-flight requests finish');
     await api.stop();
     await client.connection.close();
+    await tracing.shutdown();
     logger.info('api stopped');
     process.exit(0);
   };

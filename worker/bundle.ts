@@ -8,11 +8,12 @@
 import { writeFile } from 'node:fs/promises';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { failureConverterPath } from '../codec/data-converter';
-import { workflowsPath } from './create-worker';
+import { workflowInterceptorModules, workflowsPath } from './create-worker';
 
 export async function buildWorkflowBundle(): Promise<string> {
   const { code } = await bundleWorkflowCode({
     workflowsPath,
+    workflowInterceptorModules,
     // Failures raised in workflow code carry their message as a payload, for the codec to encrypt.
     failureConverterPath,
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },

@@ -1,11 +1,21 @@
 /** The Keel worker's options, in one place for the worker process, tests and benchmarks. */
 import path from 'node:path';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
 import { type NativeConnection, Worker } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import type { KeelActivities } from '../common/activities';
+import { startTracing, type Tracing } from '../telemetry/tracing';
+import { WorkerMetrics } from '../telemetry/worker-metrics';
 
 /** The workflow entry point the bundler starts from. */
 export const workflowsPath = path.resolve(__dirname, '../workflows/index.ts');
+
+/** Temporal's OpenTelemetry workflow interceptors, bundled with every workflow build (behind a patch). */
+export const workflowInterceptorModules = [path.resolve(__dirname, '../workflows/tracing-interceptors.ts')];
 
 export interface KeelWorkerOptions {
   connection: NativeConnection;
@@ -21,6 +31,10 @@ export interface KeelWorkerOptions {
   /** Seconds in-flight activities get to finish after shutdown begins. */
   shutdownGraceS: number;
   identity?: string;
+  /** Where the workflows' run and approval metrics go. @default metrics no one reads */
+  metrics?: WorkerMetrics;
+  /** Where workflow spans go (the process's tracing, `telemetry/tracing.ts`). @default none */
+  tracing?: Tracing;
 }
 
 /** Keel's worker options beyond the SDK's defaults (the benchmark's floor can run with them too). */
@@ -35,6 +49,8 @@ export const keelWorkerTuning = {
 } as const;
 
 export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
+  const metrics = options.metrics ?? new WorkerMetrics();
+  const tracing = options.tracing ?? startTracing(undefined, 'keel-worker');
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -47,6 +63,18 @@ export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
     ...(options.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: options.maxCachedWorkflows }),
     ...(options.identity === undefined ? {} : { identity: options.identity }),
     shutdownGraceTime: `${options.shutdownGraceS} seconds`,
+    // Registered whether or not tracing is on: the bundled workflow interceptors always report.
+    sinks: { ...metrics.sinks(), exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+    interceptors: {
+      // A prebuilt bundle has them already (worker/bundle.ts); the SDK warns if told again.
+      ...(options.workflowBundlePath === undefined ? { workflowModules: workflowInterceptorModules } : {}),
+      activity: [
+        (context) => ({
+          inbound: new OpenTelemetryActivityInboundInterceptor(context),
+          outbound: new OpenTelemetryActivityOutboundInterceptor(context),
+        }),
+      ],
+    },
     ...keelWorkerTuning,
   });
 }

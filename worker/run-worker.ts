@@ -12,6 +12,9 @@ import { Sandbox } from '../activities/tools/sandbox';
 import { loadDataConverter } from '../codec/data-converter';
 import type { KeelConfig } from '../common/config';
 import type { TemporalConnectionOptions } from '../launch/connection';
+import { freeLoopbackPort, startMetricsServer, type MetricsServer } from '../telemetry/metrics-server';
+import { startTracing } from '../telemetry/tracing';
+import { WorkerMetrics } from '../telemetry/worker-metrics';
 import { createKeelWorker } from './create-worker';
 import { withDrainLog } from './drain-log';
 import { ensureSearchAttributes } from './search-attributes';
@@ -31,13 +34,39 @@ export interface RunWorkerOptions {
 }
 
 export async function runWorker({ config, connectionOptions, logger }: RunWorkerOptions): Promise<void> {
+  const { workerMetrics } = config.telemetry;
+  // The SDK core serves its own metrics on a loopback port; /metrics relays them (metrics-server.ts).
+  const temporalMetricsPort = workerMetrics === undefined ? undefined : await freeLoopbackPort();
+  // Once per process, before any connection or worker.
   Runtime.install({
     logger: new DefaultLogger('WARN', (entry) =>
       logger[levels[entry.level]](entry.meta ?? {}, entry.message),
     ),
     // Keel handles signals itself, so a second signal can force the exit.
     shutdownSignals: [],
+    ...(temporalMetricsPort === undefined
+      ? {}
+      : {
+          telemetryOptions: {
+            metrics: {
+              prometheus: { bindAddress: `127.0.0.1:${temporalMetricsPort}`, useSecondsForDurations: true },
+            },
+          },
+        }),
   });
+  const tracing = startTracing(config.telemetry.tracing, 'keel-worker');
+  const metrics = new WorkerMetrics().withProcessMetrics();
+  let metricsServer: MetricsServer | undefined;
+  if (workerMetrics !== undefined) {
+    metricsServer = await startMetricsServer({
+      ...workerMetrics,
+      registry: metrics.registry,
+      temporalMetricsUrl: `http://127.0.0.1:${temporalMetricsPort}/metrics`,
+    });
+    logger.info({ url: metricsServer.url }, 'worker metrics served');
+  }
+  if (tracing.enabled)
+    logger.info({ endpoint: config.telemetry.tracing?.tracesUrl }, 'traces exported over OTLP');
   // Before connecting: a missing or unusable key stops the worker at start, not at its first task.
   const dataConverter = await loadDataConverter(config.encryption);
   const connection = await NativeConnection.connect(connectionOptions);
@@ -59,7 +88,15 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
           logger: logger.child({ component: 'extensions' }),
           environment: config.childEnvironment,
         });
-  const drain = withDrainLog(createActivities({ config, registry, sandbox }), logger);
+  const drain = withDrainLog(
+    createActivities({
+      config,
+      registry,
+      sandbox,
+      telemetry: { metrics, captureContent: tracing.captureContent },
+    }),
+    logger,
+  );
   const worker = await createKeelWorker({
     connection,
     namespace: config.temporal.namespace,
@@ -67,6 +104,8 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
     activities: drain.activities,
     dataConverter,
     shutdownGraceS: config.shutdownGraceS,
+    metrics,
+    tracing,
     ...(config.workflowBundle === undefined ? {} : { workflowBundlePath: config.workflowBundle }),
   });
   let signals = 0;
@@ -105,6 +144,8 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
     // After the drain: an in-flight extension call needed its server until now.
     await extensions?.stop();
     await connection.close();
+    await metricsServer?.close();
+    await tracing.shutdown();
   }
   logger.info(
     shutdownStartedAt === undefined ? {} : { drain_ms: Date.now() - shutdownStartedAt },

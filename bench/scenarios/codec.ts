@@ -21,14 +21,18 @@ export interface CodecOptions {
 
 const EventType = temporal.api.enums.v1.EventType;
 
-/** Every payload of a raw history, apart from search attributes (indexed, never encoded). */
+/**
+ * Every payload of a raw history, apart from search attributes (indexed, never encoded), patch
+ * markers and the trace context header (never passed through the codec).
+ */
 function payloadsIn(value: unknown, found: Payload[] = []): Payload[] {
   if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return found;
   const record = value as Record<string, unknown>;
   if ('metadata' in record && record.data instanceof Uint8Array) found.push(record);
   else
     for (const [name, child] of Object.entries(record))
-      if (name !== 'searchAttributes' && name !== 'markerRecordedEventAttributes') payloadsIn(child, found);
+      if (name !== 'searchAttributes' && name !== 'markerRecordedEventAttributes' && name !== '_tracer-data')
+        payloadsIn(child, found);
   return found;
 }
 

@@ -45,13 +45,19 @@ async function filesUnder(directory: string): Promise<{ file: string; bytes: Buf
 
 /**
  * Every payload in a raw (still encoded) history: any object with metadata and data. Those
- * under `searchAttributes` (indexed for visibility) and in markers (the SDK's own `patched()`
- * records, holding a patch id) are kept apart: the SDK never passes either through the codec.
+ * under `searchAttributes` (indexed for visibility), in markers (the SDK's own `patched()`
+ * records, holding a patch id) and the trace context header (`_tracer-data`, a traceparent;
+ * decision 0122) are kept apart: the SDK never passes any of them through the codec.
  */
 function payloadsIn(
   value: unknown,
-  found = { content: [] as Payload[], searchAttributes: [] as Payload[], markers: [] as Payload[] },
-  kind: 'content' | 'searchAttributes' | 'markers' = 'content',
+  found = {
+    content: [] as Payload[],
+    searchAttributes: [] as Payload[],
+    markers: [] as Payload[],
+    traceContext: [] as Payload[],
+  },
+  kind: 'content' | 'searchAttributes' | 'markers' | 'traceContext' = 'content',
 ) {
   if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return found;
   const record = value as Record<string, unknown>;
@@ -71,7 +77,9 @@ function payloadsIn(
           ? 'searchAttributes'
           : name === 'markerRecordedEventAttributes'
             ? 'markers'
-            : kind,
+            : name === '_tracer-data'
+              ? 'traceContext'
+              : kind,
       );
   return found;
 }
@@ -308,10 +316,20 @@ describe('encryption at rest', () => {
 
       // Temporal holds only ciphertext: every payload of the history is encrypted with K.
       const history = await rawHistory(keel, threadId);
-      const { content: payloads, searchAttributes, markers } = payloadsIn(history.history?.events);
+      const {
+        content: payloads,
+        searchAttributes,
+        markers,
+        traceContext,
+      } = payloadsIn(history.history?.events);
       for (const marker of markers)
         expect(Buffer.from(marker.data ?? []).toString('utf8')).toMatch(
           /^\{"id":"[a-z-]+","deprecated":false\}$/,
+        );
+      // The trace context header holds ids only.
+      for (const header of traceContext)
+        expect(Buffer.from(header.data ?? []).toString('utf8')).toMatch(
+          /^\{"traceparent":"00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]"\}$/,
         );
       // Search attributes stay readable for visibility queries, and carry no content.
       const indexed = searchAttributes.map((payload) => Buffer.from(payload.data ?? []).toString('utf8'));

@@ -14,9 +14,10 @@ import { testDataConverter } from '../helpers/encryption';
 const directory = path.join(__dirname, 'histories');
 /**
  * Histories written by older workflow code, kept while a `patched()` branch still serves them
- * (docs/replay-and-patching.md): the code must replay both its own and these.
+ * (docs/replay-and-patching.md): the code must replay both its own and these. `before-tracing`:
+ * recorded before the tracing interceptors (patch `keel-otel-interceptors`, decision 0122).
  */
-const olderDirectories = ['before-cost-patch', 'plaintext'];
+const olderDirectories = ['before-tracing', 'before-cost-patch', 'plaintext'];
 const scenarios = [
   'continue-as-new.json',
   'crash-recovered-turn.json',
@@ -45,7 +46,11 @@ async function replay(files: string[], dataConverter = testDataConverter()): Pro
   return results.sort();
 }
 
-/** Encodings of a history's payloads, apart from search attributes and the SDK's patch markers. */
+/**
+ * Encodings of a history's payloads, apart from search attributes, the SDK's patch markers and
+ * the trace context header (`_tracer-data`: a W3C traceparent, ids only, which Temporal does not
+ * pass through the codec; decision 0122).
+ */
 function contentEncodings(value: unknown, out = new Set<string>()): Set<string> {
   if (value === null || typeof value !== 'object') return out;
   const record = value as Record<string, unknown>;
@@ -53,7 +58,7 @@ function contentEncodings(value: unknown, out = new Set<string>()): Set<string> 
   if (metadata?.encoding !== undefined) out.add(Buffer.from(metadata.encoding, 'base64').toString('utf8'));
   else
     for (const [name, child] of Object.entries(record))
-      if (name !== 'searchAttributes' && name !== 'markerRecordedEventAttributes')
+      if (name !== 'searchAttributes' && name !== 'markerRecordedEventAttributes' && name !== '_tracer-data')
         contentEncodings(child, out);
   return out;
 }

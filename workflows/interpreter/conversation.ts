@@ -18,6 +18,7 @@ import { describeFailure, modelCallOptions, toolCallOptions, webhookOptions } fr
 import { ApprovalTimers } from './approval-timers';
 import { ChildAgents, reportToParent } from './children';
 import { registerHandlers, type HandlerHost } from './handlers';
+import { observeTransition } from './metrics';
 import { OperatorView } from './operator-view';
 import type { EventLog } from './stream';
 
@@ -96,8 +97,11 @@ export class Conversation implements HandlerHost {
   }
 
   dispatch(event: EventInput): void {
-    const transition = reduce(this.#state, { ...event, now: Date.now() });
+    const before = this.#state;
+    const now = Date.now();
+    const transition = reduce(before, { ...event, now });
     this.#state = transition.state;
+    observeTransition(before, transition.commands, now);
     for (const command of transition.commands) this.#execute(command);
     for (const delivery of webhookDeliveries(transition.commands)) this.#sendWebhook(delivery);
     this.#view.publish(this.#state);
