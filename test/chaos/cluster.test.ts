@@ -1,0 +1,324 @@
+/**
+ * `keel up --cluster` as an operator meets it: PostgreSQL, the four Temporal services, the Web UI,
+ * two Keel worker hosts and the API as real processes. Conversations chat through the API while
+ * the worker hosts are replaced one at a time (a rolling deploy, SIGHUP), then while the history
+ * and the matching services are SIGKILLed; then Ctrl-C, and a second start finds everything.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import { allPorts, clusterPorts, portsInUse } from '../../launch/cluster/ports';
+import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
+import { call, freePort } from '../helpers/api';
+import { TestConversation, toolResults } from '../helpers/conversation';
+import { testDataConverter, testEncryptionKeys } from '../helpers/encryption';
+import { awaitRunEnd, IntakeLedger, submitUntilAccepted } from './api-chat';
+import { anthropicModel, anyToolResponder, lines, userTexts } from './chaos-helpers';
+
+jest.setTimeout(480_000);
+
+interface Cluster {
+  process: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function keelUpCluster(env: Record<string, string>): Cluster {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'up', '--cluster'], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { process: child, output: () => output, exited };
+}
+
+async function waitForOutput(cluster: Cluster, text: string, timeoutMs: number, after = 0): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cluster.output().slice(after).includes(text)) {
+    if (Date.now() > deadline || cluster.process.exitCode !== null)
+      throw new Error(
+        `no "${text}" within ${timeoutMs} ms; output so far:\n${cluster.output().slice(-4000)}`,
+      );
+    await sleep(200);
+  }
+}
+
+/** Every process below `pid`, with its command line. */
+function descendants(pid: number): { pid: number; args: string }[] {
+  const table = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [, child, parent, args] = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line) ?? [];
+      return { pid: Number(child), parent: Number(parent), args: args ?? '' };
+    });
+  const found: { pid: number; args: string }[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const parent = queue.shift()!;
+    for (const row of table.filter((candidate) => candidate.parent === parent)) {
+      found.push({ pid: row.pid, args: row.args });
+      queue.push(row.pid);
+    }
+  }
+  return found;
+}
+
+function childPid(cluster: Cluster, matching: string): number {
+  const found = descendants(cluster.process.pid!).find((row) => row.args.includes(matching));
+  if (found === undefined) throw new Error(`no process "${matching}" under the cluster`);
+  return found.pid;
+}
+
+/** A free frontend port with the ports the other services take above and below it. */
+async function freeClusterPorts(): Promise<Record<string, string>> {
+  for (;;) {
+    // Membership ports (300 below) must fit Temporal's smallint column.
+    const frontend = 10_000 + Math.floor(Math.random() * 22_000);
+    const [postgres, ui, api] = [await freePort(), await freePort(), await freePort()];
+    if ((await portsInUse(allPorts(clusterPorts(frontend, postgres, ui)))).length === 0)
+      return {
+        KEEL_TEMPORAL_PORT: String(frontend),
+        KEEL_POSTGRES_PORT: String(postgres),
+        KEEL_TEMPORAL_UI_PORT: String(ui),
+        KEEL_API_PORT: String(api),
+      };
+  }
+}
+
+/** Conversations chatting through the API until told to stop, each refusal counted in the current phase's ledger. */
+class Traffic {
+  readonly sent = new Map<string, string[]>();
+  readonly failures: string[] = [];
+  completed = 0;
+  ledger = new IntakeLedger();
+  #stopping = false;
+  #loops: Promise<void>[] = [];
+
+  constructor(
+    readonly api: string,
+    readonly threads: string[],
+  ) {}
+
+  start(): void {
+    this.#loops = this.threads.map(async (threadId) => {
+      this.sent.set(threadId, []);
+      for (let turn = 1; !this.#stopping; turn++) {
+        // A tool that takes a second, so a deploy or a crash finds turns mid-tool.
+        const text = `run: echo ${threadId}-${turn} >> marker\nrun: sleep 1; echo slept ${turn}`;
+        this.sent.get(threadId)!.push(text);
+        const ledger = this.ledger;
+        try {
+          const run = await submitUntilAccepted(this.api, threadId, text, ledger, {
+            runId: `turn-${turn}`,
+            create: turn === 1,
+            deadline: Date.now() + 180_000,
+          });
+          const done = await awaitRunEnd(this.api, threadId, run.run_id, ledger, Date.now() + 180_000);
+          if (done.status === 'completed') this.completed++;
+          else this.failures.push(`${threadId} turn ${turn}: ${done.status} ${done.error?.message ?? ''}`);
+        } catch (error) {
+          this.failures.push(`${threadId} turn ${turn}: ${(error as Error).message}`);
+        }
+      }
+    });
+  }
+
+  /** Waits until `count` more turns than now have completed. */
+  async progress(count: number, timeoutMs: number): Promise<void> {
+    const target = this.completed + count;
+    const deadline = Date.now() + timeoutMs;
+    while (this.completed < target) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `only ${this.completed} of ${target} turns completed; failures: ${this.failures.join('; ')}`,
+        );
+      await sleep(200);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await Promise.all(this.#loops);
+  }
+}
+
+describe('keel up --cluster', () => {
+  let fake: FakeAnthropic;
+  let cluster: Cluster | undefined;
+  let env: Record<string, string>;
+  let dataDir: string;
+  let api: string;
+  let traffic: Traffic;
+
+  beforeAll(async () => {
+    fake = await startFakeAnthropic({ responder: anyToolResponder });
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'keel-cluster-'));
+    env = {
+      ...(await freeClusterPorts()),
+      KEEL_DATA_DIR: dataDir,
+      KEEL_CLUSTER_WORKERS: '2',
+      KEEL_ENCRYPTION_KEYS: testEncryptionKeys,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: fake.url,
+      KEEL_MODEL: anthropicModel.model,
+      KEEL_SHUTDOWN_GRACE: '10',
+      KEEL_LOG_LEVEL: 'warn',
+    };
+    api = `http://127.0.0.1:${env.KEEL_API_PORT}`;
+    cluster = keelUpCluster(env);
+    // The first start creates the database and its schemas (the programs are built once, cached).
+    await waitForOutput(cluster, 'Keel is running on a Temporal cluster.', 300_000);
+    traffic = new Traffic(
+      api,
+      Array.from({ length: 4 }, () => `cluster-${randomUUID()}`),
+    );
+  });
+
+  afterAll(async () => {
+    await traffic?.stop();
+    if (cluster !== undefined && cluster.process.exitCode === null) {
+      const left = descendants(cluster.process.pid!);
+      cluster.process.kill('SIGINT');
+      const stopped = await Promise.race([cluster.exited, sleep(90_000, 'timeout', { ref: false })]);
+      if (stopped === 'timeout') for (const row of left) process.kill(row.pid, 'SIGKILL');
+    }
+    await fake?.close();
+  });
+
+  it('prints where everything is; the Web UI and visibility on PostgreSQL answer', async () => {
+    const output = cluster!.output();
+    expect(output).toContain(`API        ${api}`);
+    expect(output).toContain(`Temporal   127.0.0.1:${env.KEEL_TEMPORAL_PORT}   (frontend; history`);
+    expect(output).toContain(`Database   PostgreSQL 127.0.0.1:${env.KEEL_POSTGRES_PORT}`);
+    expect(output).toMatch(/Workers {4}worker-1 \(.*hosts\/worker-1\), worker-2 \(.*hosts\/worker-2\)/);
+    expect((await fetch(`http://127.0.0.1:${env.KEEL_TEMPORAL_UI_PORT}/`)).status).toBe(200);
+    const processes = descendants(cluster!.process.pid!).map((row) => row.args);
+    for (const service of ['frontend', 'history', 'matching', 'worker'])
+      expect(processes.filter((args) => args.includes(`--service ${service}`))).toHaveLength(1);
+    expect(processes.filter((args) => /postgres -D /.test(args))).toHaveLength(1);
+    expect(processes.filter((args) => args.includes('keel.ts worker'))).toHaveLength(2);
+
+    const created = await call(api, 'POST', '/threads', { thread_id: 'visible', metadata: { team: 'ops' } });
+    expect(created.status).toBe(200);
+    // Search goes through Temporal's visibility store, here PostgreSQL with Keel's search attributes.
+    const deadline = Date.now() + 30_000;
+    let found: unknown[] = [];
+    while (found.length === 0 && Date.now() < deadline) {
+      found = (await call<unknown[]>(api, 'POST', '/threads/search', { metadata: { team: 'ops' } })).body;
+      if (found.length === 0) await sleep(500);
+    }
+    expect(found).toEqual([expect.objectContaining({ thread_id: 'visible' })]);
+  });
+
+  it('refuses nothing while each worker host is replaced in turn mid-conversation (SIGHUP)', async () => {
+    traffic.start();
+    await traffic.progress(4, 120_000);
+    traffic.ledger = new IntakeLedger();
+    const rolling = traffic.ledger;
+    const before = cluster!.output().length;
+    cluster!.process.kill('SIGHUP');
+    await waitForOutput(cluster!, 'Rolling deploy done: 2 worker hosts replaced.', 180_000, before);
+    await traffic.progress(4, 120_000);
+    expect(cluster!.output().slice(before)).toMatch(
+      /worker-1 replaced \(pid \d+ → \d+\)[\s\S]*worker-2 replaced/,
+    );
+    expect({
+      refused: rolling.refused,
+      reasons: Object.fromEntries(rolling.refusals),
+      failures: traffic.failures,
+    }).toEqual({ refused: 0, reasons: {}, failures: [] });
+  });
+
+  it('completes every turn when a worker host, the history and the matching service are SIGKILLed and PostgreSQL restarts, answering 503 and never 500 meanwhile', async () => {
+    traffic.ledger = new IntakeLedger();
+    const crashes = traffic.ledger;
+    const disruptions: [match: string, signal: NodeJS.Signals, said: string][] = [
+      ['keel.ts worker', 'SIGKILL', 'stopped unexpectedly (SIGKILL)'],
+      ['--service history', 'SIGKILL', 'history stopped unexpectedly (SIGKILL)'],
+      ['--service matching', 'SIGKILL', 'matching stopped unexpectedly (SIGKILL)'],
+      // SIGINT is PostgreSQL's fast shutdown: every session is cut, and the supervisor restarts it.
+      ['postgres -D ', 'SIGINT', 'postgresql stopped unexpectedly'],
+    ];
+    for (const [match, signal, said] of disruptions) {
+      const before = cluster!.output().length;
+      process.kill(childPid(cluster!, match), signal);
+      await waitForOutput(cluster!, said, 30_000, before);
+      await traffic.progress(4, 180_000);
+    }
+    await traffic.stop();
+    process.stderr.write(
+      `cluster crashes: ${JSON.stringify({ refusals: Object.fromEntries(crashes.refusals), unavailable_reads: Object.fromEntries(crashes.unavailableReads), turns_completed: traffic.completed })}\n`,
+    );
+    const statuses = [...crashes.refusals.keys(), ...crashes.unavailableReads.keys()].map(
+      (reason) => reason.split(' ')[0],
+    );
+    expect(statuses.filter((status) => status !== '503' && status !== '0')).toEqual([]);
+    expect(traffic.failures).toEqual([]);
+
+    const client = new Client({
+      connection: await Connection.connect({ address: `127.0.0.1:${env.KEEL_TEMPORAL_PORT}` }),
+      dataConverter: testDataConverter(),
+    });
+    try {
+      let duplicates = 0;
+      for (const threadId of traffic.threads) {
+        const transcript = await TestConversation.attach(client, threadId).transcript();
+        const texts = userTexts(transcript);
+        // Nothing lost, nothing doubled: every message the client sent is there once.
+        expect(texts).toEqual(traffic.sent.get(threadId));
+        // Each worker host has its own workspace; a side effect ran once across all of them.
+        const markers = (
+          await Promise.all(
+            ['worker-1', 'worker-2'].map((host) =>
+              lines(path.join(dataDir, 'hosts', host, 'workspaces', threadId, 'marker')),
+            ),
+          )
+        ).flat();
+        duplicates += markers.length - new Set(markers).size;
+        expect(toolResults(transcript).length).toBeGreaterThan(0);
+      }
+      expect(duplicates).toBe(0);
+      expect(fake.violations).toEqual([]);
+    } finally {
+      await client.connection.close();
+    }
+  });
+
+  it('stops everything in order on Ctrl-C, and the next start finds every conversation', async () => {
+    const running = cluster!;
+    const started = descendants(running.process.pid!);
+    running.process.kill('SIGINT');
+    expect(await running.exited).toBe(0);
+    expect(running.output()).toContain('Keel stopped.');
+    // Helpers of the processes (tsx's esbuild service) leave when their parent has gone.
+    const alive = () =>
+      started.filter((row) => {
+        try {
+          process.kill(row.pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+    const deadline = Date.now() + 15_000;
+    while (alive().length > 0 && Date.now() < deadline) await sleep(250);
+    expect(alive()).toEqual([]);
+
+    cluster = keelUpCluster(env);
+    await waitForOutput(cluster, 'Keel is running on a Temporal cluster.', 240_000);
+    for (const threadId of traffic.threads) {
+      const state = await call<{ values: { messages: unknown[] } }>(api, 'GET', `/threads/${threadId}/state`);
+      expect(state.status).toBe(200);
+      expect(state.body.values.messages.length).toBeGreaterThan(traffic.sent.get(threadId)!.length);
+    }
+  });
+});
