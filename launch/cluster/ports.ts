@@ -35,6 +35,18 @@ export function clusterPorts(frontend: number, postgres: number, ui: number): Cl
   };
 }
 
+/** Temporal keeps membership ports in a PostgreSQL `smallint`: a service on a higher one dies at start. */
+export const highestMembershipPort = 32_767;
+
+/** Why these ports cannot work, or undefined. */
+export function portsProblem(ports: ClusterPorts): string | undefined {
+  const highest = Math.max(...Object.values(ports.membership));
+  if (highest > highestMembershipPort)
+    return `KEEL_TEMPORAL_PORT=${ports.grpc.frontend} puts a membership port at ${highest}, above ${highestMembershipPort} (Temporal stores it as a smallint): use a frontend port of ${highestMembershipPort + 300 - 6} or less`;
+  if (Math.min(...Object.values(ports.membership)) < 1) return `KEEL_TEMPORAL_PORT must be above 300`;
+  return undefined;
+}
+
 export function allPorts(ports: ClusterPorts): number[] {
   return [
     ...Object.values(ports.grpc),

@@ -18,7 +18,7 @@ import { modelBanner } from '../model-banner';
 import { Supervised } from '../supervisor';
 import { requireFreePort, say, shown, waitForReady } from '../up';
 import { isPolling, workerIdentity } from './namespace';
-import { allPorts, clusterPorts, portsInUse } from './ports';
+import { allPorts, clusterPorts, portsInUse, portsProblem } from './ports';
 import { ClusterStopped, TemporalCluster } from './temporal-cluster';
 
 const projectRoot = path.resolve(__dirname, '..', '..');
@@ -89,6 +89,8 @@ export async function upCluster(config: KeelConfig): Promise<number> {
 
   try {
     await requireFreePort(config.api.host, config.api.port);
+    const problem = portsProblem(ports);
+    if (problem !== undefined) throw new Error(problem);
     const taken = await portsInUse(allPorts(ports));
     if (taken.length > 0)
       throw new Error(
