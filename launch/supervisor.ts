@@ -31,7 +31,7 @@ export class Supervised {
   #restartTimer: NodeJS.Timeout | undefined;
   restarts = 0;
 
-  constructor(private readonly options: SupervisedOptions) {}
+  constructor(private options: SupervisedOptions) {}
 
   get pid(): number | undefined {
     return this.#child?.pid;
@@ -74,10 +74,11 @@ export class Supervised {
 
   /**
    * Replaces the process with a new one (a deploy): asks it to stop as `stop` does, waits for it,
-   * and starts it again. Resolves once the new process is spawned.
+   * and starts it again, with `env` from now on when given. Resolves once the new one is spawned.
    */
-  async restart(graceMs: number): Promise<void> {
+  async restart(graceMs: number, env?: NodeJS.ProcessEnv): Promise<void> {
     await this.stop(graceMs);
+    if (env !== undefined) this.options = { ...this.options, env };
     this.#stopping = false;
     this.start();
   }

@@ -61,6 +61,7 @@ export async function upCluster(config: KeelConfig): Promise<number> {
   const shutdown: { done?: Promise<number>; at: number } = { at: 0 };
   const shuttingDown = (): Promise<number> | undefined => shutdown.done;
   let rolling: Promise<void> | undefined;
+  let deploys = 0;
 
   const stopAll = async (): Promise<number> => {
     say('Stopping Keel: API, worker hosts (draining in-flight work), Web UI, Temporal services, PostgreSQL…');
@@ -99,13 +100,12 @@ export async function upCluster(config: KeelConfig): Promise<number> {
     await cluster.start();
 
     say('Bundling workflow code…');
-    const bundlePath = path.join(config.dataDir, 'workflow-bundle.js');
-    await writeFile(bundlePath, await buildWorkflowBundle());
-    const keelEnv = (dataDir: string) =>
+    const bundlePath = await bundleWorkflows(config.dataDir, 0);
+    const keelEnv = (dataDir: string, workflowBundle = bundlePath) =>
       childProcessEnvironment({
         TEMPORAL_ADDRESS: cluster.frontend,
         KEEL_ENCRYPTION_KEYS: encryptionKeys,
-        KEEL_WORKFLOW_BUNDLE: bundlePath,
+        KEEL_WORKFLOW_BUNDLE: workflowBundle,
         KEEL_LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json',
         KEEL_DATA_DIR: dataDir,
       });
@@ -134,7 +134,10 @@ export async function upCluster(config: KeelConfig): Promise<number> {
 
     process.on('SIGHUP', () => {
       if (rolling !== undefined || shuttingDown() !== undefined) return;
-      rolling = rollWorkerHosts(config, cluster.frontend, hosts).finally(() => (rolling = undefined));
+      deploys++;
+      rolling = rollWorkerHosts(config, cluster.frontend, hosts, deploys, keelEnv).finally(
+        () => (rolling = undefined),
+      );
     });
     say('');
     say('Keel is running on a Temporal cluster.');
@@ -170,18 +173,34 @@ export async function upCluster(config: KeelConfig): Promise<number> {
   });
 }
 
+/** The workflow code on disk, bundled into the data dir (one file per deploy: running hosts keep theirs). */
+async function bundleWorkflows(dataDir: string, deploy: number): Promise<string> {
+  const file = path.join(dataDir, deploy === 0 ? 'workflow-bundle.js' : `workflow-bundle-${deploy}.js`);
+  await writeFile(file, await buildWorkflowBundle());
+  return file;
+}
+
 /**
- * A rolling deploy: each worker host in turn drains (SIGTERM) and is replaced by a new process
- * running the code on disk now; the next waits until Temporal sees the new one polling, so the
- * task queue never lacks a worker.
+ * A rolling deploy of the code on disk now: the workflow code is bundled again, then each worker
+ * host in turn drains (SIGTERM) and is replaced by a new process; the next waits until Temporal
+ * sees the new one polling, so the task queue never lacks a worker.
  */
-async function rollWorkerHosts(config: KeelConfig, frontend: string, hosts: WorkerHost[]): Promise<void> {
-  say(`Rolling deploy: replacing ${hosts.length} worker hosts one at a time…`);
+async function rollWorkerHosts(
+  config: KeelConfig,
+  frontend: string,
+  hosts: WorkerHost[],
+  deploy: number,
+  keelEnv: (dataDir: string, workflowBundle: string) => NodeJS.ProcessEnv,
+): Promise<void> {
+  say(
+    `Rolling deploy ${deploy}: bundling the workflow code, then replacing ${hosts.length} worker hosts one at a time…`,
+  );
   const connection = await Connection.connect({ address: frontend });
   try {
+    const bundle = await bundleWorkflows(config.dataDir, deploy);
     for (const host of hosts) {
       const before = host.process.pid;
-      await host.process.restart((config.shutdownGraceS + 10) * 1000);
+      await host.process.restart((config.shutdownGraceS + 10) * 1000, keelEnv(host.dataDir, bundle));
       const pid = host.process.pid;
       const deadline = Date.now() + 120_000;
       while (

@@ -238,13 +238,15 @@ describe('keel up --cluster', () => {
     }).toEqual({ refused: 0, reasons: {}, failures: [] });
   });
 
-  it('completes every turn when a worker host, the history and the matching service are SIGKILLed and PostgreSQL restarts, answering 503 and never 500 meanwhile', async () => {
+  it('completes every turn when a worker host, history, matching and the frontend are SIGKILLed and PostgreSQL restarts, answering 503 and never 500 meanwhile', async () => {
     traffic.ledger = new IntakeLedger();
     const crashes = traffic.ledger;
     const disruptions: [match: string, signal: NodeJS.Signals, said: string][] = [
       ['keel.ts worker', 'SIGKILL', 'stopped unexpectedly (SIGKILL)'],
       ['--service history', 'SIGKILL', 'history stopped unexpectedly (SIGKILL)'],
       ['--service matching', 'SIGKILL', 'matching stopped unexpectedly (SIGKILL)'],
+      // The API's door while the frontend is gone: 503, never 500.
+      ['--service frontend', 'SIGKILL', 'frontend stopped unexpectedly (SIGKILL)'],
       // SIGINT is PostgreSQL's fast shutdown: every session is cut, and the supervisor restarts it.
       ['postgres -D ', 'SIGINT', 'postgresql stopped unexpectedly'],
     ];
