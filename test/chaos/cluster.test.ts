@@ -6,18 +6,23 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
+import pino from 'pino';
+import { startApi } from '../../api/server';
+import { parseConfig } from '../../common/config';
 import { allPorts, clusterPorts, portsInUse } from '../../launch/cluster/ports';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
 import { call, freePort } from '../helpers/api';
 import { TestConversation, toolResults } from '../helpers/conversation';
 import { testDataConverter, testEncryptionKeys } from '../helpers/encryption';
+import { startWorkerProcess } from '../helpers/worker-process';
 import { awaitRunEnd, IntakeLedger, submitUntilAccepted } from './api-chat';
-import { anthropicModel, anyToolResponder, lines, userTexts } from './chaos-helpers';
+import { buildBuild2Bundle } from './build-2/bundle';
+import { anthropicModel, anyToolResponder, lines, userTexts, workerEnv } from './chaos-helpers';
 
 jest.setTimeout(480_000);
 
@@ -99,6 +104,7 @@ class Traffic {
   readonly sent = new Map<string, string[]>();
   readonly failures: string[] = [];
   completed = 0;
+  readonly completedBy = new Map<string, number>();
   ledger = new IntakeLedger();
   #stopping = false;
   #loops: Promise<void>[] = [];
@@ -123,8 +129,10 @@ class Traffic {
             deadline: Date.now() + 180_000,
           });
           const done = await awaitRunEnd(this.api, threadId, run.run_id, ledger, Date.now() + 180_000);
-          if (done.status === 'completed') this.completed++;
-          else this.failures.push(`${threadId} turn ${turn}: ${done.status} ${done.error?.message ?? ''}`);
+          if (done.status === 'completed') {
+            this.completed++;
+            this.completedBy.set(threadId, (this.completedBy.get(threadId) ?? 0) + 1);
+          } else this.failures.push(`${threadId} turn ${turn}: ${done.status} ${done.error?.message ?? ''}`);
         } catch (error) {
           this.failures.push(`${threadId} turn ${turn}: ${(error as Error).message}`);
         }
@@ -140,6 +148,21 @@ class Traffic {
       if (Date.now() > deadline)
         throw new Error(
           `only ${this.completed} of ${target} turns completed; failures: ${this.failures.join('; ')}`,
+        );
+      await sleep(200);
+    }
+  }
+
+  /** Waits until every thread has completed `count` more turns than now. */
+  async progressEach(count: number, timeoutMs: number): Promise<void> {
+    const targets = this.threads.map(
+      (threadId) => [threadId, (this.completedBy.get(threadId) ?? 0) + count] as const,
+    );
+    const deadline = Date.now() + timeoutMs;
+    while (targets.some(([threadId, target]) => (this.completedBy.get(threadId) ?? 0) < target)) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `not every thread completed ${count} more turns; failures: ${this.failures.join('; ')}`,
         );
       await sleep(200);
     }
@@ -291,6 +314,99 @@ describe('keel up --cluster', () => {
       expect(duplicates).toBe(0);
       expect(fake.violations).toEqual([]);
     } finally {
+      await client.connection.close();
+    }
+  });
+
+  it('rolls a build 2 with a new step in the loop out worker by worker: no non-determinism, new conversations run it, running ones take it at their next model call', async () => {
+    const frontend = `127.0.0.1:${env.KEEL_TEMPORAL_PORT}`;
+    const deployDir = await mkdtemp(path.join(os.tmpdir(), 'keel-deploy-'));
+    const config = parseConfig(
+      {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        TEMPORAL_ADDRESS: frontend,
+        KEEL_TASK_QUEUE: `deploy-${randomUUID()}`,
+        KEEL_DATA_DIR: deployDir,
+        KEEL_ENCRYPTION_KEYS: testEncryptionKeys,
+        ANTHROPIC_API_KEY: 'test-key',
+        ANTHROPIC_BASE_URL: fake.url,
+        KEEL_MODEL: anthropicModel.model,
+      },
+      process.cwd(),
+    );
+    const build2 = path.join(deployDir, 'workflow-bundle-build-2.js');
+    await writeFile(build2, await buildBuild2Bundle());
+    const workerOn = (bundle: string) =>
+      startWorkerProcess({
+        env: {
+          ...workerEnv(config, fake, { KEEL_SHUTDOWN_GRACE: '10' }),
+          TEMPORAL_ADDRESS: frontend,
+          KEEL_WORKFLOW_BUNDLE: bundle,
+        },
+      });
+    const workers = [
+      await workerOn(process.env.KEEL_TEST_BUNDLE!),
+      await workerOn(process.env.KEEL_TEST_BUNDLE!),
+    ];
+    const client = new Client({
+      connection: await Connection.connect({ address: frontend }),
+      dataConverter: testDataConverter(),
+    });
+    const api = await startApi({
+      client,
+      config,
+      logger: pino({ level: 'error' }, pino.destination(2)),
+      host: '127.0.0.1',
+      port: 0,
+    });
+    const build = async (threadId: string) =>
+      (await TestConversation.attach(client, threadId).handle.describe()).memo?.keel_build;
+    try {
+      const running = new Traffic(
+        api.url,
+        Array.from({ length: 3 }, () => `deploy-old-${randomUUID()}`),
+      );
+      running.start();
+      await running.progress(3, 120_000);
+      for (const threadId of running.threads) expect(await build(threadId)).toBeUndefined();
+      // The rolling deploy: each build-1 worker drains and a build-2 worker takes its place.
+      for (let index = 0; index < workers.length; index++) {
+        workers[index]!.kill('SIGTERM');
+        await workers[index]!.exited;
+        workers[index] = await workerOn(build2);
+        await running.progress(2, 120_000);
+      }
+      const fresh = new Traffic(
+        api.url,
+        Array.from({ length: 2 }, () => `deploy-new-${randomUUID()}`),
+      );
+      fresh.start();
+      // Every conversation makes a model call on build 2: the running ones take the new step there.
+      await Promise.all([fresh.progressEach(2, 120_000), running.progressEach(2, 120_000)]);
+      await Promise.all([running.stop(), fresh.stop()]);
+      expect([...running.failures, ...fresh.failures]).toEqual([]);
+      expect(running.ledger.refused + fresh.ledger.refused).toBe(0);
+      for (const threadId of [...running.threads, ...fresh.threads]) {
+        expect({ threadId, build: await build(threadId) }).toEqual({ threadId, build: 2 });
+        // Every run of the conversation (continue-as-new included): no workflow task ever failed.
+        const workflowId = TestConversation.attach(client, threadId).handle.workflowId;
+        for await (const execution of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+          const history = await client.workflow.getHandle(workflowId, execution.runId).fetchHistory();
+          const failed = (history.events ?? []).filter(
+            (event) => (event.workflowTaskFailedEventAttributes ?? undefined) !== undefined,
+          );
+          expect({ threadId, failed }).toEqual({ threadId, failed: [] });
+        }
+        expect(userTexts(await TestConversation.attach(client, threadId).transcript())).toEqual(
+          (running.sent.get(threadId) ?? fresh.sent.get(threadId))!,
+        );
+      }
+      expect(fake.violations).toEqual([]);
+    } finally {
+      await api.stop();
+      for (const worker of workers) worker.kill('SIGKILL');
+      await Promise.all(workers.map((worker) => worker.exited));
       await client.connection.close();
     }
   });
