@@ -198,13 +198,14 @@ describe('keel up --cluster', () => {
     };
     api = `http://127.0.0.1:${env.KEEL_API_PORT}`;
     cluster = keelUpCluster(env);
-    // The first start creates the database and its schemas (the programs are built once, cached).
-    await waitForOutput(cluster, 'Keel is running on a Temporal cluster.', 300_000);
+    // The first start creates the database and its schemas; on a machine without the Temporal
+    // programs in ~/.cache/keel it first builds them with go install (minutes, once).
+    await waitForOutput(cluster, 'Keel is running on a Temporal cluster.', 1_200_000);
     traffic = new Traffic(
       api,
       Array.from({ length: 4 }, () => `cluster-${randomUUID()}`),
     );
-  });
+  }, 1_300_000);
 
   afterAll(async () => {
     await traffic?.stop();
