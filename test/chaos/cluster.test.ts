@@ -363,11 +363,15 @@ describe('keel up --cluster', () => {
     });
     const build = async (threadId: string) =>
       (await TestConversation.attach(client, threadId).handle.describe()).memo?.keel_build;
+    const running = new Traffic(
+      api.url,
+      Array.from({ length: 3 }, () => `deploy-old-${randomUUID()}`),
+    );
+    const fresh = new Traffic(
+      api.url,
+      Array.from({ length: 2 }, () => `deploy-new-${randomUUID()}`),
+    );
     try {
-      const running = new Traffic(
-        api.url,
-        Array.from({ length: 3 }, () => `deploy-old-${randomUUID()}`),
-      );
       running.start();
       await running.progress(3, 120_000);
       for (const threadId of running.threads) expect(await build(threadId)).toBeUndefined();
@@ -378,10 +382,6 @@ describe('keel up --cluster', () => {
         workers[index] = await workerOn(build2);
         await running.progress(2, 120_000);
       }
-      const fresh = new Traffic(
-        api.url,
-        Array.from({ length: 2 }, () => `deploy-new-${randomUUID()}`),
-      );
       fresh.start();
       // Every conversation makes a model call on build 2: the running ones take the new step there.
       await Promise.all([fresh.progressEach(2, 120_000), running.progressEach(2, 120_000)]);
@@ -405,6 +405,9 @@ describe('keel up --cluster', () => {
       }
       expect(fake.violations).toEqual([]);
     } finally {
+      // After a failure: no new turns (a turn in flight ends at its own deadline).
+      void running.stop();
+      void fresh.stop();
       await api.stop();
       for (const worker of workers) worker.kill('SIGKILL');
       await Promise.all(workers.map((worker) => worker.exited));
