@@ -6,30 +6,21 @@
  * API, worker hosts (draining), UI, Temporal services, PostgreSQL. The next start finds every
  * conversation.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
 import type { KeelConfig } from '../../common/config';
 import { loadEncryptionKeys } from '../../codec/keys';
-import { buildWorkflowBundle } from '../../worker/bundle';
 import { childProcessEnvironment, createLogger } from '../env';
 import { modelBanner } from '../model-banner';
 import { Supervised } from '../supervisor';
 import { requireFreePort, say, shown, waitForReady } from '../up';
-import { isPolling, workerIdentity } from './namespace';
 import { allPorts, clusterPorts, portsInUse, portsProblem } from './ports';
+import { bundleWorkflows, rollWorkerHosts, type WorkerHost } from './rolling-deploy';
 import { ClusterStopped, TemporalCluster } from './temporal-cluster';
 
 const projectRoot = path.resolve(__dirname, '..', '..');
 const keelEntry = path.join(projectRoot, 'cli', 'keel.ts');
 const sameSignalMs = 1_000;
-
-interface WorkerHost {
-  name: string;
-  dataDir: string;
-  process: Supervised;
-}
 
 export async function upCluster(config: KeelConfig): Promise<number> {
   if (config.temporal.address !== undefined) {
@@ -171,53 +162,4 @@ export async function upCluster(config: KeelConfig): Promise<number> {
       void done.then(resolve);
     }, 200);
   });
-}
-
-/** The workflow code on disk, bundled into the data dir (one file per deploy: running hosts keep theirs). */
-async function bundleWorkflows(dataDir: string, deploy: number): Promise<string> {
-  const file = path.join(dataDir, deploy === 0 ? 'workflow-bundle.js' : `workflow-bundle-${deploy}.js`);
-  await writeFile(file, await buildWorkflowBundle());
-  return file;
-}
-
-/**
- * A rolling deploy of the code on disk now: the workflow code is bundled again, then each worker
- * host in turn drains (SIGTERM) and is replaced by a new process; the next waits until Temporal
- * sees the new one polling, so the task queue never lacks a worker.
- */
-async function rollWorkerHosts(
-  config: KeelConfig,
-  frontend: string,
-  hosts: WorkerHost[],
-  deploy: number,
-  keelEnv: (dataDir: string, workflowBundle: string) => NodeJS.ProcessEnv,
-): Promise<void> {
-  say(
-    `Rolling deploy ${deploy}: bundling the workflow code, then replacing ${hosts.length} worker hosts one at a time…`,
-  );
-  const connection = await Connection.connect({ address: frontend });
-  try {
-    const bundle = await bundleWorkflows(config.dataDir, deploy);
-    for (const host of hosts) {
-      const before = host.process.pid;
-      await host.process.restart((config.shutdownGraceS + 10) * 1000, keelEnv(host.dataDir, bundle));
-      const pid = host.process.pid;
-      const deadline = Date.now() + 120_000;
-      while (
-        pid !== undefined &&
-        !(await isPolling(connection, config.temporal.namespace, config.taskQueue, workerIdentity(pid)).catch(
-          () => false,
-        ))
-      ) {
-        if (Date.now() > deadline) throw new Error(`${host.name} (pid ${pid}) did not start polling`);
-        await sleep(250);
-      }
-      say(`Rolling deploy: ${host.name} replaced (pid ${before} → ${pid}) and polling`);
-    }
-    say(`Rolling deploy done: ${hosts.length} worker hosts replaced.`);
-  } catch (error) {
-    say(`Rolling deploy stopped: ${error instanceof Error ? error.message : String(error)}`);
-  } finally {
-    await connection.close();
-  }
 }
