@@ -2,47 +2,16 @@
  * What the cluster test drives: `keel up --cluster` as a child process, its process tree, free
  * ports for a whole cluster, and conversations chatting through an API until told to stop.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { allPorts, clusterPorts, portsInUse } from '../../launch/cluster/ports';
 import { freePort } from '../helpers/api';
+import { type KeelUp, keelUp } from '../helpers/keel-up';
 import { awaitRunEnd, IntakeLedger, submitUntilAccepted } from './api-chat';
 
-export interface Cluster {
-  process: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
+export type Cluster = KeelUp;
 
-export function keelUpCluster(env: Record<string, string>): Cluster {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'up', '--cluster'], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { process: child, output: () => output, exited };
-}
-
-export async function waitForOutput(
-  cluster: Cluster,
-  text: string,
-  timeoutMs: number,
-  after = 0,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cluster.output().slice(after).includes(text)) {
-    if (Date.now() > deadline || cluster.process.exitCode !== null)
-      throw new Error(
-        `no "${text}" within ${timeoutMs} ms; output so far:\n${cluster.output().slice(-4000)}`,
-      );
-    await sleep(200);
-  }
-}
+export const keelUpCluster = (env: Record<string, string>): Cluster => keelUp(['--cluster'], env);
 
 /** Every process below `pid`, with its command line. */
 export function descendants(pid: number): { pid: number; args: string }[] {

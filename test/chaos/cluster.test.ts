@@ -28,8 +28,8 @@ import {
   freeClusterPorts,
   keelUpCluster,
   Traffic,
-  waitForOutput,
 } from './cluster-helpers';
+import { waitForOutput } from '../helpers/keel-up';
 
 jest.setTimeout(480_000);
 
