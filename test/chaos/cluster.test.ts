@@ -5,7 +5,7 @@
  * and the matching services are SIGKILLed; then Ctrl-C, and a second start finds everything.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -37,7 +37,7 @@ describe('keel up --cluster', () => {
   let fake: FakeAnthropic;
   let cluster: Cluster | undefined;
   let env: Record<string, string>;
-  let dataDir: string;
+  let dataDir: string | undefined;
   let api: string;
   let traffic: Traffic;
 
@@ -75,6 +75,8 @@ describe('keel up --cluster', () => {
       if (stopped === 'timeout') for (const row of left) process.kill(row.pid, 'SIGKILL');
     }
     await fake?.close();
+    // A PostgreSQL cluster and every host's workspaces: tens of megabytes per run.
+    if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('prints where everything is; the Web UI and visibility on PostgreSQL answer', async () => {
@@ -164,7 +166,7 @@ describe('keel up --cluster', () => {
         const markers = (
           await Promise.all(
             ['worker-1', 'worker-2'].map((host) =>
-              lines(path.join(dataDir, 'hosts', host, 'workspaces', threadId, 'marker')),
+              lines(path.join(dataDir!, 'hosts', host, 'workspaces', threadId, 'marker')),
             ),
           )
         ).flat();
@@ -264,6 +266,7 @@ describe('keel up --cluster', () => {
       }
       expect(fake.violations).toEqual([]);
     } finally {
+      await rm(deployDir, { recursive: true, force: true });
       // After a failure: no new turns (a turn in flight ends at its own deadline).
       void running.stop();
       void fresh.stop();
