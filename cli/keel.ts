@@ -1,6 +1,6 @@
 /**
  * `keel`: one entry point for every Keel process and command.
- *   keel up       the whole system (what `npm start` runs)
+ *   keel up       the whole system (what `npm start` runs); --cluster: on a Temporal cluster (`npm run cluster`)
  *   keel worker   a worker process
  *   keel api      the HTTP API process
  *   keel chat     an interactive session with a thread (through the API)
@@ -11,6 +11,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from '../launch/env';
 import { apiProcess, workerProcess } from '../launch/processes';
+import { upCluster } from '../launch/cluster/up-cluster';
 import { up } from '../launch/up';
 import { KeelApiClient } from './api-client';
 import { chat } from './chat';
@@ -39,8 +40,13 @@ const program = new Command('keel')
 program
   .command('up')
   .description('start Temporal (dev server), the worker and the API; Ctrl-C stops them in order')
-  .action(async () => {
-    process.exitCode = await up(loadConfig());
+  .option(
+    '--cluster',
+    'a Temporal cluster instead: PostgreSQL, the four services, the Web UI, several worker hosts and the API',
+  )
+  .action(async (options: { cluster?: boolean }) => {
+    const config = loadConfig();
+    process.exitCode = options.cluster === true ? await upCluster(config) : await up(config);
     process.exit();
   });
 program.command('worker').description('run a worker process').action(workerProcess);

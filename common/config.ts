@@ -35,6 +35,8 @@ const schema = z
     TEMPORAL_CLI_PATH: optionalString,
     KEEL_TEMPORAL_PORT: z.coerce.number().int().positive().default(7233),
     KEEL_TEMPORAL_UI_PORT: z.coerce.number().int().positive().default(8233),
+    KEEL_POSTGRES_PORT: z.coerce.number().int().positive().default(5433),
+    KEEL_CLUSTER_WORKERS: z.coerce.number().int().min(1).max(16).default(2),
     KEEL_TASK_QUEUE: z.string().min(1).default('keel'),
     KEEL_DATA_DIR: z.string().default('.keel'),
     KEEL_API_HOST: z.string().default('127.0.0.1'),
@@ -201,6 +203,13 @@ export interface KeelConfig {
     cliPath: string | undefined;
     devServerPort: number;
     devServerUiPort: number;
+  };
+  /** What `keel up --cluster` starts (decision 0140); the frontend listens on `devServerPort`. */
+  cluster: {
+    /** The private PostgreSQL's loopback port (`KEEL_POSTGRES_PORT`). @default 5433 */
+    postgresPort: number;
+    /** Keel worker hosts, each with its own data dir (`KEEL_CLUSTER_WORKERS`). @default 2 */
+    workerHosts: number;
   };
   taskQueue: string;
   dataDir: string;
@@ -386,6 +395,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       devServerPort: env.KEEL_TEMPORAL_PORT,
       devServerUiPort: env.KEEL_TEMPORAL_UI_PORT,
     },
+    cluster: { postgresPort: env.KEEL_POSTGRES_PORT, workerHosts: env.KEEL_CLUSTER_WORKERS },
     taskQueue: env.KEEL_TASK_QUEUE,
     dataDir,
     api: {

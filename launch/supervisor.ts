@@ -13,6 +13,10 @@ export interface SupervisedOptions {
   env: NodeJS.ProcessEnv;
   /** Said when the process dies and is restarted. */
   report: (line: string) => void;
+  /** Where its output goes: this terminal, or a log file's descriptor. @default 'inherit' */
+  output?: 'inherit' | number;
+  /** What asks it to stop (PostgreSQL's fast shutdown is SIGINT). @default 'SIGTERM' */
+  stopSignal?: NodeJS.Signals;
 }
 
 const maxBackoffMs = 30_000;
@@ -27,7 +31,7 @@ export class Supervised {
   #restartTimer: NodeJS.Timeout | undefined;
   restarts = 0;
 
-  constructor(private readonly options: SupervisedOptions) {}
+  constructor(private options: SupervisedOptions) {}
 
   get pid(): number | undefined {
     return this.#child?.pid;
@@ -36,7 +40,8 @@ export class Supervised {
   start(): void {
     const { command, args, cwd, env } = this.options;
     this.#startedAt = Date.now();
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+    const output = this.options.output ?? 'inherit';
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', output, output], detached: true });
     this.#child = child;
     child.once('exit', (code, signal) => {
       if (this.#child === child) this.#child = undefined;
@@ -61,10 +66,21 @@ export class Supervised {
     const child = this.#child;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
+    child.kill(this.options.stopSignal ?? 'SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     await exited;
     clearTimeout(timer);
+  }
+
+  /**
+   * Replaces the process with a new one (a deploy): asks it to stop as `stop` does, waits for it,
+   * and starts it again, with `env` from now on when given. Resolves once the new one is spawned.
+   */
+  async restart(graceMs: number, env?: NodeJS.ProcessEnv): Promise<void> {
+    await this.stop(graceMs);
+    if (env !== undefined) this.options = { ...this.options, env };
+    this.#stopping = false;
+    this.start();
   }
 
   /** For a forced exit: no waiting. */

@@ -3,35 +3,17 @@
  * once with `go install …@v1.5.1` into the cache, showing progress while Go works.
  * (Later CLI versions carry a `replace` directive, which `go install` refuses.)
  */
-import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
-import { access, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { KeelConfig } from '../common/config';
+import { GoBuildUnavailable, goInstall, isExecutable, onPath, type Progress } from './go-install';
+
+export type { Progress };
 
 export const temporalCliVersion = '1.5.1';
 const modulePath = `github.com/temporalio/cli/cmd/temporal@v${temporalCliVersion}`;
 
 export class TemporalCliUnavailable extends Error {
   override readonly name = 'TemporalCliUnavailable';
-}
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await access(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function onPath(name: string, searchPath: string | undefined): Promise<string | undefined> {
-  for (const directory of (searchPath ?? '').split(path.delimiter)) {
-    if (directory === '') continue;
-    const candidate = path.join(directory, name);
-    if (await isExecutable(candidate)) return candidate;
-  }
-  return undefined;
 }
 
 export function cachedCliPath(cacheDir: string): string {
@@ -55,70 +37,24 @@ export async function findTemporalCli(config: CliSettings): Promise<string | und
   return (await isExecutable(cached)) ? cached : undefined;
 }
 
-/** Reports what a long build is doing: called with a line now and then. */
-export type Progress = (line: string) => void;
-
-/**
- * Builds the CLI into the cache with `go install`. It builds into a temporary directory and
- * renames, so two processes building at once cannot leave a half-written binary.
- */
+/** Builds the CLI into the cache with `go install`. */
 export async function buildTemporalCli(config: CliSettings, progress: Progress): Promise<string> {
-  const go = await onPath('go', config.childEnvironment.PATH);
-  if (go === undefined) {
-    throw new TemporalCliUnavailable(
-      'no Temporal CLI was found and Go is not installed to build one. Install the Temporal CLI ' +
-        '(https://docs.temporal.io/cli) and put it on PATH or set TEMPORAL_CLI_PATH, install Go 1.23+ so Keel can build it, ' +
-        'or set TEMPORAL_ADDRESS to a running Temporal server.',
-    );
-  }
-  const target = cachedCliPath(config.cacheDir);
-  await mkdir(path.dirname(target), { recursive: true });
-  const staging = await mkdtemp(path.join(path.dirname(target), '.build-'));
-  progress(
-    `Building the Temporal CLI v${temporalCliVersion} with go install (first run only; a few minutes)…`,
-  );
-  const started = Date.now();
-  let downloaded = 0;
-  let lastLine = '';
-  const ticker = setInterval(() => {
-    const elapsed = Math.round((Date.now() - started) / 1000);
-    progress(
-      `  … ${elapsed} s, ${downloaded} Go modules fetched${lastLine === '' ? '' : `, last: ${lastLine}`}`,
-    );
-  }, 10_000);
   try {
-    const output: string[] = [];
-    const code = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn(go, ['install', modulePath], {
-        env: { ...config.toolchainEnvironment, GOBIN: staging },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const onData = (chunk: Buffer): void => {
-        for (const line of chunk.toString('utf8').split('\n')) {
-          if (line.trim() === '') continue;
-          output.push(line);
-          if (line.startsWith('go: downloading')) {
-            downloaded++;
-            lastLine = line.slice('go: downloading '.length);
-          }
-        }
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      child.on('error', reject);
-      child.on('close', resolve);
+    return await goInstall({
+      config,
+      module: modulePath,
+      builtName: 'temporal',
+      target: cachedCliPath(config.cacheDir),
+      label: `the Temporal CLI v${temporalCliVersion}`,
+      withoutGo:
+        'Install the Temporal CLI (https://docs.temporal.io/cli) and put it on PATH or set TEMPORAL_CLI_PATH, install Go 1.23+ so Keel can build it, ' +
+        'or set TEMPORAL_ADDRESS to a running Temporal server.',
+      progress,
     });
-    if (code !== 0) {
-      throw new TemporalCliUnavailable(
-        `go install ${modulePath} failed (exit ${code}):\n${output.slice(-20).join('\n')}`,
-      );
-    }
-    await rename(path.join(staging, 'temporal'), target);
-    progress(`Built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)} s: ${target}`);
-    return target;
-  } finally {
-    clearInterval(ticker);
-    await rm(staging, { recursive: true, force: true });
+  } catch (error) {
+    if (error instanceof GoBuildUnavailable)
+      throw new TemporalCliUnavailable(error.message, { cause: error });
+    throw error;
   }
 }
 

@@ -25,16 +25,16 @@ const keelEntry = path.join(projectRoot, 'cli', 'keel.ts');
 const sameSignalMs = 1_000;
 
 /** A path as the user is likely to recognise it: relative below the current directory, else absolute. */
-function shown(file: string): string {
+export function shown(file: string): string {
   const relative = path.relative(process.cwd(), file);
   return relative === '' || relative.startsWith('..') ? file : relative;
 }
 
-function say(line: string): void {
+export function say(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-async function waitForReady(url: string, timeoutMs: number, failed: () => boolean): Promise<void> {
+export async function waitForReady(url: string, timeoutMs: number, failed: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline && !failed()) {
@@ -51,7 +51,7 @@ async function waitForReady(url: string, timeoutMs: number, failed: () => boolea
 }
 
 /** Fails with what to do when something already listens on the API's address. */
-async function requireFreePort(host: string, port: number): Promise<void> {
+export async function requireFreePort(host: string, port: number): Promise<void> {
   const probe = createServer();
   await new Promise<void>((resolve, reject) => {
     probe.once('error', (error: NodeJS.ErrnoException) =>

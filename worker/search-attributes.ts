@@ -13,9 +13,11 @@ const indexedTypes: Record<string, temporal.api.enums.v1.IndexedValueType> = {
 };
 
 export async function ensureSearchAttributes(
-  connection: NativeConnection,
+  connection: Pick<NativeConnection, 'operatorService'>,
   namespace: string,
   logger: Logger,
+  /** Rethrow instead of warning (`keel up --cluster` owns its cluster, so a failure is a bug). */
+  options: { required?: boolean } = {},
 ): Promise<void> {
   try {
     const existing = await connection.operatorService.listSearchAttributes({ namespace });
@@ -31,6 +33,7 @@ export async function ensureSearchAttributes(
     });
     logger.info({ added: missing.map((key) => key.name) }, 'registered search attributes');
   } catch (error) {
+    if (options.required === true) throw error;
     // Temporal Cloud registers attributes through its own console; say so, and carry on.
     logger.warn(
       { err: error },

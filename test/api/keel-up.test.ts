@@ -2,45 +2,19 @@
  * `npm start` as a user meets it: the supervisor, a dev server with its SQLite file, a worker and
  * the API as real processes; a worker killed and restarted; Ctrl-C; a restart that keeps everything.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { LangChainMessage } from '../../api/protocol/langchain-messages';
 import { sandboxWorkspace } from '../../activities/tools/sandbox';
 import { call, freePort, userInput } from '../helpers/api';
+import { keelUp as keelUpWith, type KeelUp as Up, waitForOutput } from '../helpers/keel-up';
+
+const keelUp = (env: Record<string, string>): Up => keelUpWith([], env);
 
 jest.setTimeout(240_000);
-
-interface Up {
-  process: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function keelUp(env: Record<string, string>): Up {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'up'], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { process: child, output: () => output, exited };
-}
-
-async function waitForOutput(up: Up, text: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!up.output().includes(text)) {
-    if (Date.now() > deadline)
-      throw new Error(`no "${text}" within ${timeoutMs} ms; output so far:\n${up.output()}`);
-    await sleep(200);
-  }
-}
 
 function childPids(parent: number, matching: string): number[] {
   const lines = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(parent)], { encoding: 'utf8' })

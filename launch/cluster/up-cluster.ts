@@ -1,0 +1,165 @@
+/**
+ * `keel up --cluster` (`npm run cluster`): the production topology on this machine. A private
+ * PostgreSQL, the four Temporal services, the Web UI, several Keel worker hosts (each with its
+ * own data dir, as separate machines have) and the API; prints where everything is. SIGHUP rolls
+ * the worker hosts one at a time, as a deploy does. Ctrl-C or SIGTERM stops everything in order:
+ * API, worker hosts (draining), UI, Temporal services, PostgreSQL. The next start finds every
+ * conversation.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { KeelConfig } from '../../common/config';
+import { loadEncryptionKeys } from '../../codec/keys';
+import { childProcessEnvironment, createLogger } from '../env';
+import { modelBanner } from '../model-banner';
+import { Supervised } from '../supervisor';
+import { requireFreePort, say, shown, waitForReady } from '../up';
+import { allPorts, clusterPorts, portsInUse, portsProblem } from './ports';
+import { bundleWorkflows, rollWorkerHosts, type WorkerHost } from './rolling-deploy';
+import { ClusterStopped, TemporalCluster } from './temporal-cluster';
+
+const projectRoot = path.resolve(__dirname, '..', '..');
+const keelEntry = path.join(projectRoot, 'cli', 'keel.ts');
+const sameSignalMs = 1_000;
+
+export async function upCluster(config: KeelConfig): Promise<number> {
+  if (config.temporal.address !== undefined) {
+    say(
+      'keel up --cluster starts its own Temporal cluster: unset TEMPORAL_ADDRESS (or run `keel worker` and `keel api` against yours).',
+    );
+    return 2;
+  }
+  await mkdir(config.dataDir, { recursive: true });
+  // Generated once into the data dir; every worker host and the API get the same keys.
+  const keys = await loadEncryptionKeys(config.encryption);
+  const encryptionKeys = keys.map((key) => `${key.id}:${key.key.toString('base64')}`).join(',');
+  const apiUrl = `http://${config.api.host}:${config.api.port}`;
+  const ports = clusterPorts(
+    config.temporal.devServerPort,
+    config.cluster.postgresPort,
+    config.temporal.devServerUiPort,
+  );
+  const logger = createLogger(config, 'cluster');
+  const cluster = new TemporalCluster({
+    config,
+    ports,
+    uiCodecEndpoint: `${apiUrl}/codec`,
+    logger,
+    progress: say,
+  });
+  const hosts: WorkerHost[] = [];
+  let api: Supervised | undefined;
+  const shutdown: { done?: Promise<number>; at: number } = { at: 0 };
+  const shuttingDown = (): Promise<number> | undefined => shutdown.done;
+  let rolling: Promise<void> | undefined;
+  let deploys = 0;
+
+  const stopAll = async (): Promise<number> => {
+    say('Stopping Keel: API, worker hosts (draining in-flight work), Web UI, Temporal services, PostgreSQL…');
+    await api?.stop(15_000);
+    await Promise.all(hosts.map((host) => host.process.stop((config.shutdownGraceS + 10) * 1000)));
+    await cluster.stop();
+    say(`Keel stopped. Conversations are kept in ${shown(config.dataDir)}`);
+    return 0;
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    const now = Date.now();
+    if (shutdown.done === undefined) {
+      shutdown.at = now;
+      shutdown.done = (rolling ?? Promise.resolve()).catch(() => undefined).then(stopAll);
+      return;
+    }
+    if (now - shutdown.at < sameSignalMs) return;
+    say(`${signal} again: stopping at once.`);
+    api?.kill();
+    for (const host of hosts) host.process.kill();
+    cluster.kill();
+    process.exit(1);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    await requireFreePort(config.api.host, config.api.port);
+    const problem = portsProblem(ports);
+    if (problem !== undefined) throw new Error(problem);
+    const taken = await portsInUse(allPorts(ports));
+    if (taken.length > 0)
+      throw new Error(
+        `ports ${taken.join(', ')} on 127.0.0.1 are in use (another cluster or dev server?): set KEEL_TEMPORAL_PORT (the services use it and the ports just above it, membership 300 below), KEEL_TEMPORAL_UI_PORT or KEEL_POSTGRES_PORT`,
+      );
+    await cluster.start();
+
+    say('Bundling workflow code…');
+    const bundlePath = await bundleWorkflows(config.dataDir, 0);
+    const keelEnv = (dataDir: string, workflowBundle = bundlePath) =>
+      childProcessEnvironment({
+        TEMPORAL_ADDRESS: cluster.frontend,
+        KEEL_ENCRYPTION_KEYS: encryptionKeys,
+        KEEL_WORKFLOW_BUNDLE: workflowBundle,
+        KEEL_LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json',
+        KEEL_DATA_DIR: dataDir,
+      });
+    const spawnKeel = (name: string, command: string, dataDir: string) => {
+      const child = new Supervised({
+        name,
+        command: process.execPath,
+        args: ['--import', 'tsx', keelEntry, command],
+        cwd: projectRoot,
+        env: keelEnv(dataDir),
+        report: say,
+      });
+      child.start();
+      return child;
+    };
+    for (let index = 1; index <= config.cluster.workerHosts; index++) {
+      const name = `worker-${index}`;
+      const dataDir = path.join(config.dataDir, 'hosts', name);
+      await mkdir(dataDir, { recursive: true });
+      hosts.push({ name, dataDir, process: spawnKeel(name, 'worker', dataDir) });
+    }
+    api = spawnKeel('API', 'api', config.dataDir);
+    await waitForReady(apiUrl, 120_000, () => shuttingDown() !== undefined);
+    const early = shuttingDown();
+    if (early !== undefined) return await early;
+
+    process.on('SIGHUP', () => {
+      if (rolling !== undefined || shuttingDown() !== undefined) return;
+      deploys++;
+      rolling = rollWorkerHosts(config, cluster.frontend, hosts, deploys, keelEnv).finally(
+        () => (rolling = undefined),
+      );
+    });
+    say('');
+    say('Keel is running on a Temporal cluster.');
+    say(`  API        ${apiUrl}   (OpenAPI: ${apiUrl}/openapi.json)`);
+    say(`  Chat       ${apiUrl}/`);
+    say(
+      `  Temporal   ${cluster.frontend}   (frontend; history :${ports.grpc.history}, matching :${ports.grpc.matching}, worker :${ports.grpc.worker})`,
+    );
+    say(`  Web UI     ${cluster.uiUrl}   (decrypts through ${apiUrl}/codec)`);
+    say(
+      `  Database   PostgreSQL 127.0.0.1:${ports.postgres}   (data in ${shown(path.join(cluster.directory, 'postgresql'))})`,
+    );
+    say(`  Workers    ${hosts.map((host) => `${host.name} (${shown(host.dataDir)})`).join(', ')}`);
+    say(`  Logs       ${shown(cluster.logsDirectory)}`);
+    say(`  Model      ${modelBanner(config)}`);
+    say('');
+    say(`Deploy new Keel code: kill -HUP ${process.pid} restarts the worker hosts one at a time.`);
+    say('Ctrl-C stops everything; conversations are kept.');
+  } catch (error) {
+    if (!(error instanceof ClusterStopped))
+      say(`keel up --cluster failed: ${error instanceof Error ? error.message : String(error)}`);
+    shutdown.done ??= stopAll();
+    await shutdown.done;
+    return error instanceof ClusterStopped ? 0 : 1;
+  }
+  return new Promise<number>((resolve) => {
+    const check = setInterval(() => {
+      const done = shuttingDown();
+      if (done === undefined) return;
+      clearInterval(check);
+      void done.then(resolve);
+    }, 200);
+  });
+}

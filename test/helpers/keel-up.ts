@@ -1,0 +1,40 @@
+/** `keel up` (or `keel up --cluster`) as a user runs it: a child process whose output is kept. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface KeelUp {
+  process: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+  /** Resolves once the process has exited and its output is all read. */
+  closed: Promise<void>;
+}
+
+export function keelUp(args: string[], env: Record<string, string>): KeelUp {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'up', ...args], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  return { process: child, output: () => output, exited, closed };
+}
+
+/** Waits until the output (past `after` characters) shows `text`; fails at once if the process ended without it. */
+export async function waitForOutput(up: KeelUp, text: string, timeoutMs: number, after = 0): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const shown = () => up.output().slice(after).includes(text);
+  while (!shown()) {
+    const ended = up.process.exitCode !== null || up.process.signalCode !== null;
+    if (ended) await up.closed;
+    if (shown()) return;
+    if (ended || Date.now() > deadline)
+      throw new Error(`no "${text}" within ${timeoutMs} ms; output so far:\n${up.output().slice(-4000)}`);
+    await sleep(200);
+  }
+}

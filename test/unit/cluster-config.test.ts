@@ -1,0 +1,75 @@
+import { chmod, mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseConfig } from '../../common/config';
+import { cachedBinaryPath, ensureClusterBinaries } from '../../launch/cluster/binaries';
+import { writeClusterConfig } from '../../launch/cluster/cluster-config';
+import { clusterPorts, portsProblem } from '../../launch/cluster/ports';
+
+describe("the cluster's ports", () => {
+  it.each([
+    [7233, { frontend: 7233, history: 7234, matching: 7235, worker: 7239 }, 6933, 7243],
+    [20000, { frontend: 20000, history: 20001, matching: 20002, worker: 20006 }, 19700, 20010],
+  ])('follow the frontend port %i the way Temporal defaults do', (frontend, grpc, membership, http) => {
+    const ports = clusterPorts(frontend, 5433, 8233);
+    expect(ports.grpc).toEqual(grpc);
+    expect(ports.membership.frontend).toBe(membership);
+    expect(ports.frontendHttp).toBe(http);
+    expect(portsProblem(ports)).toBeUndefined();
+  });
+
+  it('refuses a frontend port whose membership ports overflow the smallint Temporal stores them in', () => {
+    expect(portsProblem(clusterPorts(33_061, 5433, 8233))).toBeUndefined();
+    expect(portsProblem(clusterPorts(33_062, 5433, 8233))).toMatch(/smallint.*33061 or less/);
+  });
+});
+
+describe("the cluster's generated config", () => {
+  it('puts persistence and visibility on PostgreSQL with the postgres12 plugin, readable by its owner only', async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'keel-cluster-config-'));
+    const files = await writeClusterConfig({
+      directory,
+      ports: clusterPorts(7233, 5433, 8233),
+      databaseUser: 'temporal',
+      databasePassword: 'secret-password',
+      namespace: 'default',
+      uiCodecEndpoint: 'http://127.0.0.1:8080/codec',
+    });
+    const server = path.join(files.serverRoot, 'config', 'keel.yaml');
+    const text = await readFile(server, 'utf8');
+    expect(text.match(/pluginName: postgres12/g)).toHaveLength(2);
+    expect(text).toContain('databaseName: temporal_visibility');
+    expect(text).toContain('connectAddr: 127.0.0.1:5433');
+    expect(text).toContain('bindOnLocalHost: true');
+    expect(text).toMatch(/history:\n {4}rpc:\n {6}grpcPort: 7234\n {6}membershipPort: 6934/);
+    expect((await stat(server)).mode & 0o077).toBe(0);
+    const ui = await readFile(path.join(files.uiRoot, 'config', 'keel.yaml'), 'utf8');
+    expect(ui).toContain('temporalGrpcAddress: 127.0.0.1:7233');
+    expect(ui).toContain('endpoint: "http://127.0.0.1:8080/codec"');
+  });
+});
+
+describe("finding the cluster's programs", () => {
+  it('uses the cached builds, and says what to do when one is missing and Go is not installed', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'keel-cluster-bin-'));
+    const config = parseConfig(
+      { XDG_CACHE_HOME: path.join(root, 'cache'), PATH: path.join(root, 'empty') },
+      root,
+    );
+    for (const key of ['server', 'sqlTool', 'uiServer'] as const) {
+      const file = cachedBinaryPath(config.cacheDir, key);
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, '#!/bin/sh\n');
+      await chmod(file, 0o755);
+    }
+    expect(await ensureClusterBinaries(config, () => {})).toEqual({
+      server: path.join(root, 'cache', 'keel', 'temporal-server', '1.29.1', 'temporal-server'),
+      sqlTool: path.join(root, 'cache', 'keel', 'temporal-server', '1.29.1', 'temporal-sql-tool'),
+      uiServer: path.join(root, 'cache', 'keel', 'temporal-ui', '2.42.1', 'temporal-ui-server'),
+    });
+    await chmod(cachedBinaryPath(config.cacheDir, 'uiServer'), 0o644);
+    await expect(ensureClusterBinaries(config, () => {})).rejects.toThrow(
+      /Web UI server v2\.42\.1 was not found and Go is not installed.*TEMPORAL_ADDRESS/,
+    );
+  });
+});
