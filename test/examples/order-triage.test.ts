@@ -1,0 +1,105 @@
+/**
+ * The example of examples/order-triage: a workflow on its own task queue starts a Keel agent as
+ * a child, through the public `keel/workflow` module, and awaits its typed result.
+ */
+import { randomUUID } from 'node:crypto';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import * as messages from '../../common/messages';
+import { workflowIdFor } from '../../common/thread';
+import { findTranscriptViolation } from '../../common/transcript';
+import { createOrderTriageWorker } from '../../examples/order-triage/worker';
+import type { TriageOrderInput, TriageOrderOutcome } from '../../examples/order-triage/workflows';
+import { testAddress } from '../helpers/temporal';
+import { testDataConverter } from '../helpers/encryption';
+import { workerHarness } from '../helpers/worker-harness';
+
+jest.setTimeout(180_000);
+
+const keel = workerHarness();
+const exampleQueue = `order-triage-${randomUUID()}`;
+let connection: NativeConnection;
+let exampleWorker: Worker;
+let exampleRunning: Promise<void>;
+
+beforeAll(async () => {
+  connection = await NativeConnection.connect({ address: testAddress() });
+  exampleWorker = await createOrderTriageWorker({
+    connection,
+    taskQueue: exampleQueue,
+    dataConverter: testDataConverter(),
+  });
+  exampleRunning = exampleWorker.run();
+});
+
+afterAll(async () => {
+  exampleWorker.shutdown();
+  await exampleRunning;
+  await connection.close();
+});
+
+function triage(complaint: string, workflow = 'triageOrderWorkflow') {
+  const input: TriageOrderInput = {
+    order_id: `order-${randomUUID().slice(0, 8)}`,
+    complaint,
+    model: 'scripted:demo',
+    keel_task_queue: keel.config.taskQueue,
+  };
+  return keel.client.workflow.start<(input: TriageOrderInput) => Promise<TriageOrderOutcome>>(workflow, {
+    workflowId: `triage-${input.order_id}`,
+    taskQueue: exampleQueue,
+    args: [input],
+  });
+}
+
+describe('an order-triage workflow that starts a Keel agent', () => {
+  it('gets the agent’s typed answer after a tool call', async () => {
+    const run = await triage(
+      `The parcel arrived broken.\nrun: echo '{"priority":"urgent","team":"returns"}'`,
+    );
+    const outcome = await run.result();
+    expect(outcome.agent.status).toBe('completed');
+    expect(outcome.agent.output).toEqual({ priority: 'urgent', team: 'returns' });
+    expect(outcome.route).toBe('returns:urgent');
+    expect(outcome.agent.usage.output_tokens).toBeGreaterThan(0);
+    expect(outcome.agent.runs).toBe(1);
+    // The agent is an ordinary thread: its transcript holds the tool call and its result.
+    const thread = keel.client.workflow.getHandle(workflowIdFor(outcome.agent.thread_id));
+    const description = await thread.describe();
+    expect(description.status.name).toBe('COMPLETED');
+    expect(description.parentExecution?.workflowId).toBe(run.workflowId);
+  });
+
+  it('answers with a typed error when the agent’s answer fails the schema', async () => {
+    const run = await triage(`Where is my order?\nrun: echo '{"priority":"whenever","team":"support"}'`);
+    const outcome = await run.result();
+    expect(outcome.agent.status).toBe('failed');
+    expect(outcome.agent.error?.type).toBe('StructuredOutputInvalid');
+    expect(outcome.agent.error?.message).toMatch(/priority/);
+    expect(outcome.agent.answer).toContain('whenever');
+    expect(outcome.route).toBe('human-review');
+  });
+
+  it('fails the start with AgentConfigInvalid for a model Keel does not know', async () => {
+    const input: TriageOrderInput = {
+      order_id: 'bad-config',
+      complaint: 'anything',
+      model: 'gpt5-somewhere',
+      keel_task_queue: keel.config.taskQueue,
+    };
+    const run = await keel.client.workflow.start('triageOrderWorkflow', {
+      workflowId: `triage-bad-${randomUUID()}`,
+      taskQueue: exampleQueue,
+      args: [input],
+    });
+    const failure = await run.result().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const cause = (failure as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe('AgentConfigInvalid');
+    expect(cause?.message).toMatch(/unknown model provider/);
+  });
+});
+
+export { messages, findTranscriptViolation };
