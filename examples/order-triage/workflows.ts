@@ -2,8 +2,23 @@
  * An order-triage workflow of another codebase: it asks a Keel agent to triage a customer's
  * complaint and waits for a typed answer. It runs on its own task queue; the agent runs on Keel's.
  */
-import { condition, defineQuery, setHandler } from '@temporalio/workflow';
-import { runAgent, startAgent, type AgentResult } from 'keel/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  agentFinishedSignal,
+  agentResult,
+  runAgent,
+  startAgent,
+  type AgentFinished,
+  type AgentResult,
+} from 'keel/workflow';
 
 /** What the agent must answer with (checked against `triageSchema`). */
 export interface Triage {
@@ -27,6 +42,8 @@ export interface TriageOrderInput {
   model: string;
   /** Keel's task queue. @default 'keel' */
   keel_task_queue?: string;
+  /** `require`: a human (or this workflow) approves the agent's commands. @default 'auto' */
+  approval?: 'auto' | 'require';
 }
 
 export interface TriageOrderOutcome {
@@ -58,6 +75,10 @@ export async function triageOrderWorkflow(input: TriageOrderInput): Promise<Tria
 
 /** The agent's thread id, so a test (or an operator) can find the agent of a running triage. */
 export const agentThreadQuery = defineQuery<string | null>('agentThread');
+/** More from the customer: handed to the agent as a follow-up message. */
+export const addNoteSignal = defineSignal<[{ text: string }]>('addNote');
+/** A staff member's decision on a command the agent wants to run, passed on to the agent. */
+export const decideSignal = defineSignal<[{ approval_id: string; approve: boolean }]>('decide');
 
 /** The same with a handle: starts the agent, exposes its thread, then awaits it. */
 export async function triageOrderWithHandleWorkflow(input: TriageOrderInput): Promise<TriageOrderOutcome> {
@@ -65,13 +86,59 @@ export async function triageOrderWithHandleWorkflow(input: TriageOrderInput): Pr
   setHandler(agentThreadQuery, () => threadId);
   const handle = await startAgent<Triage>({
     task: task(input),
-    config: { model: input.model },
+    config: { model: input.model, ...(input.approval === undefined ? {} : { approval: input.approval }) },
     output_schema: triageSchema,
     ...(input.keel_task_queue === undefined ? {} : { task_queue: input.keel_task_queue }),
   });
   threadId = handle.threadId;
-  await condition(() => threadId !== null);
+  setHandler(addNoteSignal, async ({ text }) => {
+    await handle.send(text);
+  });
+  setHandler(decideSignal, async ({ approval_id, approve }) => {
+    await handle.decideApproval({ approval_id, decision: approve ? 'approve' : 'deny' });
+  });
   const agent = await handle.result();
+  await condition(allHandlersFinished);
+  const route = agent.output === undefined ? 'human-review' : `${agent.output.team}:${agent.output.priority}`;
+  return { order_id: input.order_id, route, agent };
+}
+
+export interface TriageWithHandOverInput extends TriageOrderInput {
+  /** Set by this workflow when it continues as new: the agent it started before. */
+  thread_id?: string;
+  finished?: AgentFinished;
+}
+
+/**
+ * A parent that continues as new while its agent works: the agent is started with the `abandon`
+ * policy (a continue-as-new closes the parent's run, which would otherwise cancel it) and reports
+ * to this workflow's id with `agentFinished`, which reaches whichever run is current.
+ */
+export async function triageWithHandOverWorkflow(
+  input: TriageWithHandOverInput,
+): Promise<TriageOrderOutcome> {
+  let finished = input.finished;
+  setHandler(agentFinishedSignal, (report) => {
+    finished = report;
+  });
+  if (input.thread_id === undefined) {
+    const agent = await startAgent({
+      task: task(input),
+      config: { model: input.model },
+      output_schema: triageSchema,
+      parent_close_policy: 'abandon',
+      report_to: workflowInfo().workflowId,
+      ...(input.keel_task_queue === undefined ? {} : { task_queue: input.keel_task_queue }),
+    });
+    await condition(allHandlersFinished);
+    return continueAsNew<typeof triageWithHandOverWorkflow>({
+      ...input,
+      thread_id: agent.threadId,
+      ...(finished === undefined ? {} : { finished }),
+    });
+  }
+  await condition(() => finished !== undefined);
+  const agent = agentResult<Triage>(finished!, triageSchema);
   const route = agent.output === undefined ? 'human-review' : `${agent.output.team}:${agent.output.priority}`;
   return { order_id: input.order_id, route, agent };
 }

@@ -10,8 +10,14 @@ import * as messages from '../../common/messages';
 import { workflowIdFor } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
 import { createOrderTriageWorker } from '../../examples/order-triage/worker';
-import type { TriageOrderInput, TriageOrderOutcome } from '../../examples/order-triage/workflows';
-import { testAddress } from '../helpers/temporal';
+import {
+  addNoteSignal,
+  agentThreadQuery,
+  decideSignal,
+  type TriageOrderInput,
+  type TriageOrderOutcome,
+} from '../../examples/order-triage/workflows';
+import { eventually, testAddress } from '../helpers/temporal';
 import { testDataConverter } from '../helpers/encryption';
 import { workerHarness } from '../helpers/worker-harness';
 
@@ -39,12 +45,13 @@ afterAll(async () => {
   await connection.close();
 });
 
-function triage(complaint: string, workflow = 'triageOrderWorkflow') {
+function triage(complaint: string, workflow = 'triageOrderWorkflow', extra: Partial<TriageOrderInput> = {}) {
   const input: TriageOrderInput = {
     order_id: `order-${randomUUID().slice(0, 8)}`,
     complaint,
     model: 'scripted:demo',
     keel_task_queue: keel.config.taskQueue,
+    ...extra,
   };
   return keel.client.workflow.start<(input: TriageOrderInput) => Promise<TriageOrderOutcome>>(workflow, {
     workflowId: `triage-${input.order_id}`,
@@ -102,4 +109,46 @@ describe('an order-triage workflow that starts a Keel agent', () => {
   });
 });
 
-export { messages, findTranscriptViolation };
+describe('a triage workflow holding its agent’s handle', () => {
+  it('hands a follow-up message to the agent, whose last answer is the result', async () => {
+    const run = await triage('Order late.\nthink: 2', 'triageOrderWithHandleWorkflow');
+    await eventually(async () => (await run.query(agentThreadQuery)) ?? undefined, 30_000, 'the agent');
+    await run.signal(addNoteSignal, { text: `It is a gift.\nrun: echo '{"priority":"low","team":"gifts"}'` });
+    const outcome = await run.result();
+    expect(outcome.agent.status).toBe('completed');
+    expect(outcome.agent.runs).toBe(2);
+    expect(outcome.agent.output).toEqual({ priority: 'low', team: 'gifts' });
+  });
+
+  it('passes a decision on the agent’s pending approval on, as the API would for any thread', async () => {
+    const run = await triage(
+      `Charged twice.\nrun: echo '{"priority":"urgent","team":"billing"}'`,
+      'triageOrderWithHandleWorkflow',
+      { approval: 'require' },
+    );
+    const threadId = await eventually(async () => (await run.query(agentThreadQuery)) ?? undefined);
+    const agent = keel.client.workflow.getHandle(workflowIdFor(threadId));
+    const [pending] = await eventually(async () => {
+      const approvals = await agent.query(messages.getPendingApprovalsQuery);
+      return approvals.length > 0 ? approvals : undefined;
+    }, 30_000);
+    expect(pending?.tool).toBe('bash');
+    await run.signal(decideSignal, { approval_id: pending!.approval_id, approve: true });
+    const outcome = await run.result();
+    expect(outcome.agent.output).toEqual({ priority: 'urgent', team: 'billing' });
+    const transcript = await agent.query(messages.getTranscriptQuery, {});
+    expect(findTranscriptViolation(transcript)).toBeUndefined();
+  });
+
+  it('keeps its agent across a continue-as-new and gets the result by signal', async () => {
+    const run = await triage(
+      `Wrong size.\nthink: 1\nrun: echo '{"priority":"normal","team":"returns"}'`,
+      'triageWithHandOverWorkflow',
+    );
+    const outcome = await run.result();
+    expect(outcome.agent.status).toBe('completed');
+    expect(outcome.agent.output).toEqual({ priority: 'normal', team: 'returns' });
+    const first = await keel.client.workflow.getHandle(run.workflowId, run.firstExecutionRunId).describe();
+    expect(first.status.name).toBe('CONTINUED_AS_NEW');
+  });
+});
