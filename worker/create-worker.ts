@@ -3,6 +3,7 @@ import path from 'node:path';
 import { type NativeConnection, Worker } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import type { KeelActivities } from '../common/activities';
+import { agentServiceHandler } from './agent-service';
 
 /** The workflow entry point the bundler starts from. */
 export const workflowsPath = path.resolve(__dirname, '../workflows/index.ts');
@@ -40,6 +41,7 @@ export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: options.activities,
+    nexusServices: [agentServiceHandler],
     dataConverter: options.dataConverter,
     ...(options.workflowBundlePath === undefined
       ? { workflowsPath }

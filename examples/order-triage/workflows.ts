@@ -5,6 +5,7 @@
 import {
   allHandlersFinished,
   condition,
+  createNexusServiceClient,
   continueAsNew,
   defineQuery,
   defineSignal,
@@ -19,6 +20,7 @@ import {
   type AgentFinished,
   type AgentResult,
 } from 'keel/workflow';
+import { agentService } from 'keel/agent-service';
 
 /** What the agent must answer with (checked against `triageSchema`). */
 export interface Triage {
@@ -139,6 +141,31 @@ export async function triageWithHandOverWorkflow(
   }
   await condition(() => finished !== undefined);
   const agent = agentResult<Triage>(finished!, triageSchema);
+  const route = agent.output === undefined ? 'human-review' : `${agent.output.team}:${agent.output.priority}`;
+  return { order_id: input.order_id, route, agent };
+}
+
+export interface TriageByNexusInput extends TriageOrderInput {
+  /** The Nexus endpoint that targets Keel's task queue (`temporal operator nexus endpoint create`). */
+  endpoint: string;
+}
+
+/**
+ * The same triage through Keel's Nexus service: this workflow may live in another namespace and
+ * knows only the endpoint's name. Cancelling it cancels the operation, and so the agent's run.
+ */
+export async function triageOrderByNexusWorkflow(input: TriageByNexusInput): Promise<TriageOrderOutcome> {
+  const agents = createNexusServiceClient({ service: agentService, endpoint: input.endpoint });
+  const agent = (await agents.executeOperation(
+    'runAgent',
+    {
+      task: task(input),
+      config: { model: input.model },
+      output_schema: triageSchema,
+      metadata: { order_id: input.order_id },
+    },
+    { scheduleToCloseTimeout: '1 hour' },
+  )) as AgentResult<Triage>;
   const route = agent.output === undefined ? 'human-review' : `${agent.output.team}:${agent.output.priority}`;
   return { order_id: input.order_id, route, agent };
 }
