@@ -13,6 +13,7 @@ import { findTranscriptViolation } from '../../common/transcript';
 import { createOrderTriageWorker } from '../../examples/order-triage/worker';
 import {
   agentThreadQuery,
+  type TriageByNexusInput,
   type TriageOrderInput,
   type TriageOrderOutcome,
 } from '../../examples/order-triage/workflows';
@@ -29,6 +30,7 @@ let connection: NativeConnection;
 let exampleWorker: Worker;
 let exampleRunning: Promise<void>;
 const exampleQueue = `order-triage-${randomUUID()}`;
+const endpoint = `keel-agents-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
   client = await testClient();
@@ -38,6 +40,12 @@ beforeAll(async () => {
     KEEL_DATA_DIR: config.dataDir,
     KEEL_MODEL: 'scripted:demo',
   }));
+  await client.connection.operatorService.createNexusEndpoint({
+    spec: {
+      name: endpoint,
+      target: { worker: { namespace: config.temporal.namespace, taskQueue: config.taskQueue } },
+    },
+  });
   connection = await NativeConnection.connect({ address: testAddress() });
   exampleWorker = await createOrderTriageWorker({
     connection,
@@ -108,6 +116,48 @@ describe('an order-triage agent on a real Keel worker process', () => {
       message.role === 'assistant' ? message.content.filter((block) => block.type === 'tool_use') : [],
     );
     expect(toolUses).toHaveLength(1);
+  });
+
+  it('finishes the Nexus operation with the typed answer when the agent’s worker is killed mid-step', async () => {
+    const first = await fleet.start();
+    const orderId = `order-${randomUUID().slice(0, 8)}`;
+    const triage = await client.workflow.start<(input: TriageByNexusInput) => Promise<TriageOrderOutcome>>(
+      'triageOrderByNexusWorkflow',
+      {
+        workflowId: `triage-${orderId}`,
+        taskQueue: exampleQueue,
+        args: [
+          {
+            order_id: orderId,
+            complaint: `Missing item.\nthink: 4\nrun: echo '{"priority":"urgent","team":"warehouse"}'`,
+            model: 'scripted:demo',
+            endpoint,
+          },
+        ],
+      },
+    );
+    const threadId = await eventually(
+      async () => {
+        for await (const operation of client.workflow.list({
+          query: `WorkflowType = 'agentWorkflow' AND ExecutionStatus = 'Running'`,
+        }))
+          for await (const child of client.workflow.list({
+            query: `ParentWorkflowId = '${operation.workflowId}'`,
+          }))
+            return child.workflowId.replace(/^conversation-/, '');
+        return undefined;
+      },
+      60_000,
+      'the agent the operation started',
+    );
+    await modelCallUnderway(threadId);
+    await sleep(500);
+    first.kill('SIGKILL');
+    await first.exited;
+    await fleet.start();
+    const outcome = await triage.result();
+    expect(outcome.agent.status).toBe('completed');
+    expect(outcome.agent.output).toEqual({ priority: 'urgent', team: 'warehouse' });
   });
 
   it('cancels the agent’s run when the triage workflow is cancelled', async () => {
