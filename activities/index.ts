@@ -4,6 +4,7 @@ import type { KeelConfig } from '../common/config';
 import { createCallModel } from './call-model';
 import { createModelClients, type ModelClients } from './model/clients';
 import { PriceTable } from './model/prices';
+import { resolveAssistant } from './resolve-assistant';
 import { createRunTool } from './run-tool';
 import { createSendWebhook } from './send-webhook';
 import { Sandbox } from './tools/sandbox';
@@ -65,5 +66,6 @@ export function createActivities({
       sandbox: sandbox ?? new Sandbox(config.sandbox, config.childEnvironment.PATH),
     }),
     sendWebhook: createSendWebhook({ secret: config.webhookSecret, allowHosts: config.webhookAllowHosts }),
+    resolveAssistant,
   };
 }

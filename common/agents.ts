@@ -22,8 +22,8 @@ export { workflowIdFor as agentWorkflowIdFor, threadIdOf };
 
 /** The agent's settings; what is absent takes the default shown. */
 export interface AgentConfig {
-  /** `provider:model`, e.g. `anthropic:claude-sonnet-4-5` or `scripted:demo`. */
-  model: string;
+  /** `provider:model`, e.g. `anthropic:claude-sonnet-4-5` or `scripted:demo`. Required unless the assistant names one. */
+  model?: string;
   system?: string;
   /** `require` asks a human before sensitive tools run. @default 'auto' */
   approval?: ApprovalMode;
@@ -51,7 +51,13 @@ export type AgentParentClosePolicy = (typeof AgentParentClosePolicy)[keyof typeo
 export interface AgentInput {
   /** The task: the agent's first user message (text, or content blocks). */
   task: string | UserContent[];
-  config: AgentConfig;
+  /** Settings; each one given wins over the assistant's. */
+  config?: AgentConfig;
+  /**
+   * An assistant made through the API (`POST /assistants`): its latest settings configure the
+   * agent. An unknown one fails the start with `AssistantNotFound`. @default none
+   */
+  assistant_id?: string;
   /** The agent's thread id. @default `<parent workflow id>.agent-<uuid>` (deterministic) */
   thread_id?: string;
   /**
@@ -79,6 +85,8 @@ export const AgentFailureType = {
   structuredOutputInvalid: 'StructuredOutputInvalid',
   /** The input cannot start an agent (empty task, unknown provider, bad budget, bad schema). */
   agentConfigInvalid: 'AgentConfigInvalid',
+  /** `assistant_id` names no assistant (or a deleted one). */
+  assistantNotFound: 'AssistantNotFound',
 } as const;
 export type AgentFailureType = (typeof AgentFailureType)[keyof typeof AgentFailureType];
 

@@ -40,8 +40,10 @@ export const triageSchema = {
 export interface TriageOrderInput {
   order_id: string;
   complaint: string;
-  /** `provider:model` for the agent, e.g. `anthropic:claude-sonnet-4-5`. */
-  model: string;
+  /** `provider:model` for the agent, e.g. `anthropic:claude-sonnet-4-5`; or the assistant's. */
+  model?: string;
+  /** An assistant made through Keel's API that configures the agent. */
+  assistant_id?: string;
   /** Keel's task queue. @default 'keel' */
   keel_task_queue?: string;
   /** `require`: a human (or this workflow) approves the agent's commands. @default 'auto' */
@@ -63,10 +65,11 @@ export async function triageOrderWorkflow(input: TriageOrderInput): Promise<Tria
   const agent = await runAgent<Triage>({
     task: task(input),
     config: {
-      model: input.model,
+      ...(input.model === undefined ? {} : { model: input.model }),
       system: 'You triage customer complaints for an online shop.',
       max_steps: 5,
     },
+    ...(input.assistant_id === undefined ? {} : { assistant_id: input.assistant_id }),
     output_schema: triageSchema,
     metadata: { order_id: input.order_id },
     ...(input.keel_task_queue === undefined ? {} : { task_queue: input.keel_task_queue }),
@@ -88,7 +91,10 @@ export async function triageOrderWithHandleWorkflow(input: TriageOrderInput): Pr
   setHandler(agentThreadQuery, () => threadId);
   const handle = await startAgent<Triage>({
     task: task(input),
-    config: { model: input.model, ...(input.approval === undefined ? {} : { approval: input.approval }) },
+    config: {
+      ...(input.model === undefined ? {} : { model: input.model }),
+      ...(input.approval === undefined ? {} : { approval: input.approval }),
+    },
     output_schema: triageSchema,
     ...(input.keel_task_queue === undefined ? {} : { task_queue: input.keel_task_queue }),
   });
@@ -126,7 +132,7 @@ export async function triageWithHandOverWorkflow(
   if (input.thread_id === undefined) {
     const agent = await startAgent({
       task: task(input),
-      config: { model: input.model },
+      config: { ...(input.model === undefined ? {} : { model: input.model }) },
       output_schema: triageSchema,
       parent_close_policy: 'abandon',
       report_to: workflowInfo().workflowId,
@@ -160,7 +166,7 @@ export async function triageOrderByNexusWorkflow(input: TriageByNexusInput): Pro
     'runAgent',
     {
       task: task(input),
-      config: { model: input.model },
+      config: { ...(input.model === undefined ? {} : { model: input.model }) },
       output_schema: triageSchema,
       metadata: { order_id: input.order_id },
     },

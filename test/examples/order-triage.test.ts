@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { assistantWorkflowIdFor, type NewAssistant } from '../../common/assistants';
 import * as messages from '../../common/messages';
 import { workflowIdFor } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
@@ -49,7 +50,8 @@ function triage(complaint: string, workflow = 'triageOrderWorkflow', extra: Part
   const input: TriageOrderInput = {
     order_id: `order-${randomUUID().slice(0, 8)}`,
     complaint,
-    model: 'scripted:demo',
+    // With an assistant, the model is the assistant's.
+    ...(extra.assistant_id === undefined ? { model: 'scripted:demo' } : {}),
     keel_task_queue: keel.config.taskQueue,
     ...extra,
   };
@@ -106,6 +108,66 @@ describe('an order-triage workflow that starts a Keel agent', () => {
     expect(cause).toBeInstanceOf(ApplicationFailure);
     expect((cause as ApplicationFailure).type).toBe('AgentConfigInvalid');
     expect(cause?.message).toMatch(/unknown model provider/);
+  });
+});
+
+describe('an agent configured by an assistant', () => {
+  const failureOf = async (input: Partial<TriageOrderInput>) => {
+    const run = await keel.client.workflow.start('triageOrderWorkflow', {
+      workflowId: `triage-assistant-${randomUUID()}`,
+      taskQueue: exampleQueue,
+      args: [{ order_id: 'a', complaint: 'anything', keel_task_queue: keel.config.taskQueue, ...input }],
+    });
+    const failure = await run.result().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    return (failure as WorkflowFailedError).cause as ApplicationFailure;
+  };
+
+  it('takes the assistant’s settings, read from its workflow', async () => {
+    const assistantId = `triage-${randomUUID().slice(0, 8)}`;
+    const now = new Date().toISOString();
+    const assistant: NewAssistant = {
+      assistant_id: assistantId,
+      first: {
+        assistant_id: assistantId,
+        graph_id: 'agent',
+        version: 1,
+        name: 'triage',
+        description: null,
+        config: { configurable: { model: 'scripted:demo', max_steps: 4 } },
+        context: {},
+        metadata: {},
+        created_at: now,
+      },
+    };
+    await keel.client.workflow.start('assistantWorkflow', {
+      workflowId: assistantWorkflowIdFor(assistantId),
+      taskQueue: keel.config.taskQueue,
+      args: [assistant],
+    });
+    const run = await triage(
+      `Late.\nrun: echo '{"priority":"low","team":"shipping"}'`,
+      'triageOrderWorkflow',
+      {
+        model: undefined as never,
+        assistant_id: assistantId,
+      },
+    );
+    const outcome = await run.result();
+    expect(outcome.agent.output).toEqual({ priority: 'low', team: 'shipping' });
+    const thread = await keel.client.workflow
+      .getHandle(workflowIdFor(outcome.agent.thread_id))
+      .query(messages.getThreadQuery);
+    expect(thread.config.model).toBe('scripted:demo');
+    // The caller's own setting wins over the assistant's.
+    expect(thread.config.max_steps).toBe(5);
+    expect(thread.metadata.assistant_id).toBe(assistantId);
+  });
+
+  it('fails the start with AssistantNotFound for an unknown assistant', async () => {
+    const cause = await failureOf({ assistant_id: `missing-${randomUUID().slice(0, 8)}` });
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect(cause.type).toBe('AssistantNotFound');
   });
 });
 

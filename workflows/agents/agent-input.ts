@@ -16,7 +16,8 @@ const positive = (value: number | undefined): boolean =>
   value === undefined || (Number.isFinite(value) && value > 0);
 
 function configProblem(config: AgentConfig | undefined): string | undefined {
-  if (config === undefined || typeof config.model !== 'string') return 'config.model is required';
+  if (config === undefined || typeof config.model !== 'string')
+    return 'config.model is required (or an assistant_id whose assistant names a model)';
   const spec = parseModelSpec(config.model);
   if (typeof spec === 'string') return `config.model: ${spec}`;
   if (config.approval !== undefined && !Object.values(ApprovalMode).includes(config.approval))
@@ -49,11 +50,12 @@ export function agentInputProblem(input: AgentInput): string | undefined {
 
 /** The thread's configuration: defaults filled in, the output instruction added to the prompt. */
 export function threadConfigOf(input: AgentInput): ThreadConfig {
-  const { config } = input;
+  const config = input.config ?? {};
   const instruction = input.output_schema === undefined ? undefined : outputInstruction(input.output_schema);
   const system = [config.system, instruction].filter((part) => part !== undefined).join('\n\n');
   return {
-    model: config.model,
+    // agentInputProblem made sure there is one.
+    model: config.model ?? '',
     approval: config.approval ?? defaults.approval,
     approval_timeout_s: config.approval_timeout_s ?? defaults.approval_timeout_s,
     max_steps: config.max_steps ?? defaults.max_steps,
@@ -75,13 +77,17 @@ export function conversationFor(
   return {
     thread_id: threadId,
     ...(input.owner === undefined ? {} : { owner: input.owner }),
-    metadata: { ...input.metadata, keel_started_by: parentWorkflowId },
+    metadata: {
+      ...input.metadata,
+      keel_started_by: parentWorkflowId,
+      ...(input.assistant_id === undefined ? {} : { assistant_id: input.assistant_id }),
+    },
     config: threadConfigOf(input),
     created_at: createdAt,
     task: {
       input: {
         run_id: 'task',
-        assistant_id: 'agent',
+        assistant_id: input.assistant_id ?? 'agent',
         content: taskContent(input.task),
         multitask_strategy: 'enqueue',
         metadata: {},

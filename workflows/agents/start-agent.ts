@@ -4,6 +4,7 @@
  * caller's worker needs no Keel activities, only Keel's data converter when Keel encrypts payloads.
  */
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   ChildWorkflowCancellationType,
@@ -11,6 +12,7 @@ import {
   ChildWorkflowFailure,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  proxyActivities,
   startChild,
   uuid4,
   workflowInfo,
@@ -22,8 +24,10 @@ import {
   type AgentFinished,
   type AgentInput,
   type AgentParentClosePolicy,
+  type AgentConfig,
   type AgentResult,
 } from '../../common/agents';
+import type { KeelActivities } from '../../common/activities';
 import type { DecideApprovalInput } from '../../common/approvals';
 import * as messages from '../../common/messages';
 import { isTerminal } from '../../common/run';
@@ -155,10 +159,34 @@ function firstLine(task: AgentInput['task']): string {
 }
 
 /**
- * Starts an agent as a child of the calling workflow and hands its task over. Throws a
- * non-retryable `ApplicationFailure` of type `AgentConfigInvalid` when the input cannot start one.
+ * The assistant's settings under the caller's: read by an activity on Keel's task queue (workflow
+ * code cannot query the assistant's workflow), run by Keel's worker.
  */
-export async function startAgent<Output = unknown>(input: AgentInput): Promise<AgentHandle<Output>> {
+async function withAssistant(input: AgentInput): Promise<AgentInput> {
+  if (input.assistant_id === undefined || input.assistant_id === 'agent') return input;
+  const { resolveAssistant } = proxyActivities<KeelActivities>({
+    taskQueue: input.task_queue ?? defaultAgentTaskQueue,
+    startToCloseTimeout: '30 seconds',
+  });
+  try {
+    const settings = await resolveAssistant({ assistant_id: input.assistant_id });
+    const defined = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
+    return { ...input, config: { ...(defined as AgentConfig), ...input.config } };
+  } catch (error) {
+    const cause = error instanceof ActivityFailure ? error.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === AgentFailureType.assistantNotFound)
+      throw ApplicationFailure.create({ type: cause.type, message: cause.message, nonRetryable: true });
+    throw error;
+  }
+}
+
+/**
+ * Starts an agent as a child of the calling workflow and hands its task over. Throws a
+ * non-retryable `ApplicationFailure` of type `AgentConfigInvalid` when the input cannot start one,
+ * or `AssistantNotFound` when `assistant_id` names no assistant.
+ */
+export async function startAgent<Output = unknown>(given: AgentInput): Promise<AgentHandle<Output>> {
+  const input = await withAssistant(given);
   const problem = agentInputProblem(input);
   if (problem !== undefined)
     throw ApplicationFailure.create({
