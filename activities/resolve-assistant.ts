@@ -8,7 +8,11 @@ import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { assistantWorkflowIdFor, getAssistantQuery, type AssistantSettings } from '../common/assistants';
 import { FailureType } from '../common/failures';
 
-export async function resolveAssistant({ assistant_id }: { assistant_id: string }): Promise<AssistantSettings> {
+export async function resolveAssistant({
+  assistant_id,
+}: {
+  assistant_id: string;
+}): Promise<AssistantSettings> {
   const notFound = () =>
     ApplicationFailure.create({
       type: FailureType.assistantNotFound,
