@@ -52,7 +52,10 @@ export class AgentRef {
     return workflowIdFor(this.threadId);
   }
 
-  /** Sends a follow-up message; it runs after the current run. Returns its run id. */
+  /**
+   * Sends a follow-up message; it runs after the current run. Returns its run id. Once the agent
+   * has no run left it has closed, and this fails (the signal finds no running workflow).
+   */
   async send(text: string): Promise<string> {
     const run_id = `message-${uuid4()}`;
     await getExternalWorkflowHandle(this.workflowId).signal(messages.userMessageSignal, {

@@ -96,7 +96,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     // returns what it did; other conversations are never cancelled (DELETE terminates them).
     if (task === undefined || !isCancellation(error)) throw error;
     return CancellationScope.nonCancellable(() =>
-      closeTask(conversation, stream, task, 'the parent workflow was cancelled'),
+      closeTask(conversation, stream, task, 'its workflow was cancelled (by its parent, or through Nexus)'),
     );
   }
   if (task !== undefined && done()) return closeTask(conversation, stream, task, 'its task is done');
