@@ -35,6 +35,7 @@ export function createRunTool({ registry, dataDir, environment, sandbox }: RunTo
           idempotencyKey: input.idempotency_key,
           environment,
           sandbox,
+          networkHosts: sandbox.grant(input.network_hosts),
         });
       } catch (error) {
         if (error instanceof WorkspaceViolation) return { is_error: true, content: error.message };

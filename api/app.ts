@@ -17,7 +17,7 @@ import { openApiDocument, openApiOperation } from './openapi';
 import { operations } from './operations';
 import { activeRunRoutes } from './routes/active-runs';
 import { checkpointRoutes } from './routes/checkpoints';
-import { codecRoutes, maxCodecBodyBytes } from './routes/codec';
+import { codecRoutes, codecUiRoutes, maxCodecBodyBytes } from './routes/codec';
 import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
 import { Sessions } from './sessions';
@@ -55,6 +55,9 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   app.use(express.json({ limit: maxBodyBytes, type: () => true }));
   // The web chat is public; the API calls it makes carry the person's token.
   app.use(webPageRoutes());
+  const codec = codecRoutes(client, config.temporal.namespace);
+  // The Web UI's codec endpoint carries its own secret, for it cannot send an API token.
+  app.use(codecUiRoutes(codec, config.encryption.uiToken));
   app.use(authenticate(config.api.tokens));
   // A known path asked with another method answers 405 with `Allow`, from the same operations.
   app.use(methodGate(operations));
@@ -65,12 +68,12 @@ export function createApp({ client, config, logger, stopping }: AppOptions): Exp
   });
   app.use(healthRoutes(client, config.temporal.namespace, config.taskQueue));
   app.use(systemRoutes(config.sandbox.mode));
-  app.use(codecRoutes(client, config.temporal.namespace));
+  app.use(codec);
   // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
   const sessions = new Sessions(listingClient(client), config.taskQueue);
   const assistants = new Assistants(client, config.taskQueue, config.model.default);
   const services = { conversations, assistants, sessions };
-  app.use(assistantRoutes(assistants, sessions));
+  app.use(assistantRoutes(assistants, sessions, config.sandbox.networkHosts));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
   app.use(sessionRoutes(conversations, sessions));
   app.use(checkpointRoutes(conversations));

@@ -15,10 +15,10 @@ import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
 import type { KeelConfig } from '../common/config';
 import * as messages from '../common/messages';
 import { queuedRun, type Run } from '../common/run';
+import { coveredBy, parseHostEntry, type HostEntry } from '../common/network-hosts';
 import { searchAttributes } from '../common/search-attributes';
 import { workflowIdFor, type Thread, type ThreadConfig } from '../common/thread';
 
-export { workflowIdFor };
 import { textOf, type Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
 import type { NewConversation, conversationWorkflow } from '../workflows/interpreter/workflow';
@@ -49,10 +49,28 @@ function threadDetails(conversation: NewConversation): string {
 /** The caller, as authentication established it; undefined when the API runs without tokens. */
 export type Owner = string | undefined;
 
+/** The hosts asked for, each within the operator's `KEEL_SANDBOX_NETWORK_HOSTS`; else 422. */
+export function grantNetworkHosts(asked: readonly string[], granted: readonly HostEntry[]): string[] {
+  for (const raw of asked) {
+    const entry = parseHostEntry(raw);
+    if (typeof entry === 'string' || !coveredBy(granted, entry))
+      throw new ApiError(
+        422,
+        'network_host_not_allowed',
+        `network host "${raw}" is not one the operator allows threads to reach (KEEL_SANDBOX_NETWORK_HOSTS${granted.length === 0 ? ' is empty' : ''})`,
+        'config.network_hosts',
+      );
+  }
+  return asked.map((raw) => raw.trim().toLowerCase());
+}
+
 export class Conversations {
   constructor(
     readonly client: Client,
-    private readonly config: Pick<KeelConfig, 'taskQueue' | 'model' | 'defaults' | 'webhookAllowHosts'> & {
+    private readonly config: Pick<
+      KeelConfig,
+      'taskQueue' | 'model' | 'defaults' | 'webhookAllowHosts' | 'sandbox'
+    > & {
       api: Pick<KeelConfig['api'], 'intakeWaitMs' | 'readTimeoutMs'>;
     },
   ) {}
@@ -80,9 +98,10 @@ export class Conversations {
     try {
       return await this.client.withDeadline(Date.now() + this.config.api.readTimeoutMs, query);
     } catch (error) {
-      if (!isStall(error)) throw error;
-      // A deleted thread's tombstone has no worker to answer either: that is a 404.
+      // A failed read is explained by the thread's description first: a deleted thread (its
+      // tombstone has no worker to answer) is a 404, one under a key this API lacks says so.
       await this.requireExisting(threadId);
+      if (!isStall(error)) throw error;
       throw new ApiError(
         503,
         'thread_unavailable',
@@ -115,6 +134,9 @@ export class Conversations {
       ...(input.tool_rules === undefined ? {} : { tool_rules: input.tool_rules }),
       ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
       ...(maxCost === undefined ? {} : { max_cost_usd: maxCost }),
+      ...(input.network_hosts === undefined || input.network_hosts.length === 0
+        ? {}
+        : { network_hosts: grantNetworkHosts(input.network_hosts, this.config.sandbox.networkHosts) }),
     };
   }
 
@@ -250,6 +272,11 @@ export class Conversations {
     return this.read(threadId, () =>
       this.handle(threadId).query(messages.getTranscriptQuery, after === undefined ? {} : { after }),
     );
+  }
+
+  /** The earlier branches forks cut off, and whether the transcript's front was compacted. */
+  async branches(threadId: string): Promise<messages.ThreadBranches> {
+    return this.read(threadId, () => this.handle(threadId).query(messages.getBranchesQuery));
   }
 
   pendingApprovals(threadId: string): Promise<PendingApproval[]> {
@@ -410,6 +437,8 @@ export class Conversations {
       transcript: source.transcript,
       compacted_messages: source.compacted_messages,
       next_sequence: source.next_sequence,
+      // The earlier branches forks left, so the copy's history lists the same checkpoints.
+      ...(source.branches === undefined ? {} : { branches: source.branches }),
     };
     await this.client.workflow.start('conversationWorkflow', {
       ...this.#startOptions(created),

@@ -13,6 +13,7 @@ import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ZodError } from 'zod';
 import { PayloadDecryptionError } from '../codec/errors';
+import { threadIdOf } from '../common/thread';
 
 const typesByStatus: Record<number, string> = {
   400: 'invalid_request_error',
@@ -79,6 +80,7 @@ const rejections: Record<string, [number, string]> = {
   RunExists: [409, 'run_exists'],
   InvalidInput: [422, 'invalid_input'],
   RunNotFound: [404, 'run_not_found'],
+  CheckpointNotFound: [404, 'checkpoint_not_found'],
   ApprovalNotPending: [409, 'approval_not_pending'],
   ApprovalNotFound: [404, 'approval_not_found'],
   VersionNotFound: [404, 'version_not_found'],
@@ -103,8 +105,7 @@ export function fromTemporal(error: unknown): ApiError | undefined {
   // named plainly; other threads are unaffected.
   const undecryptable = decryptionFailure(error);
   if (undecryptable !== undefined) return new ApiError(500, 'thread_undecryptable', undecryptable.message);
-  if (error instanceof WorkflowNotFoundError)
-    return threadNotFound(/^conversation-(.+)$/.exec(error.workflowId ?? '')?.[1]);
+  if (error instanceof WorkflowNotFoundError) return threadNotFound(threadIdOf(error.workflowId ?? ''));
   if (error instanceof WorkflowExecutionAlreadyStartedError)
     return new ApiError(409, 'thread_exists', 'a thread with this id already exists');
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {

@@ -15,7 +15,7 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { eventsTopic, runIdOf, runTerminalEvents, type KeelEvent } from '../common/events';
 import { withCallSignal } from './call-signal';
 import type { Conversations } from './conversations';
-import { workflowIdFor } from './conversations';
+import { workflowIdFor } from '../common/thread';
 import { ApiError } from './errors';
 import { isOutage } from './intake';
 

@@ -107,6 +107,7 @@ export const run = describing<Run>()(
     error: z.object({ type: z.string(), message: z.string() }).optional(),
     webhook: z.string().optional(),
     continuation_of: z.string().optional(),
+    checkpoint_id: z.string().optional(),
     first_event_offset: z.number().optional(),
     model: z.string(),
     summary: sessionSummary.optional(),

@@ -14,7 +14,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { awaitRunUpdate, getRunQuery } from '../common/messages';
 import { isTerminal, type Run } from '../common/run';
 import { withCallSignal } from './call-signal';
-import { workflowIdFor } from './conversations';
+import { workflowIdFor } from '../common/thread';
 import { isOutage } from './intake';
 
 /** Between asking an ended run and its successor: continue-as-new takes a moment. */

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { idPattern, limits } from '../common/limits';
 import { ModelProvider } from '../common/model-spec';
+import { parseHostEntry } from '../common/network-hosts';
 import type { UserContent } from '../common/transcript';
 
 export const id = z
@@ -15,7 +16,7 @@ export const id = z
 
 const providers = Object.values(ModelProvider);
 
-/** `provider:model`, e.g. `anthropic:claude-sonnet-4-5` or `scripted:demo`. */
+/** `provider:model`, e.g. `anthropic:claude-sonnet-4-6` or `scripted:demo`. */
 const modelSpec = z
   .string()
   .max(200)
@@ -50,6 +51,16 @@ export const threadConfigInput = z.object({
   max_tokens: z.number().int().positive().optional(),
   max_cost_usd: z.number().positive().optional(),
   max_steps: z.number().int().positive().max(1_000).optional(),
+  /** Hosts the thread's commands may reach through Keel's proxy, within the operator's list. */
+  network_hosts: z
+    .array(
+      z
+        .string()
+        .max(260)
+        .refine((entry) => typeof parseHostEntry(entry) !== 'string', 'not a host, *.domain or host:port'),
+    )
+    .max(50)
+    .optional(),
 });
 export type ThreadConfigInput = z.infer<typeof threadConfigInput>;
 

@@ -5,9 +5,9 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { type Client, type WorkflowExecutionInfo, WorkflowNotFoundError } from '@temporalio/client';
-import { threadIdOf, type ThreadStatus } from '../common/thread';
+import { threadIdOf, workflowIdFor, type ThreadStatus } from '../common/thread';
 import { searchAttributes } from '../common/search-attributes';
-import { deletedStatus, workflowIdFor, type Owner } from './conversations';
+import { deletedStatus, type Owner } from './conversations';
 import { threadNotFound } from './errors';
 
 /** A thread as visibility sees it: no query to its workflow is needed. */

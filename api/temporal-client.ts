@@ -5,13 +5,17 @@
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import type { TemporalConnectionOptions } from '../launch/connection';
+import { closedConnectionGuard } from './grpc-closed-guard';
 
 export const apiRetryAttempts = 4;
 
 export function apiConnectionOptions(options: TemporalConnectionOptions) {
   return {
     ...options,
-    interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: apiRetryAttempts }))],
+    interceptors: [
+      makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: apiRetryAttempts })),
+      closedConnectionGuard,
+    ],
   };
 }
 

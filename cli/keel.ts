@@ -92,7 +92,7 @@ program
   .option('--deny-all', 'answer every approval with no, without asking')
   .option('--max-tokens <n>', 'token budget for the thread', positiveInteger)
   .option('--max-cost <usd>', 'cost budget for the thread, in dollars', positiveNumber)
-  .option('--model <provider:model>', 'the model, e.g. scripted:demo or anthropic:claude-sonnet-4-5')
+  .option('--model <provider:model>', 'the model, e.g. scripted:demo or anthropic:claude-sonnet-4-6')
   .action(
     async (
       thread: string | undefined,

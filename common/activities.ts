@@ -53,6 +53,8 @@ export interface RunToolInput {
   input: Record<string, unknown>;
   /** `workflowId:toolUseId`: a side-effecting tool may use it to make a repeat harmless. */
   idempotency_key: string;
+  /** The thread's `network_hosts`, when it has any (the worker checks them again). */
+  network_hosts?: string[];
 }
 
 /** One webhook delivery: the same `webhook_id` for every attempt, so receivers can drop repeats. */

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { parseModelSpec } from './model-spec';
+import { parseHostEntry, type HostEntry } from './network-hosts';
 
 const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
 /** Shorter tokens are refused at start: a guessable token is no authentication. */
@@ -56,8 +57,10 @@ const schema = z
     KEEL_WEBHOOK_ALLOW_HOSTS: optionalString,
     KEEL_ENCRYPTION_KEYS: optionalString,
     KEEL_CODEC_CORS_ORIGINS: optionalString,
+    KEEL_CODEC_UI_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
     KEEL_SANDBOX: z.enum(['on', 'off']).default('on'),
     KEEL_SANDBOX_NETWORK: z.enum(['off', 'on']).default('off'),
+    KEEL_SANDBOX_NETWORK_HOSTS: optionalString,
     KEEL_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
     KEEL_SANDBOX_TIMEOUT_S: z.coerce.number().int().positive().max(600).default(120),
     KEEL_SANDBOX_CPU_S: z.coerce.number().int().positive().default(600),
@@ -82,6 +85,11 @@ const schema = z
       const problem = tokenProblem(env.KEEL_API_TOKENS);
       if (problem !== undefined)
         context.addIssue({ code: 'custom', path: ['KEEL_API_TOKENS'], message: problem });
+    }
+    for (const entry of list(env.KEEL_SANDBOX_NETWORK_HOSTS)) {
+      const parsed = parseHostEntry(entry);
+      if (typeof parsed === 'string')
+        context.addIssue({ code: 'custom', path: ['KEEL_SANDBOX_NETWORK_HOSTS'], message: parsed });
     }
     if (env.KEEL_ENCRYPTION_KEYS !== undefined) {
       const keys = parseEncryptionKeys(env.KEEL_ENCRYPTION_KEYS);
@@ -126,6 +134,13 @@ export interface SandboxConfig {
   mode: 'on' | 'off';
   /** Whether sandboxed commands reach the network at all (`KEEL_SANDBOX_NETWORK`). @default 'off' */
   network: 'off' | 'on';
+  /**
+   * Hosts a thread may ask its commands to reach through Keel's proxy (`network_hosts`), while
+   * `network` is `off` (`KEEL_SANDBOX_NETWORK_HOSTS`: names, `*.domain`, `host:port`, `*`). A
+   * loopback, private or metadata address is reached only when an entry names its host exactly.
+   * @default [] (no thread may ask)
+   */
+  networkHosts: HostEntry[];
   /** The unprivileged uid (and gid) sandboxes run as when the worker runs as root (`KEEL_SANDBOX_UID`). @default 65534 */
   uid: number;
   limits: SandboxLimits;
@@ -159,6 +174,12 @@ export interface EncryptionConfig {
    * comma-separated. @default the dev server's UI, `http://127.0.0.1:<ui port>` and `http://localhost:<ui port>`
    */
   corsOrigins: string[];
+  /**
+   * The secret in the Web UI's codec endpoint (`/codec/ui/<token>`), which works without an API
+   * token: the Temporal UI cannot send one (`KEEL_CODEC_UI_TOKEN`; `keel up` makes one when the
+   * API has tokens). Unset: no such endpoint.
+   */
+  uiToken: string | undefined;
 }
 
 export interface KeelConfig {
@@ -260,7 +281,7 @@ export class ConfigError extends Error {
 }
 
 /** The model used when a thread names none: `KEEL_MODEL`, else Anthropic with a key, else scripted. */
-export const defaultAnthropicModel = 'anthropic:claude-sonnet-4-5';
+export const defaultAnthropicModel = 'anthropic:claude-sonnet-4-6';
 
 function parseTokens(raw: string | undefined): ApiToken[] {
   if (raw === undefined) return [];
@@ -394,6 +415,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     sandbox: {
       mode: env.KEEL_SANDBOX,
       network: env.KEEL_SANDBOX_NETWORK,
+      networkHosts: list(env.KEEL_SANDBOX_NETWORK_HOSTS).map((entry) => parseHostEntry(entry) as HostEntry),
       uid: env.KEEL_SANDBOX_UID,
       limits: {
         wallSeconds: env.KEEL_SANDBOX_TIMEOUT_S,
@@ -415,6 +437,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
         env.KEEL_CODEC_CORS_ORIGINS === undefined
           ? [`http://127.0.0.1:${env.KEEL_TEMPORAL_UI_PORT}`, `http://localhost:${env.KEEL_TEMPORAL_UI_PORT}`]
           : list(env.KEEL_CODEC_CORS_ORIGINS),
+      uiToken: env.KEEL_CODEC_UI_TOKEN,
     },
     extensionsFile: env.KEEL_EXTENSIONS_FILE,
     workflowBundle: env.KEEL_WORKFLOW_BUNDLE,

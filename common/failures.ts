@@ -28,6 +28,8 @@ export const FailureType = {
   threadClosed: 'ThreadClosed',
   runExists: 'RunExists',
   runNotFound: 'RunNotFound',
+  /** A fork names a checkpoint the thread does not hold. */
+  checkpointNotFound: 'CheckpointNotFound',
   /** A run that has not finished cannot be deleted (cancel it first). */
   runActive: 'RunActive',
   approvalNotPending: 'ApprovalNotPending',

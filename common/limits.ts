@@ -13,6 +13,10 @@ export const limits = {
   runOutputChars: 16_000,
   /** Estimated transcript characters above which the oldest turns are compacted away. */
   transcriptChars: 600_000,
+  /** Characters of earlier branches (cut off by forks) kept; the oldest go first. */
+  branchChars: 300_000,
+  /** Earlier branches kept. */
+  branchesKept: 50,
   /** Runs waiting behind the active one. */
   maxQueuedRuns: 50,
   /** Finished runs remembered per thread (older ones are dropped at continue-as-new). */

@@ -8,7 +8,7 @@ import type { ChildCompleted } from './children';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from './approvals';
 import type { MultitaskStrategy, Run } from './run';
 import type { Thread, ThreadConfig } from './thread';
-import type { Message, ModelMessage, UserContent } from './transcript';
+import type { Branch, Message, ModelMessage, UserContent } from './transcript';
 
 export interface SubmitInput {
   run_id: string;
@@ -22,6 +22,11 @@ export interface SubmitInput {
   config?: ThreadConfig;
   webhook?: string;
   continuation_of?: string;
+  /**
+   * Fork: the run goes on from this earlier checkpoint (a message id ending a committed step, or
+   * `start`) instead of the newest; what came after is kept as an earlier branch.
+   */
+  checkpoint_id?: string;
 }
 
 export interface RunRef {
@@ -45,7 +50,7 @@ export interface ModelMessagesQuery {
 }
 
 export interface TranscriptQuery {
-  /** Only messages after this many (for paging). @default 0 */
+  /** Only messages appended after message `m<after>` (for paging). @default 0 */
   after?: number;
   limit?: number;
 }
@@ -81,6 +86,14 @@ export const listRunsQuery = defineQuery<Run[], [ListRunsQuery]>('listRuns');
 /** The oldest offset the thread's event log still holds: a cursor before it has expired. */
 export const getStreamBaseQuery = defineQuery<number>('getStreamBase');
 export const getTranscriptQuery = defineQuery<Message[], [TranscriptQuery]>('getTranscript');
+
+/** The earlier branches forks cut off (oldest first), beside the transcript, the current one. */
+export interface ThreadBranches {
+  branches: Branch[];
+  /** Messages compacted out of the transcript's front: none means the thread's `start` is kept. */
+  compacted_messages: number;
+}
+export const getBranchesQuery = defineQuery<ThreadBranches>('getBranches');
 /**
  * What the model is sent for a run's current model step, for the model activity when its input
  * leaves the messages out; fails with `ModelStepNotCurrent` once that step is over.

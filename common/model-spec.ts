@@ -13,7 +13,7 @@ export interface ModelSpec {
 
 const providers = Object.values(ModelProvider) as string[];
 
-/** Parses `provider:model` (`anthropic:claude-sonnet-4-5`); returns an error message when malformed. */
+/** Parses `provider:model` (`anthropic:claude-sonnet-4-6`); returns an error message when malformed. */
 export function parseModelSpec(spec: string): ModelSpec | string {
   const separator = spec.indexOf(':');
   const provider = separator === -1 ? spec : spec.slice(0, separator);

@@ -69,6 +69,8 @@ export interface Run {
   error?: RunError;
   webhook?: string;
   continuation_of?: string;
+  /** A fork: the checkpoint the run goes on from (see `SubmitInput.checkpoint_id`). */
+  checkpoint_id?: string;
   /** Offset of this run's `run.created` event in the thread's stream: where its SSE stream starts. */
   first_event_offset?: number;
   /** The model this run uses, e.g. `scripted:demo`. */
@@ -107,6 +109,7 @@ export function queuedRun(
     model: input.model ?? thread.model,
     ...(input.webhook === undefined ? {} : { webhook: input.webhook }),
     ...(input.continuation_of === undefined ? {} : { continuation_of: input.continuation_of }),
+    ...(input.checkpoint_id === undefined ? {} : { checkpoint_id: input.checkpoint_id }),
     ...(firstEventOffset === undefined ? {} : { first_event_offset: firstEventOffset }),
   };
 }

@@ -34,7 +34,7 @@ export type ToolRule = (typeof ToolRule)[keyof typeof ToolRule];
 
 /** Per-thread settings, fixed at creation unless an update changes them. */
 export interface ThreadConfig {
-  /** `provider:model`, e.g. `anthropic:claude-sonnet-4-5` or `scripted:demo`. */
+  /** `provider:model`, e.g. `anthropic:claude-sonnet-4-6` or `scripted:demo`. */
   model: string;
   system?: string;
   approval: ApprovalMode;
@@ -46,6 +46,11 @@ export interface ThreadConfig {
   max_cost_usd?: number;
   /** Model calls one run may make before it stops. @default 50 */
   max_steps: number;
+  /**
+   * Hosts the thread's commands may reach through Keel's proxy (`host`, `*.domain`,
+   * `host:port`), within what the operator allows (`KEEL_SANDBOX_NETWORK_HOSTS`). @default none
+   */
+  network_hosts?: string[];
 }
 
 /** What a thread amounted to so far: runs, model calls, tokens, cost, time. */

@@ -58,6 +58,29 @@ export interface AssistantMessage extends MessageMeta {
 
 export type Message = UserMessage | AssistantMessage;
 
+/**
+ * Messages a fork cut off the transcript, kept so the earlier branch can still be read: they
+ * followed the checkpoint `parent` (a message id that ends a committed step, or `start`).
+ */
+export interface Branch {
+  parent: string;
+  messages: Message[];
+}
+
+/** The sequence number N of a message id `mN` (the N-th message ever appended to the thread). */
+export function sequenceOf(id: string): number | undefined {
+  const match = /^m(\d+)$/.exec(id);
+  return match === null ? undefined : Number(match[1]);
+}
+
+/**
+ * Whether a message ends a committed step: every message does except an assistant message asking
+ * for tools, which commits together with the results that follow it (the transcript invariant).
+ */
+export function endsStep(message: Message): boolean {
+  return message.role === 'user' || toolUsesOf(message.content).length === 0;
+}
+
 /** A message as a model sees it: no Keel metadata. */
 export type ModelMessage =
   { role: 'user'; content: UserContent[] } | { role: 'assistant'; content: AssistantContent[] };

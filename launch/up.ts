@@ -3,6 +3,7 @@
  * (unless TEMPORAL_ADDRESS points elsewhere), the worker and the API; prints where they are;
  * on Ctrl-C or SIGTERM stops them in order: API, worker (draining), server.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -71,6 +72,13 @@ export async function up(config: KeelConfig): Promise<number> {
   // Generated here on the embedded default, before the worker and the API race to read it.
   const [encryptionKey] = await loadEncryptionKeys(config.encryption);
   const apiUrl = `http://${config.api.host}:${config.api.port}`;
+  // With API tokens the Web UI cannot authenticate to /codec: it gets an endpoint with a secret
+  // of its own, made for this start unless the operator set one (decision 0087).
+  const uiToken =
+    config.api.tokens.length === 0
+      ? undefined
+      : (config.encryption.uiToken ?? randomBytes(32).toString('base64url'));
+  const codecEndpoint = uiToken === undefined ? `${apiUrl}/codec` : `${apiUrl}/codec/ui/${uiToken}`;
   let server: DevServer | undefined;
   const children: Supervised[] = [];
   /** Set once shutdown begins; resolves with the exit code. */
@@ -115,7 +123,7 @@ export async function up(config: KeelConfig): Promise<number> {
         port: config.temporal.devServerPort,
         uiPort: config.temporal.devServerUiPort,
         namespace: config.temporal.namespace,
-        uiCodecEndpoint: `${apiUrl}/codec`,
+        uiCodecEndpoint: codecEndpoint,
         onOutput: (line) => say(`[temporal] ${line}`),
       });
     } else {
@@ -139,6 +147,7 @@ export async function up(config: KeelConfig): Promise<number> {
       KEEL_WORKFLOW_BUNDLE: bundlePath,
       KEEL_LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json',
       KEEL_DATA_DIR: config.dataDir,
+      ...(uiToken === undefined ? {} : { KEEL_CODEC_UI_TOKEN: uiToken }),
     });
     const spawnKeel = (name: string, command: string) =>
       new Supervised({
@@ -165,7 +174,10 @@ export async function up(config: KeelConfig): Promise<number> {
     say(
       `  Temporal  ${temporalAddress(config)}${server === undefined ? '' : `   (dev server, data in ${shown(server.databaseFile)})`}`,
     );
-    if (server !== undefined) say(`  Web UI    ${server.uiUrl}   (decrypts through ${apiUrl}/codec)`);
+    if (server !== undefined)
+      say(
+        `  Web UI    ${server.uiUrl}   (decrypts through ${apiUrl}/codec${uiToken === undefined ? '' : '/ui/… with its own token'})`,
+      );
     say(
       `  Encrypted with key "${encryptionKey?.id}"${config.encryption.keys === undefined ? ` (from ${shown(config.encryption.keyFile)})` : ' (KEEL_ENCRYPTION_KEYS)'}`,
     );

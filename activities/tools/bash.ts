@@ -9,6 +9,7 @@ import type { Writable } from 'node:stream';
 import { z } from 'zod';
 import { limits } from '../../common/limits';
 import type { ToolOutcome } from '../../common/tools';
+import { startNetworkProxy, type NetworkProxy } from './network-proxy';
 import { defineTool } from './registry';
 import { type Sandbox, type SandboxedCommand, type SandboxProbe, sandboxFix } from './sandbox';
 
@@ -170,6 +171,7 @@ export const bashTool = defineTool({
     };
     const { sandbox, workspace } = context;
     let launch: SandboxedCommand;
+    let proxy: NetworkProxy | undefined;
     if (sandbox.mode === 'off') launch = unconfined(command, workspace, env);
     else {
       const probe = await probeSandbox(sandbox);
@@ -178,11 +180,16 @@ export const bashTool = defineTool({
           is_error: true,
           content: `Not run: commands run in a sandbox, and this worker cannot create one (${probe.reason}). ${sandboxFix}`,
         };
-      launch = await sandbox.command({ command, workspace, env });
+      proxy = context.networkHosts.length === 0 ? undefined : await startNetworkProxy(context.networkHosts);
+      launch = await sandbox.command({ command, workspace, env, ...(proxy === undefined ? {} : { proxy }) });
     }
-    const timeoutS = timeout_s ?? sandbox.limits.wallSeconds;
-    const result = await runCommand(launch, { timeoutMs: timeoutS * 1000, signal: context.signal });
-    if (result.aborted) throw context.signal.reason ?? new Error('command aborted');
-    return describe(result, timeoutS);
+    try {
+      const timeoutS = timeout_s ?? sandbox.limits.wallSeconds;
+      const result = await runCommand(launch, { timeoutMs: timeoutS * 1000, signal: context.signal });
+      if (result.aborted) throw context.signal.reason ?? new Error('command aborted');
+      return describe(result, timeoutS);
+    } finally {
+      await proxy?.close();
+    }
   },
 });

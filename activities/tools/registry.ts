@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { ToolDescriptor, ToolFlags, ToolOutcome, ToolSchema } from '../../common/tools';
+import type { HostEntry } from '../../common/network-hosts';
 import type { Sandbox } from './sandbox';
 
 export interface ToolContext {
@@ -17,6 +18,8 @@ export interface ToolContext {
   environment: Record<string, string>;
   /** Where commands run (bash). */
   sandbox: Sandbox;
+  /** Hosts commands may reach through Keel's proxy (granted by `Sandbox.grant`). */
+  networkHosts: HostEntry[];
 }
 
 export interface Tool {

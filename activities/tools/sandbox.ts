@@ -10,6 +10,7 @@ import { chown, lstat, mkdtemp, readlink, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { SandboxConfig } from '../../common/config';
+import { coveredBy, parseHostEntry, type HostEntry } from '../../common/network-hosts';
 
 /** Where the workspace appears inside the sandbox. */
 export const sandboxWorkspace = '/workspace';
@@ -45,6 +46,8 @@ export interface SandboxedCommand {
 
 export interface SandboxCall {
   command: string;
+  /** The way out to the thread's network hosts, when it has any (./network-proxy.ts). */
+  proxy?: { socket: string; forwarder: string };
   /** The workspace on the host (a realpath). */
   workspace: string;
   /** Variables for the command besides PATH, HOME and TMPDIR. */
@@ -87,8 +90,21 @@ function identityFiles(uid: number): string[] {
   return [passwd, group, hosts];
 }
 
+/** Where the proxy's pieces appear inside the sandbox, and the port tools find it on. */
+const proxyDirectory = '/run/keel';
+const proxyPort = 3128;
+const proxyUrl = `http://127.0.0.1:${proxyPort}`;
+
+/**
+ * Starts the forwarder to the proxy and waits (at most ~2 s) until it listens; it runs before
+ * the limits, which would not leave Node the address space it reserves, and dies with the sandbox.
+ */
+const forwarderPrelude =
+  `${proxyDirectory}/node ${proxyDirectory}/forward.js ${proxyDirectory}/proxy.sock ${proxyPort} /tmp/.keel-proxy-ready </dev/null >/dev/null 2>&1 & ` +
+  'for _ in $(seq 100); do [ -e /tmp/.keel-proxy-ready ] && break; sleep 0.02; done; rm -f /tmp/.keel-proxy-ready; ';
+
 /** `ulimit` before the command: each limit is the kernel's, hard and soft alike. */
-function limitedShell(config: SandboxConfig, command: string): string[] {
+function limitedShell(config: SandboxConfig, command: string, prelude = ''): string[] {
   const { cpuSeconds, memoryMb, processes, fileMb } = config.limits;
   const limits = [
     `-t ${cpuSeconds}`,
@@ -102,7 +118,7 @@ function limitedShell(config: SandboxConfig, command: string): string[] {
     '--noprofile',
     '--norc',
     '-c',
-    `${limits.join(' && ')} && exec bash -c "$1"`,
+    `${prelude}${limits.join(' && ')} && exec bash -c "$1"`,
     'keel',
     command,
   ];
@@ -127,6 +143,19 @@ export class Sandbox {
 
   get limits(): SandboxConfig['limits'] {
     return this.#config.limits;
+  }
+
+  /**
+   * The hosts a call may reach through the proxy: those the thread asked for that the operator
+   * allows (checked again here: the thread's list came through Temporal). None when the
+   * sandbox is off or already has the whole network.
+   */
+  grant(asked: readonly string[] | undefined): HostEntry[] {
+    if (this.#config.mode === 'off' || this.#config.network === 'on') return [];
+    return (asked ?? []).flatMap((raw) => {
+      const entry = parseHostEntry(raw);
+      return typeof entry !== 'string' && coveredBy(this.#config.networkHosts, entry) ? [entry] : [];
+    });
   }
 
   /** The uid commands run as on the host, when it differs from the worker's. */
@@ -159,8 +188,30 @@ export class Sandbox {
       String(3 + index),
       file,
     ]);
+    const proxy = call.proxy;
+    const proxyArgs =
+      proxy === undefined
+        ? []
+        : [
+            '--dir',
+            proxyDirectory,
+            '--ro-bind',
+            process.execPath,
+            `${proxyDirectory}/node`,
+            '--ro-bind',
+            proxy.forwarder,
+            `${proxyDirectory}/forward.js`,
+            '--bind',
+            proxy.socket,
+            `${proxyDirectory}/proxy.sock`,
+          ];
+    const proxyEnv: Record<string, string> =
+      proxy === undefined
+        ? {}
+        : { HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl, http_proxy: proxyUrl, https_proxy: proxyUrl };
     const env: Record<string, string> = {
       ...call.env,
+      ...proxyEnv,
       PATH: sandboxPath,
       HOME: sandboxWorkspace,
       TMPDIR: '/tmp',
@@ -183,6 +234,7 @@ export class Sandbox {
       '--tmpfs',
       '/tmp',
       ...identity,
+      ...proxyArgs,
       '--bind',
       call.workspace,
       sandboxWorkspace,
@@ -206,7 +258,7 @@ export class Sandbox {
             '--bounding-set=-all',
             '--no-new-privs',
           ]),
-      ...limitedShell(this.#config, call.command),
+      ...limitedShell(this.#config, call.command, proxy === undefined ? '' : forwarderPrelude),
     ];
     return {
       file: 'bwrap',

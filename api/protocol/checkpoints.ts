@@ -3,8 +3,8 @@
  * its messages as one unit (the run's input, a final answer, or a tool call together with its
  * results), so every unit boundary is a state LangGraph would have checkpointed. Pure.
  */
-import type { Message } from '../../common/transcript';
-import { toolUsesOf } from '../../common/transcript';
+import type { Branch, Message } from '../../common/transcript';
+import { sequenceOf, toolUsesOf } from '../../common/transcript';
 import type { Interrupt } from './interrupts';
 import { toLangChainMessages, type LangChainMessage } from './langchain-messages';
 
@@ -114,23 +114,25 @@ const firstMessageId = 'm1';
 export const initialCheckpointId = 'start';
 
 /**
- * Every checkpoint of a thread, oldest first: the empty start, then one per committed step.
- * `busy`: a run is under way, so the newest state has the agent to run next.
+ * Every checkpoint of a thread's current branch, oldest first: the empty start, then one per
+ * committed step. `busy`: a run is under way, so the newest state has the agent to run next.
+ * `compacted`: whether the transcript's front was compacted away (no start then); without it,
+ * read off the first message.
  */
 export function threadCheckpoints(
   threadId: string,
   messages: readonly Message[],
   thread: { created_at: string; busy: boolean },
+  compacted = messages[0] !== undefined && messages[0].id !== firstMessageId,
 ): ThreadState[] {
-  const units = commitUnits(messages);
   const states: ThreadState[] = [];
   let parent: CheckpointRef | null = null;
   // A compacted transcript no longer starts at the thread's beginning: there is no empty start.
-  if (messages[0] === undefined || messages[0].id === firstMessageId) {
+  if (!compacted) {
     const start = ref(threadId, initialCheckpointId);
     states.push({
       values: { messages: [] },
-      next: units.length === 0 && !thread.busy ? [] : ['__start__'],
+      next: messages.length === 0 && !thread.busy ? [] : ['__start__'],
       tasks: [],
       checkpoint: start,
       parent_checkpoint: null,
@@ -140,22 +142,57 @@ export function threadCheckpoints(
     });
     parent = start;
   }
+  return [...states, ...statesAlong(threadId, messages, 0, parent, thread.busy)];
+}
+
+/**
+ * The checkpoints of a thread's earlier branches (those forks cut off), oldest first within
+ * each: a branch's first checkpoint has the fork point as its parent.
+ */
+export function branchCheckpoints(
+  threadId: string,
+  branches: ReadonlyArray<{ branch: Branch; path: readonly Message[] }>,
+): ThreadState[] {
+  return branches.flatMap(({ branch, path }) => {
+    const from = path.length - branch.messages.length;
+    return statesAlong(threadId, path, from, ref(threadId, branch.parent), false);
+  });
+}
+
+/** Newest first, whatever branch they are on: message ids grow as messages are appended. */
+export function newestFirst(states: readonly ThreadState[]): ThreadState[] {
+  const order = (state: ThreadState) => sequenceOf(state.checkpoint.checkpoint_id) ?? 0;
+  return [...states].sort((a, b) => order(b) - order(a));
+}
+
+/** The checkpoints of the steps of `path` that end at or after `from`, the first with `parent`. */
+function statesAlong(
+  threadId: string,
+  path: readonly Message[],
+  from: number,
+  parent: CheckpointRef | null,
+  busy: boolean,
+): ThreadState[] {
+  const units = commitUnits(path);
+  const states: ThreadState[] = [];
+  let previous = parent;
   units.forEach((unit, step) => {
-    const last = messages[unit.end]!;
+    if (unit.end < from) return;
+    const last = path[unit.end]!;
     const isNewest = step === units.length - 1;
-    const next = unit.node === agentNode && !(isNewest && thread.busy) ? [] : [agentNode];
+    const next = unit.node === agentNode && !(isNewest && busy) ? [] : [agentNode];
     const checkpoint = ref(threadId, last.id);
     states.push({
-      values: { messages: toLangChainMessages(messages.slice(0, unit.end + 1)) },
+      values: { messages: toLangChainMessages(path.slice(0, unit.end + 1)) },
       next,
       tasks: tasksFor(last.id, next),
       checkpoint,
-      parent_checkpoint: parent,
+      parent_checkpoint: previous,
       metadata: { source: unit.node === 'input' ? 'input' : 'loop', step, run_id: unit.run_id, parents: {} },
       created_at: last.created_at,
       interrupts: [],
     });
-    parent = checkpoint;
+    previous = checkpoint;
   });
   return states;
 }

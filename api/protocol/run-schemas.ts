@@ -26,6 +26,7 @@ export const protocolRunFields = createRunBody.omit({ input: true }).extend({
   on_disconnect: z.enum(['continue', 'cancel']).nullish(),
   /** Stateless runs: delete the thread when the run is over (the default), or keep it. */
   on_completion: z.enum(['delete', 'keep']).nullish(),
+  /** Fork: go on from this earlier checkpoint, keeping the branch it leaves (decision 0097). */
   checkpoint_id: z.string().max(200).nullish(),
   checkpoint: checkpointRef.nullish(),
   after_seconds: z

@@ -14,7 +14,7 @@
  */
 import type { KeelEvent } from '../../common/events';
 import type { AssistantMessage, Message } from '../../common/transcript';
-import { toolUsesOf } from '../../common/transcript';
+import { sequenceOf, toolUsesOf } from '../../common/transcript';
 import {
   agentNode,
   commitUnits,
@@ -74,6 +74,8 @@ export class ProtocolTranslator {
       return this.#when('custom', () => [{ event: 'custom', data: keelEvent }]);
     switch (keelEvent.event) {
       case 'run.started': {
+        // A fork cut the transcript back: what this stream read before may be an earlier branch now.
+        if (keelEvent.data.run.checkpoint_id !== undefined) this.#transcript = [];
         const first = (await this.#messagesOf(keelEvent.data.run.run_id))[0];
         return first === undefined ? [] : this.#values(first.id);
       }
@@ -237,16 +239,11 @@ export class ProtocolTranslator {
    * is the N-th ever appended, so the last one held says where to go on from.
    */
   async #catchUp(): Promise<void> {
-    const held = sequenceOf(this.#transcript.at(-1)?.id);
+    const last = this.#transcript.at(-1);
+    const held = last === undefined ? undefined : sequenceOf(last.id);
     if (held === undefined) this.#transcript = await this.readTranscript();
     else this.#transcript = [...this.#transcript, ...(await this.readTranscript(held))];
   }
-}
-
-/** N for a message id `mN` (workflows/transcript.ts numbers them from 1). */
-function sequenceOf(id: string | undefined): number | undefined {
-  const match = id === undefined ? null : /^m(\d+)$/.exec(id);
-  return match === null ? undefined : Number(match[1]);
 }
 
 const configOf = (ref: CheckpointRef) => ({

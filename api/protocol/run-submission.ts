@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Response } from 'express';
 import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
+import { isCheckpoint } from '../../workflows/core/branches';
 import { checkInput } from '../../workflows/core/validate';
 import type { Conversations } from '../conversations';
 import { ApiError } from '../errors';
@@ -90,9 +91,10 @@ async function submitRun(
     body.if_not_exists === 'create'
       ? conversations.newConversation(threadId, owner, runMetadataOf(body.assistant_id), settings ?? {})
       : undefined;
+  let checkpointId: string | undefined;
   if (create === undefined) {
     await conversations.authorize(threadId, owner);
-    await requireLatestCheckpoint(conversations, threadId, checkpointIdOf(body));
+    checkpointId = await forkPoint(conversations, threadId, checkpointIdOf(body));
   } else await conversations.authorizeCreate(threadId, owner);
   const input: SubmitInput = {
     run_id: body.run_id ?? idempotentRunId(response.req.header('idempotency-key')) ?? randomUUID(),
@@ -104,6 +106,7 @@ async function submitRun(
     ...(body.config.model === undefined ? {} : { model: body.config.model }),
     ...(config === undefined ? {} : { config, model: config.model }),
     ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
+    ...(checkpointId === undefined ? {} : { checkpoint_id: checkpointId }),
   };
   // Every rule that needs no thread state is checked here, before anything is sent: an input
   // that may go by signal must not be one the thread would only refuse.
@@ -118,23 +121,24 @@ async function submitRun(
 }
 
 /**
- * A run that names a checkpoint goes on from it only when it is the thread's newest: forking from
- * an earlier one is not built yet, and is refused rather than run from the newest.
+ * The checkpoint a run forks from: undefined for none, or for the thread's newest (`useStream`
+ * names it on every submit), which runs as any run does; 404 for one the thread does not hold.
  */
-async function requireLatestCheckpoint(
+async function forkPoint(
   conversations: Conversations,
   threadId: string,
   checkpointId: string | undefined,
-): Promise<void> {
-  if (checkpointId === undefined) return;
-  const latest = (await conversations.transcript(threadId)).at(-1)?.id ?? initialCheckpointId;
-  if (checkpointId !== latest)
-    throw new ApiError(
-      422,
-      'checkpoint_fork_unsupported',
-      `checkpoint ${checkpointId} is not the thread's newest (${latest}); running from an earlier checkpoint is not supported yet`,
-      'checkpoint_id',
-    );
+): Promise<string | undefined> {
+  if (checkpointId === undefined) return undefined;
+  const [transcript, tree] = await Promise.all([
+    conversations.transcript(threadId),
+    conversations.branches(threadId),
+  ]);
+  const newest = transcript.at(-1)?.id ?? initialCheckpointId;
+  if (checkpointId === newest) return undefined;
+  if (!isCheckpoint(transcript, tree.branches, tree.compacted_messages, checkpointId))
+    throw new ApiError(404, 'checkpoint_not_found', `checkpoint ${checkpointId} not found`, 'checkpoint_id');
+  return checkpointId;
 }
 
 /** How often a wait asks whether its run now waits on a human (a query: nothing is written). */

@@ -1,4 +1,6 @@
 /** Assistants over HTTP, as LangGraph's SDKs call them; each operation is declared once (api/contract.ts). */
+import type { HostEntry } from '../../common/network-hosts';
+import { grantNetworkHosts } from '../conversations';
 import { randomUUID } from 'node:crypto';
 import { Router, type Request } from 'express';
 import { z } from 'zod';
@@ -139,10 +141,23 @@ const messagesSchema = {
   required: ['messages'],
 };
 
-export function assistantRoutes(assistants: Assistants, sessions: Sessions): Router {
+export function assistantRoutes(
+  assistants: Assistants,
+  sessions: Sessions,
+  networkHosts: readonly HostEntry[],
+): Router {
   const router = Router();
+  /** An assistant asks for no more network than a thread may (422 `network_host_not_allowed`). */
+  const checkHosts = (body: {
+    config?: { configurable?: { network_hosts?: string[] | undefined } | undefined } | undefined;
+    context?: { network_hosts?: string[] | undefined } | undefined;
+  }) => {
+    for (const hosts of [body.config?.configurable?.network_hosts, body.context?.network_hosts])
+      if (hosts !== undefined) grantNetworkHosts(hosts, networkHosts);
+  };
 
   route(router, createAssistant, async (_request, response, { body }) => {
+    checkHosts(body);
     response.json(await assistants.create(body, ownerOf(response), randomUUID));
   });
 
@@ -163,6 +178,7 @@ export function assistantRoutes(assistants: Assistants, sessions: Sessions): Rou
   });
 
   route(router, updateAssistant, async (request, response, { body }) => {
+    checkHosts(body);
     response.json(await assistants.update(assistantIdOf(request), body, ownerOf(response)));
   });
 

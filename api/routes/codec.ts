@@ -5,6 +5,7 @@
  * Behind the API's authentication like every route; CORS for the Web UI's origin is set up in
  * `app.ts`. The codec is the API client's own, so it holds the same keys as the worker.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Router } from 'express';
 import type { Client } from '@temporalio/client';
 import type { Payload, PayloadCodec } from '@temporalio/common';
@@ -63,6 +64,32 @@ const codecOperation = (direction: 'encode' | 'decode') =>
 export const encodePayloads = codecOperation('encode');
 export const decodePayloads = codecOperation('decode');
 export const codecOperations = [encodePayloads, decodePayloads];
+
+const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * The Web UI's own door to the codec, `/codec/ui/<token>/{encode,decode}`: the Temporal UI has no
+ * way to send an API token, so with tokens on, `keel up` gives it this endpoint with a secret of
+ * its own (decision 0087). Mounted before authentication; 404 when no UI token is configured.
+ */
+export function codecUiRoutes(codec: Router, uiToken: string | undefined): Router {
+  const router = Router();
+  const expected = uiToken === undefined ? undefined : digest(uiToken);
+  router.use('/codec/ui/:token', (request, _response, next) => {
+    if (expected === undefined) {
+      next(new ApiError(404, 'route_not_found', `no route for ${request.method} ${request.originalUrl}`));
+      return;
+    }
+    if (!timingSafeEqual(digest(String(request.params.token)), expected)) {
+      next(new ApiError(401, 'unauthenticated', 'this codec endpoint needs the Web UI token in its path'));
+      return;
+    }
+    // On to the codec's own routes, as if asked at `/codec/…`.
+    request.url = `/codec${request.url}`;
+    codec(request, _response, next);
+  });
+  return router;
+}
 
 export function codecRoutes(client: Client, namespace: string): Router {
   const codecs: readonly PayloadCodec[] = client.options.loadedDataConverter.payloadCodecs;

@@ -7,7 +7,14 @@ import { z } from 'zod';
 import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
 import { ApiError } from '../errors';
-import { threadCheckpoints, withInterrupts, type ThreadState } from '../protocol/checkpoints';
+import { branchPaths } from '../../workflows/core/branches';
+import {
+  branchCheckpoints,
+  newestFirst,
+  threadCheckpoints,
+  withInterrupts,
+  type ThreadState,
+} from '../protocol/checkpoints';
 import { toInterrupt } from '../protocol/interrupts';
 import { threadState } from '../response-schemas';
 import { queryNumber, threadPath } from '../schemas';
@@ -123,15 +130,23 @@ export const threadStateOperations = [
 export function threadStateRoutes(conversations: Conversations): Router {
   const router = Router();
 
-  /** Every checkpoint, newest first. */
+  /** Every checkpoint, on the current branch and the earlier ones forks cut off, newest first. */
   const checkpointsOf = async (request: Request, response: Response): Promise<ThreadState[]> => {
     const threadId = pathId(request, 'thread_id');
-    const [thread, messages] = await Promise.all([
+    const [thread, messages, tree] = await Promise.all([
       conversations.getThread(threadId, ownerOf(response)),
       conversations.transcript(threadId),
+      conversations.branches(threadId),
     ]);
     const busy = thread.active_run_id !== undefined || thread.queued_run_ids.length > 0;
-    const states = threadCheckpoints(threadId, messages, { created_at: thread.created_at, busy }).reverse();
+    const compacted = tree.compacted_messages > 0;
+    const current = threadCheckpoints(threadId, messages, { created_at: thread.created_at, busy }, compacted);
+    const earlier = branchCheckpoints(
+      threadId,
+      branchPaths(messages, tree.branches, tree.compacted_messages),
+    );
+    // The current branch's newest state comes first: it holds the newest message.
+    const states = newestFirst([...current, ...earlier]);
     if (thread.status !== 'interrupted' || states[0] === undefined) return states;
     const interrupts = (await conversations.pendingApprovals(threadId)).map(toInterrupt);
     return [withInterrupts(states[0], interrupts), ...states.slice(1)];

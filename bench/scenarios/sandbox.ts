@@ -30,6 +30,7 @@ async function context(dataDir: string, mode: 'on' | 'off'): Promise<ToolContext
     idempotencyKey: 'bench',
     environment: config.childEnvironment,
     sandbox: new Sandbox(config.sandbox, config.childEnvironment.PATH),
+    networkHosts: [],
   };
 }
 

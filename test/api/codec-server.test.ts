@@ -5,7 +5,8 @@ const token = 'alice-0123456789abcdef';
 const uiOrigin = 'http://127.0.0.1:8233';
 
 describe('the codec endpoint', () => {
-  const harness = apiHarness(() => ({ KEEL_API_TOKENS: `alice:${token}` }));
+  const uiToken = 'web-ui-codec-token-0123456789abcdefghij';
+  const harness = apiHarness(() => ({ KEEL_API_TOKENS: `alice:${token}`, KEEL_CODEC_UI_TOKEN: uiToken }));
   const auth = { authorization: `Bearer ${token}`, 'X-Namespace': 'default' };
   const plain = {
     metadata: { encoding: Buffer.from('json/plain').toString('base64') },
@@ -34,6 +35,40 @@ describe('the codec endpoint', () => {
       payloads: [plain],
     });
     expect(response.status).toBe(401);
+  });
+
+  it("opens to the Web UI with its own token in the path (it cannot send the API's), and to nothing else", async () => {
+    const encoded = await call<{ payloads: unknown[] }>(
+      harness.base,
+      'POST',
+      '/codec/encode',
+      { payloads: [plain] },
+      auth,
+    );
+    const fromUi = await call(harness.base, 'POST', `/codec/ui/${uiToken}/decode`, encoded.body, {
+      'X-Namespace': 'default',
+    });
+    expect(fromUi.status).toBe(200);
+    expect(fromUi.body).toEqual({ payloads: [plain] });
+    const wrong = await call<{ error: { code: string } }>(
+      harness.base,
+      'POST',
+      `/codec/ui/${uiToken.slice(0, -1)}x/decode`,
+      encoded.body,
+    );
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error.code).toBe('unauthenticated');
+    // The UI token opens the codec only: not the API, not the same path elsewhere.
+    const threads = await call(harness.base, 'GET', `/codec/ui/${uiToken}/../../threads/search`);
+    expect(threads.status).not.toBe(200);
+    const asBearer = await call(
+      harness.base,
+      'POST',
+      '/threads/search',
+      {},
+      { authorization: `Bearer ${uiToken}` },
+    );
+    expect(asBearer.status).toBe(401);
   });
 
   it("answers the Web UI's preflight from its origin, and no other", async () => {

@@ -3,7 +3,7 @@
  * Keel API and worker on the test Temporal server, with the offline scripted model.
  */
 import { Client } from '@langchain/langgraph-sdk';
-import { apiHarness, call } from '../helpers/api';
+import { apiHarness, call, failureOf } from '../helpers/api';
 
 jest.setTimeout(120_000);
 
@@ -42,19 +42,6 @@ async function collect(stream: AsyncIterable<StreamPart>): Promise<StreamPart[]>
   const parts: StreamPart[] = [];
   for await (const part of stream) parts.push(part);
   return parts;
-}
-
-/** The HTTP status and Keel error body of a failed SDK call. */
-async function failureOf(
-  promise: Promise<unknown>,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  try {
-    await promise;
-  } catch (error) {
-    const { status, text } = error as { status: number; text: string };
-    return { status, body: JSON.parse(text) as Record<string, unknown> };
-  }
-  throw new Error('expected the call to fail');
 }
 
 describe("LangGraph's JS SDK against Keel", () => {

@@ -42,6 +42,7 @@ describe('the extension host', () => {
     idempotencyKey: 't:1',
     environment: {},
     sandbox: new Sandbox(parseConfig({}, '/').sandbox, undefined),
+    networkHosts: [],
   });
 
   beforeEach(async () => {

@@ -125,3 +125,16 @@ export function processApiHarness(
   });
   return harness;
 }
+
+/** The HTTP status and Keel error body of a failed LangGraph SDK call. */
+export async function failureOf(
+  promise: Promise<unknown>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  try {
+    await promise;
+  } catch (error) {
+    const { status, text } = error as { status: number; text: string };
+    return { status, body: JSON.parse(text) as Record<string, unknown> };
+  }
+  throw new Error('expected the call to fail');
+}

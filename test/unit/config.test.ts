@@ -66,6 +66,7 @@ describe('configuration', () => {
     expect(parseConfig({}, '/').sandbox).toEqual({
       mode: 'on',
       network: 'off',
+      networkHosts: [],
       uid: 65534,
       limits: { wallSeconds: 120, cpuSeconds: 600, memoryMb: 4096, processes: 256, fileMb: 1024, tmpMb: 512 },
     });
@@ -79,6 +80,14 @@ describe('configuration', () => {
       '/',
     ).sandbox;
     expect(custom).toMatchObject({ mode: 'off', network: 'on', limits: { processes: 32, fileMb: 8 } });
+    expect(
+      parseConfig({ KEEL_SANDBOX_NETWORK_HOSTS: 'PyPI.org, *.pythonhosted.org,localhost:8443' }, '/').sandbox
+        .networkHosts,
+    ).toEqual([{ host: 'pypi.org' }, { host: '*.pythonhosted.org' }, { host: 'localhost', port: 8443 }]);
+    expect(() => parseConfig({ KEEL_SANDBOX_NETWORK_HOSTS: 'https://pypi.org/simple' }, '/')).toThrow(
+      /KEEL_SANDBOX_NETWORK_HOSTS/,
+    );
+    expect(() => parseConfig({ KEEL_CODEC_UI_TOKEN: 'short' }, '/')).toThrow(/KEEL_CODEC_UI_TOKEN/);
     expect(
       parseConfig({ KEEL_WEBHOOK_ALLOW_HOSTS: ' 127.0.0.1, Hooks.Internal ' }, '/').webhookAllowHosts,
     ).toEqual(['127.0.0.1', 'hooks.internal']);

@@ -14,7 +14,7 @@ describe("keel up's model line", () => {
     [
       'a key and no KEEL_MODEL: Claude, because of the key',
       { ANTHROPIC_API_KEY: 'sk-ant-test' },
-      'anthropic:claude-sonnet-4-5 (ANTHROPIC_API_KEY is set; KEEL_MODEL picks another model)',
+      'anthropic:claude-sonnet-4-6 (ANTHROPIC_API_KEY is set; KEEL_MODEL picks another model)',
     ],
     [
       'a key, and KEEL_MODEL choosing the scripted model: never "export ANTHROPIC_API_KEY"',
@@ -24,7 +24,7 @@ describe("keel up's model line", () => {
     [
       'KEEL_MODEL choosing the scripted model without a key',
       { KEEL_MODEL: 'scripted:typewriter' },
-      'scripted:typewriter (chosen by KEEL_MODEL) — the offline scripted model, not a real model. For Claude: export ANTHROPIC_API_KEY=sk-ant-… and set KEEL_MODEL=anthropic:claude-sonnet-4-5 (or unset it).',
+      'scripted:typewriter (chosen by KEEL_MODEL) — the offline scripted model, not a real model. For Claude: export ANTHROPIC_API_KEY=sk-ant-… and set KEEL_MODEL=anthropic:claude-sonnet-4-6 (or unset it).',
     ],
     [
       'KEEL_MODEL choosing Claude without a key: what is missing',

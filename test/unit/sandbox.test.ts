@@ -19,6 +19,7 @@ async function contextFor(env: Record<string, string> = {}): Promise<ToolContext
     idempotencyKey: 'thread-1:tool-1',
     environment: config.childEnvironment,
     sandbox: new Sandbox(config.sandbox, config.childEnvironment.PATH),
+    networkHosts: [],
   };
 }
 

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { sandboxWorkspace } from '../../activities/tools/sandbox';
-import { requestCancelUpdate, deferRunUpdate, closeSignal } from '../../common/messages';
+import { requestCancelUpdate, deferRunUpdate, closeSignal, getBranchesQuery } from '../../common/messages';
+import type { Message } from '../../common/transcript';
 import { eventually } from '../helpers/temporal';
 import { workerHarness } from '../helpers/worker-harness';
 import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
@@ -211,6 +212,26 @@ export function describeConversationScenarios(
         [...Array(8).keys()].map((turn) => `turn-${turn}`),
       );
       expect((await conversation.thread()).summary).toMatchObject({ runs: 8, steps: 16 });
+    });
+
+    it('forks from an earlier step, keeping the branch it left across continue-as-new', async () => {
+      const conversation = await TestConversation.start(setup.client, setup.config);
+      const { runId: firstRunId } = await conversation.handle.describe();
+      await conversation.ask('run: echo one');
+      const forkPoint = (await conversation.transcript()).at(-1)!.id;
+      await conversation.ask('run: echo two');
+      const forked = await conversation.ask('run: echo edited', { checkpoint_id: forkPoint });
+      expect(forked).toMatchObject({ status: 'completed', checkpoint_id: forkPoint });
+      const results = (messages: Message[]) => toolResults(messages).map((result) => result.content.trim());
+      expect(results(await conversation.transcript())).toEqual(['one', 'edited']);
+      for (let turn = 0; turn < 12 && (await conversation.handle.describe()).runId === firstRunId; turn++)
+        await conversation.ask(`run: echo turn-${turn}`);
+      expect((await conversation.handle.describe()).runId).not.toBe(firstRunId);
+      const { branches } = await conversation.handle.query(getBranchesQuery);
+      expect(branches.map((branch) => [branch.parent, results(branch.messages)])).toEqual([
+        [forkPoint, ['two']],
+      ]);
+      expect(results(await conversation.transcript()).slice(0, 2)).toEqual(['one', 'edited']);
     });
 
     it('shows every query a transcript that obeys the tool rule, while parallel tools run', async () => {

@@ -19,6 +19,7 @@ type ThreadValues = { messages: Message[] };
 const streamModes: StreamMode[] = ['values', 'messages-tuple', 'custom'];
 const finished = new Set(['completed', 'failed', 'cancelled', 'error', 'success', 'timeout', 'interrupted']);
 const reattachDelayMs = 2_000;
+const waitingPollMs = 2_000;
 
 interface KeelRun {
   run_id: string;
@@ -65,6 +66,10 @@ export function useThreadStream(props: ThreadStreamOptions) {
   threadRef.current = props.threadId;
   const runRef = useRef<string | null>(null);
   const stopRequested = useRef(false);
+  /** The run whose stream ended at an interrupt; followed again once every decision is sent. */
+  const waitingRun = useRef<string | null>(null);
+  const activityRef = useRef(activity);
+  activityRef.current = activity;
   const propsRef = useRef(props);
   propsRef.current = props;
 
@@ -99,10 +104,20 @@ export function useThreadStream(props: ThreadStreamOptions) {
   const settle = async (runId: string | undefined) => {
     const threadId = threadRef.current;
     const id = runId ?? runRef.current;
-    if (threadId === null || id === null) return;
+    if (threadId === null || id === null || !mounted.current) return;
     try {
       const run = (await client.runs.get(threadId, id)) as unknown as KeelRun;
-      if (!finished.has(run.status)) return reattach();
+      if (run.status_reason === 'awaiting_approval') {
+        // The stream ended at an interrupt: the run waits for a person. Stay (a remount would
+        // wipe a reason being typed) and follow the run again once it is decided.
+        waitingRun.current = id;
+        note({ event: 'page.decisions', data: { pending: await pendingDecisions(connection, threadId) } });
+        // Decided elsewhere, timed out or cancelled: seen within a poll.
+        window.setTimeout(() => void settle(id), waitingPollMs);
+        return;
+      }
+      // Past its interrupt, or still going: what came since is replayed into a fresh view.
+      if (!finished.has(run.status) || waitingRun.current === id) return reattach();
       setOutcome(outcomeOf(run));
       propsRef.current.onChanged();
     } catch (error) {
@@ -164,7 +179,8 @@ export function useThreadStream(props: ThreadStreamOptions) {
     // Once per mount: a remount (a new key) is how the page re-attaches.
   }, []);
 
-  const send = (text: string) => {
+  /** Sends a message; with `edit`, in place of message `edit.index`, going on from the checkpoint before it. */
+  const send = (text: string, edit?: { index: number; checkpointId: string }) => {
     stopRequested.current = false;
     runRef.current = null;
     note({ event: 'page.sent', data: {} });
@@ -181,10 +197,13 @@ export function useThreadStream(props: ThreadStreamOptions) {
         optimisticValues: (previous) => ({
           ...previous,
           messages: [
-            ...(previous.messages ?? []),
+            ...(previous.messages ?? []).slice(0, edit?.index),
             { type: 'human', content: text, id: `sending-${Date.now()}` },
           ],
         }),
+        ...(edit === undefined
+          ? {}
+          : { checkpoint: { checkpoint_id: edit.checkpointId, checkpoint_ns: '', checkpoint_map: null } }),
         ...(created ? { metadata: { [titleKey]: titleOf(text), assistant_id: assistantId } } : {}),
       },
     );
@@ -203,7 +222,7 @@ export function useThreadStream(props: ThreadStreamOptions) {
     if (threadId === null) return;
     note({ event: 'page.deciding', data: { id, state: { status: 'sending' } } });
     decide(connection, threadId, id, decision).then(
-      () =>
+      () => {
         note({
           event: 'page.deciding',
           data: {
@@ -213,7 +232,13 @@ export function useThreadStream(props: ThreadStreamOptions) {
               ...(decision.kind === 'deny' ? { reason: decision.reason } : {}),
             },
           },
-        }),
+        });
+        const undecided = Object.values(activityRef.current.decisions).some(
+          (other) => other.id !== id && (other.status === 'pending' || other.status === 'sending'),
+        );
+        // The run goes on past its interrupt: follow it afresh (from its first event).
+        if (waitingRun.current !== null && !undecided) reattach();
+      },
       (error: unknown) => {
         note({ event: 'page.deciding', data: { id, state: { status: 'pending' } } });
         setProblem(readableError(error));

@@ -6,6 +6,7 @@
 import { limits, truncateWithNote } from '../../common/limits';
 import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run, type RunError, type RunStatus, type StatusReason } from '../../common/run';
+import { forkAt } from './branches';
 import { emit, iso } from './emit';
 import { newRun } from './intake';
 import { findRun, threadSummary, type QueuedRun, type ThreadState } from './state';
@@ -60,6 +61,7 @@ const queuedOf = (input: SubmitInput): QueuedRun => ({
   run_id: input.run_id,
   content: input.content,
   ...(input.config === undefined ? {} : { config: input.config }),
+  ...(input.checkpoint_id === undefined ? {} : { checkpoint_id: input.checkpoint_id }),
 });
 
 /** A finished run's record removed; its messages stay in the transcript. */
@@ -89,9 +91,17 @@ export function startQueuedRun(state: ThreadState, now: number): Transition | un
   const run = findRun(state, next.run_id);
   // A run no longer remembered (past `limits.runsKept`) is dropped from the queue.
   if (run === undefined) return unchanged(queued);
+  // A fork goes on from its checkpoint; one no longer kept (since compacted away) fails the run.
+  const checkpoint = next.checkpoint_id;
+  const from = checkpoint === undefined ? queued : forkAt(queued, checkpoint);
+  if (from === undefined) {
+    const error: RunError = { type: 'CheckpointNotFound', message: say.checkpointGone(String(checkpoint)) };
+    const changes = { status: 'failed' as const, status_reason: 'invalid_input' as const, error };
+    return updateRun(queued, run.run_id, now, { ...changes, ended_at: iso(now) }, 'run.failed');
+  }
   // A run through an assistant configures the thread from this run on.
-  const config = next.config ?? queued.thread.config;
-  const withInput = appendMessages({ ...queued, thread: { ...queued.thread, config } }, run.run_id, now, [
+  const config = next.config ?? from.thread.config;
+  const withInput = appendMessages({ ...from, thread: { ...from.thread, config } }, run.run_id, now, [
     { role: 'user', content: next.content },
   ]);
   const active = {

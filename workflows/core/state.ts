@@ -8,6 +8,7 @@ import type { ThreadSummary, ThreadConfig, ThreadStatus } from '../../common/thr
 import type { ToolFlags } from '../../common/tools';
 import type {
   AssistantMessage,
+  Branch,
   Message,
   ToolResultBlock,
   ToolUseBlock,
@@ -92,6 +93,8 @@ export interface QueuedRun {
   content: UserContent[];
   /** Set by a run through an assistant: the thread's configuration from this run on. */
   config?: ThreadConfig;
+  /** A fork: the checkpoint the run goes on from when it starts (see branches.ts). */
+  checkpoint_id?: string;
 }
 
 export interface ThreadInfo {
@@ -142,6 +145,8 @@ export interface ThreadState {
   budget_warned?: boolean;
   /** Child agents whose report has not been used yet (absent in states from earlier releases). */
   children?: ChildRecord[];
+  /** Earlier branches that forks cut off the transcript, bounded (absent until the first fork). */
+  branches?: Branch[];
 }
 
 export function initialState(thread: ThreadInfo): ThreadState {

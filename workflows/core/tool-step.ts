@@ -50,6 +50,7 @@ export function runToolCommand(
   flags: ToolFlags,
 ): Command {
   const threadId = state.thread.thread_id;
+  const networkHosts = state.thread.config.network_hosts ?? [];
   return {
     type: 'runTool',
     run_id: runId,
@@ -62,6 +63,7 @@ export function runToolCommand(
       name: use.name,
       input: use.input,
       idempotency_key: `${threadId}:${use.id}`,
+      ...(networkHosts.length === 0 ? {} : { network_hosts: networkHosts }),
     },
   };
 }

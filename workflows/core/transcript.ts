@@ -13,6 +13,7 @@ import type {
   UserContent,
   UserMessage,
 } from '../../common/transcript';
+import { withoutOrphans } from './branches';
 import { iso } from './emit';
 import type { ThreadState } from './state';
 
@@ -111,5 +112,9 @@ export function compact(state: ThreadState): ThreadState {
     );
     transcript = [...transcript.slice(0, index), { ...message, content }, ...transcript.slice(index + 1)];
   }
-  return { ...state, transcript, compacted_messages: state.compacted_messages + dropped };
+  const compacted = state.compacted_messages + dropped;
+  // Branches hanging off messages compacted away go with them.
+  const branches =
+    state.branches === undefined ? {} : { branches: withoutOrphans(transcript, state.branches, compacted) };
+  return { ...state, transcript, compacted_messages: compacted, ...branches };
 }

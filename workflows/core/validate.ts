@@ -7,6 +7,7 @@ import { idPattern, limits } from '../../common/limits';
 import type { SubmitInput } from '../../common/messages';
 import { parseModelSpec } from '../../common/model-spec';
 import { textOf } from '../../common/transcript';
+import { hasCheckpoint } from './branches';
 import type { ThreadState } from './state';
 import { findRun } from './state';
 
@@ -24,6 +25,9 @@ export function validateSubmit(state: ThreadState, input: SubmitInput): Rejectio
   if (invalid !== undefined) return invalid;
   if (findRun(state, input.run_id) !== undefined) {
     return { type: 'RunExists', message: `run ${input.run_id} already exists on this thread` };
+  }
+  if (input.checkpoint_id !== undefined && !hasCheckpoint(state, input.checkpoint_id)) {
+    return { type: 'CheckpointNotFound', message: `checkpoint ${input.checkpoint_id} not found` };
   }
   const busy = state.active !== null || state.queue.length > 0;
   if (busy && input.multitask_strategy === 'reject') {

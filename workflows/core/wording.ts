@@ -38,4 +38,8 @@ export const say = {
   interruptedBy: (runId: string): string => `interrupted by run ${runId}`,
 
   threadClosed: 'the thread was closed',
+
+  /** A fork whose checkpoint was compacted or dropped before its run could start. */
+  checkpointGone: (checkpointId: string): string =>
+    `checkpoint ${checkpointId} is no longer kept on this thread; the run did not start`,
 };

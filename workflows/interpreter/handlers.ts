@@ -17,6 +17,7 @@ import type { ChildCompleted } from '../../common/children';
 import { FailureType } from '../../common/failures';
 import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
+import { sequenceOf } from '../../common/transcript';
 import { pendingApprovals, validateDecision } from '../core/approvals';
 import { validateLimits } from '../core/budget';
 import { isCurrentModelStep } from '../core/reducer';
@@ -111,9 +112,16 @@ export function registerHandlers(host: HandlerHost): void {
     return answer.messages;
   });
   setHandler(messages.getTranscriptQuery, ({ after, limit }) => {
-    const start = Math.max(0, (after ?? 0) - host.state.compacted_messages);
-    return host.state.transcript.slice(start, limit === undefined ? undefined : start + limit);
+    // By id, not position: after a fork the transcript's n-th message is not the n-th appended.
+    const transcript = host.state.transcript;
+    const found = transcript.findIndex((message) => (sequenceOf(message.id) ?? 0) > (after ?? 0));
+    const start = found === -1 ? transcript.length : found;
+    return transcript.slice(start, limit === undefined ? undefined : start + limit);
   });
+  setHandler(messages.getBranchesQuery, () => ({
+    branches: host.state.branches ?? [],
+    compacted_messages: host.state.compacted_messages,
+  }));
   setHandler(messages.getStateQuery, () => {
     const info = workflowInfo();
     return {

@@ -76,6 +76,9 @@ export function Conversation(props: ConversationProps) {
           connection={connection}
           threadId={props.threadId}
           activity={activity}
+          onEdit={
+            stream.isLoading ? undefined : (index, checkpointId, text) => send(text, { index, checkpointId })
+          }
         />
         {live.map((tool) => (
           <ToolCard

@@ -1,7 +1,9 @@
 /** The thread's messages: people's words, the model's answers, and each tool call as a card. */
 import type { Message } from '@langchain/langgraph-sdk';
 import type { Connection } from '../keel-api';
+import { checkpointBefore } from '../fork';
 import type { RunActivity } from '../run-activity';
+import { HumanMessage } from './human-message';
 import { RichText } from './rich-text';
 import { ToolCard } from './tool-card';
 
@@ -30,9 +32,11 @@ export interface MessageListProps {
   connection: Connection;
   threadId: string | null;
   activity?: RunActivity;
+  /** Sends an edit of message `index` from the checkpoint before it; absent while a run works. */
+  onEdit?: ((index: number, checkpointId: string, text: string) => void) | undefined;
 }
 
-export function MessageList({ messages, connection, threadId, activity }: MessageListProps) {
+export function MessageList({ messages, connection, threadId, activity, onEdit }: MessageListProps) {
   const results = new Map<string, Message>();
   for (const message of messages)
     if (message.type === 'tool' && typeof message.tool_call_id === 'string')
@@ -48,12 +52,14 @@ export function MessageList({ messages, connection, threadId, activity }: Messag
       {messages.map((message, index) => {
         const key = message.id ?? `at-${index}`;
         if (message.type === 'tool') return null;
-        if (message.type === 'human')
-          return (
-            <article key={key} className="message human" aria-label="You">
-              <p>{textOf(message)}</p>
-            </article>
-          );
+        if (message.type === 'human') {
+          const checkpointId = checkpointBefore(messages, index);
+          const edit =
+            onEdit === undefined || checkpointId === undefined || threadId === null
+              ? undefined
+              : (text: string) => onEdit(index, checkpointId, text);
+          return <HumanMessage key={key} text={textOf(message)} onEdit={edit} />;
+        }
         if (isKeelNotice(message))
           return (
             <p key={key} className="notice notice-error" role="note">

@@ -1,0 +1,158 @@
+/**
+ * Forks: a run that names an earlier checkpoint goes on from it, as a chat UI's "edit and
+ * regenerate" does. The transcript is cut back to that commit boundary (a step's end, so no
+ * tool_use is ever parted from its results) and what came after is kept as an earlier branch.
+ *
+ * The thread's messages form a tree: the transcript is the current path from the root, and each
+ * branch a run of messages hanging off a checkpoint. Message ids are never reused, so a
+ * checkpoint id (the id of its step's last message) names one point of the tree, whatever branch
+ * it is on. Pure.
+ */
+import { limits } from '../../common/limits';
+import { endsStep, sequenceOf, type Branch, type Message } from '../../common/transcript';
+import type { ThreadState } from './state';
+
+/** The id of the empty checkpoint a thread starts from (api/protocol/checkpoints.ts). */
+export const startCheckpoint = 'start';
+
+/** Above the oldest message kept: `start` when nothing was compacted away. */
+const root = (compacted: number): string => (compacted === 0 ? startCheckpoint : '');
+
+interface TreeNode {
+  message: Message;
+  parent: string;
+}
+
+/** Every message of the thread, transcript and branches, with the checkpoint or message before it. */
+function treeOf(transcript: readonly Message[], branches: readonly Branch[], compacted: number) {
+  const nodes = new Map<string, TreeNode>();
+  const add = (messages: readonly Message[], parent: string) => {
+    let before = parent;
+    for (const message of messages) {
+      nodes.set(message.id, { message, parent: before });
+      before = message.id;
+    }
+  };
+  add(transcript, root(compacted));
+  for (const branch of branches) add(branch.messages, branch.parent);
+  return nodes;
+}
+
+/** The messages from the root through `id`, oldest first; undefined when `id` is not in the tree. */
+function pathIn(nodes: ReadonlyMap<string, TreeNode>, id: string, rootId: string): Message[] | undefined {
+  const path: Message[] = [];
+  for (let at = id; at !== rootId;) {
+    const node = nodes.get(at);
+    if (node === undefined || path.length > nodes.size) return undefined;
+    path.push(node.message);
+    at = node.parent;
+  }
+  return path.reverse();
+}
+
+/** Each branch's whole path: the messages before it (from the root), then its own. */
+export function branchPaths(
+  transcript: readonly Message[],
+  branches: readonly Branch[],
+  compacted: number,
+): Array<{ branch: Branch; path: Message[] }> {
+  const nodes = treeOf(transcript, branches, compacted);
+  return branches.flatMap((branch) => {
+    const before = branch.parent === root(compacted) ? [] : pathIn(nodes, branch.parent, root(compacted));
+    return before === undefined ? [] : [{ branch, path: [...before, ...branch.messages] }];
+  });
+}
+
+/** The path a thread forked at `checkpointId` goes on from; undefined when it names no checkpoint. */
+function pathToCheckpoint(
+  transcript: readonly Message[],
+  branches: readonly Branch[],
+  compacted: number,
+  checkpointId: string,
+): Message[] | undefined {
+  const rootId = root(compacted);
+  if (checkpointId === rootId && rootId === startCheckpoint) return [];
+  const path = pathIn(treeOf(transcript, branches, compacted), checkpointId, rootId);
+  const last = path?.at(-1);
+  return last !== undefined && endsStep(last) ? path : undefined;
+}
+
+/** Whether a thread holds checkpoint `checkpointId`, on its transcript or an earlier branch. */
+export function isCheckpoint(
+  transcript: readonly Message[],
+  branches: readonly Branch[],
+  compacted: number,
+  checkpointId: string,
+): boolean {
+  return pathToCheckpoint(transcript, branches, compacted, checkpointId) !== undefined;
+}
+
+/** Whether the thread holds checkpoint `checkpointId`. */
+export const hasCheckpoint = (state: ThreadState, checkpointId: string): boolean =>
+  isCheckpoint(state.transcript, state.branches ?? [], state.compacted_messages, checkpointId);
+
+/**
+ * The thread going on from `checkpointId`: the transcript becomes the path to it, and every
+ * message off that path is kept in branches. Undefined when it names no checkpoint.
+ */
+export function forkAt(state: ThreadState, checkpointId: string): ThreadState | undefined {
+  const path = pathToCheckpoint(
+    state.transcript,
+    state.branches ?? [],
+    state.compacted_messages,
+    checkpointId,
+  );
+  if (path === undefined) return undefined;
+  const current = state.transcript;
+  if (path.length === current.length && path.at(-1)?.id === current.at(-1)?.id) return state;
+  const nodes = treeOf(current, state.branches ?? [], state.compacted_messages);
+  const onPath = new Set(path.map((message) => message.id));
+  const rest = [...nodes.values()]
+    .filter((node) => !onPath.has(node.message.id))
+    .sort((a, b) => (sequenceOf(a.message.id) ?? 0) - (sequenceOf(b.message.id) ?? 0));
+  // A parent always comes before its children (ids only grow), so each message either continues
+  // the branch that ends with its parent or starts a branch of its own.
+  const branches: Branch[] = [];
+  const endingWith = new Map<string, Branch>();
+  for (const { message, parent } of rest) {
+    const continued = endingWith.get(parent);
+    const branch = continued ?? { parent, messages: [] };
+    if (continued === undefined) branches.push(branch);
+    endingWith.delete(parent);
+    branch.messages.push(message);
+    endingWith.set(message.id, branch);
+  }
+  return { ...state, transcript: path, branches: bounded(path, branches, state.compacted_messages) };
+}
+
+/**
+ * Keeps branches within `limits.branchChars` and `limits.branchesKept`: those touched longest
+ * ago go first, then any left hanging off a message no longer kept.
+ */
+export function bounded(transcript: readonly Message[], branches: Branch[], compacted: number): Branch[] {
+  const newest = (branch: Branch) => sequenceOf(branch.messages.at(-1)?.id ?? '') ?? 0;
+  const byAge = [...branches].sort((a, b) => newest(b) - newest(a));
+  const kept = new Set<Branch>();
+  let size = 0;
+  for (const branch of byAge) {
+    size += JSON.stringify(branch.messages).length;
+    if (size > limits.branchChars || kept.size >= limits.branchesKept) break;
+    kept.add(branch);
+  }
+  return withoutOrphans(
+    transcript,
+    branches.filter((branch) => kept.has(branch)),
+    compacted,
+  );
+}
+
+/** The branches still reachable from the transcript (a compaction or a dropped branch cuts some off). */
+export function withoutOrphans(
+  transcript: readonly Message[],
+  branches: Branch[],
+  compacted: number,
+): Branch[] {
+  if (branches.length === 0) return branches;
+  const reachable = new Set(branchPaths(transcript, branches, compacted).map(({ branch }) => branch));
+  return branches.filter((branch) => reachable.has(branch));
+}
