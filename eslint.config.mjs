@@ -63,7 +63,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['workflows/**/*.ts', 'common/**/*.ts'],
+    files: ['workflows/**/*.ts', 'common/**/*.ts', 'examples/*/workflows.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

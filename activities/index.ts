@@ -6,6 +6,7 @@ import { WorkerMetrics } from '../telemetry/worker-metrics';
 import { createModelClients, type ModelClients } from './model/clients';
 import { type ActivityTelemetry, observeModelCall, observeModelClients, observeToolCall } from './observe';
 import { PriceTable } from './model/prices';
+import { resolveAssistant } from './resolve-assistant';
 import { createRunTool } from './run-tool';
 import { createSendWebhook } from './send-webhook';
 import { Sandbox } from './tools/sandbox';
@@ -77,5 +78,6 @@ export function createActivities({
       telemetry,
     ),
     sendWebhook: createSendWebhook({ secret: config.webhookSecret, allowHosts: config.webhookAllowHosts }),
+    resolveAssistant,
   };
 }

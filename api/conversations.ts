@@ -19,10 +19,11 @@ import { coveredBy, parseHostEntry, type HostEntry } from '../common/network-hos
 import { searchAttributes } from '../common/search-attributes';
 import { workflowIdFor, type Thread, type ThreadConfig } from '../common/thread';
 
-import type { Message } from '../common/transcript';
+import { textOf, type Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
 import type { NewConversation, conversationWorkflow } from '../workflows/interpreter/workflow';
 import { initialState, type ThreadState } from '../workflows/core/state';
+import { summarizeThread } from '../workflows/core/summaries';
 import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
 import { ApiError, threadNotFound } from './errors';
 import { deliver, isStall, type Delivery } from './intake';
@@ -33,6 +34,17 @@ const emptyStream = { log: [], base_offset: 0, publisher_sequences: {}, publishe
 
 /** A conversation workflow in this state is a deleted thread (only DELETE terminates one). */
 export const deletedStatus = 'TERMINATED';
+
+/** What the Web UI shows under a thread's workflow: who owns it and how it was configured. */
+function threadDetails(conversation: NewConversation): string {
+  return [
+    `Keel thread \`${conversation.thread_id}\``,
+    `- owner: ${conversation.owner ?? 'local'}`,
+    `- model: \`${conversation.config.model}\``,
+    `- created: ${conversation.created_at}`,
+    '- metadata: in the memo; live status, approvals and spend: current details',
+  ].join('\n');
+}
 
 /** The caller, as authentication established it; undefined when the API runs without tokens. */
 export type Owner = string | undefined;
@@ -128,12 +140,18 @@ export class Conversations {
     };
   }
 
-  #startOptions(conversation: NewConversation) {
+  /** `firstMessage`: the input a run that creates its thread brings, for the Web UI's summary. */
+  #startOptions(conversation: NewConversation, firstMessage?: messages.SubmitInput) {
     return {
       workflowId: workflowIdFor(conversation.thread_id),
       taskQueue: this.config.taskQueue,
       args: [conversation] as [NewConversation],
       memo: { metadata: conversation.metadata, created_at: conversation.created_at },
+      staticSummary: summarizeThread({
+        ...conversation,
+        first_message: firstMessage === undefined ? undefined : textOf(firstMessage.content),
+      }),
+      staticDetails: threadDetails(conversation),
       typedSearchAttributes: [
         { key: searchAttributes.status, value: 'idle' },
         { key: searchAttributes.owner, value: conversation.owner ?? 'local' },
@@ -304,7 +322,7 @@ export class Conversations {
       return this.handle(threadId).executeUpdate(messages.submitInputUpdate, { args: [input] });
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof conversationWorkflow>(
       'conversationWorkflow',
-      { ...this.#startOptions(create), workflowIdConflictPolicy: 'USE_EXISTING' },
+      { ...this.#startOptions(create, input), workflowIdConflictPolicy: 'USE_EXISTING' },
     );
     return this.client.workflow.executeUpdateWithStart(messages.submitInputUpdate, {
       args: [input],
@@ -322,7 +340,7 @@ export class Conversations {
       return;
     }
     await this.client.workflow.signalWithStart('conversationWorkflow', {
-      ...this.#startOptions(create),
+      ...this.#startOptions(create, input),
       signal: messages.userMessageSignal,
       signalArgs: [input],
     });

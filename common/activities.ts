@@ -2,6 +2,7 @@
  * The activity contract: what the workflow asks of the outside world. The workflow proxies this
  * interface; `activities/` implements it.
  */
+import type { AssistantSettings } from './assistants';
 import type { ToolFlags, ToolOutcome } from './tools';
 import type { AssistantContent, ModelMessage, StopReason } from './transcript';
 import type { Usage } from './usage';
@@ -70,4 +71,9 @@ export interface KeelActivities {
   callModel(input: CallModelInput): Promise<CallModelResult>;
   runTool(input: RunToolInput): Promise<ToolOutcome>;
   sendWebhook(input: SendWebhookInput): Promise<void>;
+  /**
+   * An assistant's latest settings (`configurable` and `context`, `context` winning), for a
+   * workflow that starts an agent through it; fails `AssistantNotFound` (not retried).
+   */
+  resolveAssistant(input: { assistant_id: string }): Promise<AssistantSettings>;
 }

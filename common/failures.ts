@@ -34,6 +34,8 @@ export const FailureType = {
   runActive: 'RunActive',
   approvalNotPending: 'ApprovalNotPending',
   approvalNotFound: 'ApprovalNotFound',
+  /** No assistant by that id (or it was deleted). */
+  assistantNotFound: 'AssistantNotFound',
   /** An assistant has no version by that number. */
   versionNotFound: 'VersionNotFound',
   // Webhooks.

@@ -6,13 +6,17 @@
  *   tsx worker/bundle.ts --out FILE     build and write FILE
  */
 import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { failureConverterPath } from '../codec/data-converter';
 import { workflowInterceptorModules, workflowsPath } from './create-worker';
 
-export async function buildWorkflowBundle(): Promise<string> {
+/** The public module other workflows import (`keel/workflow`): it must bundle on its own too. */
+export const agentsModulePath = path.resolve(__dirname, '../workflows/agents/index.ts');
+
+export async function buildWorkflowBundle(entry = workflowsPath): Promise<string> {
   const { code } = await bundleWorkflowCode({
-    workflowsPath,
+    workflowsPath: entry,
     workflowInterceptorModules,
     // Failures raised in workflow code carry their message as a payload, for the codec to encrypt.
     failureConverterPath,
@@ -23,7 +27,8 @@ export async function buildWorkflowBundle(): Promise<string> {
 
 async function main(): Promise<void> {
   const out = process.argv.indexOf('--out');
-  const code = await buildWorkflowBundle();
+  const [code, agents] = await Promise.all([buildWorkflowBundle(), buildWorkflowBundle(agentsModulePath)]);
+  console.log(`keel/workflow bundle ok: ${(agents.length / 1024).toFixed(0)} KiB`);
   if (out !== -1 && process.argv[out + 1] !== undefined) await writeFile(process.argv[out + 1]!, code);
   console.log(`workflow bundle ok: ${(code.length / 1024).toFixed(0)} KiB`);
 }

@@ -10,6 +10,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { KeelActivities } from '../common/activities';
 import { startTracing, type Tracing } from '../telemetry/tracing';
 import { WorkerMetrics } from '../telemetry/worker-metrics';
+import { agentServiceHandler } from './agent-service';
 
 /** The workflow entry point the bundler starts from. */
 export const workflowsPath = path.resolve(__dirname, '../workflows/index.ts');
@@ -56,6 +57,7 @@ export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: options.activities,
+    nexusServices: [agentServiceHandler],
     dataConverter: options.dataConverter,
     ...(options.workflowBundlePath === undefined
       ? { workflowsPath }

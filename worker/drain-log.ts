@@ -48,6 +48,7 @@ export function withDrainLog(activities: KeelActivities, logger: Logger): DrainL
       callModel: wrap('callModel', (input) => activities.callModel(input)),
       runTool: wrap('runTool', (input) => activities.runTool(input)),
       sendWebhook: wrap('sendWebhook', (input) => activities.sendWebhook(input)),
+      resolveAssistant: wrap('resolveAssistant', (input) => activities.resolveAssistant(input)),
     },
     beginDrain() {
       drainStartedAt = Date.now();

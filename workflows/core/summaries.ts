@@ -21,3 +21,21 @@ export function summarizeToolCall(use: ToolUseBlock): string {
   const detail = typeof telling === 'string' ? telling : JSON.stringify(input);
   return oneLine(`${use.name}: ${detail}`);
 }
+
+/**
+ * The one line that names a thread in the Temporal Web UI: its title (metadata `title` or
+ * `name`, as LangGraph's chat UIs set them), else its first message, else its id.
+ */
+export function summarizeThread(thread: {
+  thread_id: string;
+  metadata: Record<string, unknown>;
+  first_message?: string | undefined;
+}): string {
+  const title = [thread.metadata.title, thread.metadata.name].find(
+    (value): value is string => typeof value === 'string' && value.trim() !== '',
+  );
+  if (title !== undefined) return oneLine(title);
+  if (thread.first_message !== undefined && thread.first_message.trim() !== '')
+    return oneLine(thread.first_message);
+  return `Keel thread ${thread.thread_id}`;
+}

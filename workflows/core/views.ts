@@ -9,6 +9,8 @@ import { callModelCommand } from './model-step';
 import { runToolCommand } from './tool-step';
 import { childOf, spawnCommand } from './spawn';
 import { spawnAgentToolName } from '../../common/children';
+import { textOf } from '../../common/transcript';
+import { summarizeThread } from './summaries';
 import type { Command } from './transitions';
 
 export function toThread(state: ThreadState): Thread {
@@ -55,7 +57,12 @@ export function resumeCommands(state: ThreadState, now = Date.parse(state.update
 /** Markdown for the Temporal Web UI's "current details". */
 export function currentDetails(state: ThreadState): string {
   const status = threadStatus(state);
-  const lines = [`**Status:** ${status}`];
+  const first = state.transcript.find((message) => message.role === 'user');
+  const thread = summarizeThread({
+    ...state.thread,
+    first_message: state.compacted_messages === 0 && first !== undefined ? textOf(first.content) : undefined,
+  });
+  const lines = [`**Thread:** ${thread}`, `**Status:** ${status}`];
   const active = state.active;
   if (active !== null) {
     const doing =

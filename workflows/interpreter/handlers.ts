@@ -200,7 +200,7 @@ function stepMessages(state: ThreadState, runId: string, step: number): messages
  * is never refused at the door. The same run id again (a retry, or its update won the race) is
  * a no-op; input the thread's rules refuse becomes a failed run that says why.
  */
-function takeSignalledInput(host: HandlerHost, input: messages.SubmitInput): void {
+export function takeSignalledInput(host: HandlerHost, input: messages.SubmitInput): void {
   if (findRun(host.state, input.run_id) !== undefined) return;
   const next_offset = host.nextOffset();
   const rejection = validateSubmit(host.state, input);

@@ -3,13 +3,23 @@
  * thread, handing its state to a fresh run when Temporal suggests continue-as-new, or earlier,
  * once its history passes `handOverHistory` (see there).
  */
-import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  patched,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+import type { AgentFinished, ConversationTask } from '../../common/agents';
 import type { ThreadSummary, ThreadConfig } from '../../common/thread';
 import { Conversation } from './conversation';
 import { type ThreadState, fromCarried, initialState } from '../core/state';
 import { EventLog } from './stream';
 import { toThread } from '../core/views';
+import { agentFinished, reportTask, startTask, taskDone } from './task';
 
 /** What the API starts a conversation with. */
 export interface NewConversation {
@@ -18,6 +28,11 @@ export interface NewConversation {
   metadata: Record<string, unknown>;
   config: ThreadConfig;
   created_at: string;
+  /**
+   * Started as another workflow's agent (workflows/agents/): this is its first run, and the
+   * thread closes once no run is left, returning what it did.
+   */
+  task?: ConversationTask;
 }
 
 export interface ConversationInput extends NewConversation {
@@ -44,6 +59,8 @@ export const handOverHistory = { bytes: 1024 * 1024, events: 1_500 } as const;
 export interface ConversationOutcome {
   thread_id: string;
   summary: ThreadSummary;
+  /** For a task conversation: its last run and everything it spent. */
+  agent?: AgentFinished;
 }
 
 export async function conversationWorkflow(input: ConversationInput): Promise<ConversationOutcome> {
@@ -51,6 +68,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   // it, on replay too.
   const bySize = patched(handOverBySizePatch);
   const { carried, ...thread } = input;
+  const { task } = thread;
   const stream = new EventLog(carried?.stream);
   const state = carried === undefined ? initialState(thread) : fromCarried(carried.state);
   const conversation = new Conversation(state, stream);
@@ -59,6 +77,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   // resuming after it would start the same model call twice.
   conversation.resume();
   conversation.registerHandlers();
+  if (carried === undefined && task !== undefined) startTask(conversation, task);
 
   const handOverDue = (): boolean => {
     const info = workflowInfo();
@@ -67,8 +86,20 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       (bySize && (info.historySize > handOverHistory.bytes || info.historyLength > handOverHistory.events))
     );
   };
-  // Hand off only between steps: with no activity in flight the state alone says what comes next.
-  await condition(() => conversation.state.closed || (handOverDue() && conversation.quiescent));
+  const done = (): boolean =>
+    conversation.state.closed || (task !== undefined && taskDone(conversation.state));
+  try {
+    // Hand off only between steps: with no activity in flight the state alone says what comes next.
+    await condition(() => done() || (handOverDue() && conversation.quiescent));
+  } catch (error) {
+    // A task agent whose parent was cancelled ends its run (the transcript stays valid) and
+    // returns what it did; other conversations are never cancelled (DELETE terminates them).
+    if (task === undefined || !isCancellation(error)) throw error;
+    return CancellationScope.nonCancellable(() =>
+      closeTask(conversation, stream, task, 'its workflow was cancelled (by its parent, or through Nexus)'),
+    );
+  }
+  if (task !== undefined && done()) return closeTask(conversation, stream, task, 'its task is done');
   // Either way, release waiting stream subscribers and run waiters first: they would otherwise
   // hold allHandlersFinished open until the next event, which may never come.
   stream.detachPollers();
@@ -83,4 +114,20 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     ...thread,
     carried: { state: conversation.state, stream: stream.carriedState() },
   });
+}
+
+/** Closes a task conversation (a no-op when it is closed already) and reports its result. */
+async function closeTask(
+  conversation: Conversation,
+  stream: EventLog,
+  task: ConversationTask,
+  reason: string,
+): Promise<ConversationOutcome> {
+  conversation.dispatch({ type: 'closeRequested', reason });
+  stream.detachPollers();
+  conversation.releaseWaiters();
+  await condition(allHandlersFinished);
+  const agent = agentFinished(conversation.state);
+  await reportTask(task, agent);
+  return { thread_id: agent.thread_id, summary: toThread(conversation.state).summary, agent };
 }

@@ -1,0 +1,53 @@
+/**
+ * What an operator sees of a thread in the Temporal Web UI: a summary (its title or first
+ * message), fixed details, its metadata in the memo, and current details naming the thread.
+ */
+import { randomUUID } from 'node:crypto';
+import { workflowIdFor } from '../../common/thread';
+import { apiHarness, call, userInput } from '../helpers/api';
+
+jest.setTimeout(120_000);
+
+const harness = apiHarness();
+
+const describeThread = (threadId: string) =>
+  harness.client.workflow.getHandle(workflowIdFor(threadId)).describe();
+
+const currentDetails = async (threadId: string): Promise<string> => {
+  const metadata = await harness.client.workflow
+    .getHandle(workflowIdFor(threadId))
+    .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+  return metadata.currentDetails ?? '';
+};
+
+describe('a thread in the Temporal Web UI', () => {
+  it('is summarized by its title, with its metadata in the memo', async () => {
+    const created = await call<{ thread_id: string }>(harness.base, 'POST', '/threads', {
+      metadata: { title: 'Refund for order 42', customer: 'c-7' },
+    });
+    expect(created.status).toBe(200);
+    const description = await describeThread(created.body.thread_id);
+    expect(await description.staticSummary()).toBe('Refund for order 42');
+    const details = await description.staticDetails();
+    expect(details).toContain(`Keel thread \`${created.body.thread_id}\``);
+    expect(details).toContain('model: `scripted:demo`');
+    expect(description.memo?.metadata).toMatchObject({ title: 'Refund for order 42', customer: 'c-7' });
+    expect(await currentDetails(created.body.thread_id)).toMatch(/^\*\*Thread:\*\* Refund for order 42\n/);
+  });
+
+  it('is summarized by its first message when a run creates it', async () => {
+    const threadId = randomUUID();
+    const run = await call(
+      harness.base,
+      'POST',
+      `/threads/${threadId}/runs/wait`,
+      userInput('Where is my parcel?', { if_not_exists: 'create' }),
+    );
+    expect(run.status).toBe(200);
+    const description = await describeThread(threadId);
+    expect(await description.staticSummary()).toBe('Where is my parcel?');
+    expect(await currentDetails(threadId)).toMatch(
+      /^\*\*Thread:\*\* Where is my parcel\?\n\*\*Status:\*\* idle/,
+    );
+  });
+});

@@ -1,0 +1,140 @@
+/**
+ * The order-triage example calling Keel's Nexus service from a namespace of its own: the
+ * operation runs an agent on Keel's worker and returns its typed result; cancelling the caller
+ * cancels the agent's run.
+ */
+import { randomUUID } from 'node:crypto';
+import Long from 'long';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, type WorkflowHandle } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { agentServiceName } from '../../common/agent-service';
+import * as messages from '../../common/messages';
+import { workflowIdFor } from '../../common/thread';
+import { findTranscriptViolation } from '../../common/transcript';
+import { createOrderTriageWorker } from '../../examples/order-triage/worker';
+import type { TriageByNexusInput, TriageOrderOutcome } from '../../examples/order-triage/workflows';
+import { testDataConverter } from '../helpers/encryption';
+import { eventually, testAddress } from '../helpers/temporal';
+import { workerHarness } from '../helpers/worker-harness';
+
+jest.setTimeout(180_000);
+
+const keel = workerHarness();
+const suffix = randomUUID().slice(0, 8);
+const ordersNamespace = `orders-${suffix}`;
+const endpoint = `keel-agents-${suffix}`;
+const exampleQueue = `order-triage-${suffix}`;
+let connection: NativeConnection;
+let orders: Client;
+let exampleWorker: Worker;
+let exampleRunning: Promise<void>;
+
+beforeAll(async () => {
+  const { workflowService, operatorService } = keel.client.connection;
+  await workflowService.registerNamespace({
+    namespace: ordersNamespace,
+    workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(24 * 3600) },
+  });
+  await operatorService.createNexusEndpoint({
+    spec: {
+      name: endpoint,
+      target: { worker: { namespace: keel.config.temporal.namespace, taskQueue: keel.config.taskQueue } },
+    },
+  });
+  orders = new Client({
+    connection: keel.client.connection,
+    namespace: ordersNamespace,
+    dataConverter: testDataConverter(),
+  });
+  connection = await NativeConnection.connect({ address: testAddress() });
+  // A new namespace reaches every server component after its cache refreshes.
+  exampleWorker = await eventually(
+    () =>
+      createOrderTriageWorker({
+        connection,
+        namespace: ordersNamespace,
+        taskQueue: exampleQueue,
+        dataConverter: testDataConverter(),
+      }),
+    60_000,
+    'a worker in the new namespace',
+  );
+  exampleRunning = exampleWorker.run();
+});
+
+afterAll(async () => {
+  exampleWorker.shutdown();
+  await exampleRunning;
+  await connection.close();
+});
+
+type Triage = WorkflowHandle<(input: TriageByNexusInput) => Promise<TriageOrderOutcome>>;
+
+function triage(complaint: string): Promise<Triage> {
+  const orderId = `order-${randomUUID().slice(0, 8)}`;
+  return orders.workflow.start('triageOrderByNexusWorkflow', {
+    workflowId: `triage-${orderId}`,
+    taskQueue: exampleQueue,
+    args: [{ order_id: orderId, complaint, model: 'scripted:demo', endpoint }],
+  });
+}
+
+/** The agent (its conversation workflow) the Nexus operation started, once it runs. */
+async function agentThreadOf(): Promise<string> {
+  return eventually(
+    async () => {
+      for await (const execution of keel.client.workflow.list({
+        query: `WorkflowType = 'agentWorkflow' AND ExecutionStatus = 'Running'`,
+      })) {
+        const children = keel.client.workflow.list({
+          query: `ParentWorkflowId = '${execution.workflowId}'`,
+        });
+        for await (const child of children) return child.workflowId.replace(/^conversation-/, '');
+      }
+      return undefined;
+    },
+    60_000,
+    'the agent the operation started',
+  );
+}
+
+describe(`an order-triage workflow in its own namespace calling ${agentServiceName} through Nexus`, () => {
+  it('gets the agent’s typed answer after a tool call', async () => {
+    const run = await triage(`Broken lid.\nrun: echo '{"priority":"normal","team":"returns"}'`);
+    const outcome = await run.result();
+    expect(outcome.agent.status).toBe('completed');
+    expect(outcome.agent.output).toEqual({ priority: 'normal', team: 'returns' });
+    expect(outcome.agent.usage.output_tokens).toBeGreaterThan(0);
+    const transcript = await keel.client.workflow
+      .getHandle(workflowIdFor(outcome.agent.thread_id))
+      .query(messages.getTranscriptQuery, {});
+    expect(findTranscriptViolation(transcript)).toBeUndefined();
+    expect(transcript.some((message) => message.content.some((block) => block.type === 'tool_use'))).toBe(
+      true,
+    );
+  });
+
+  it('cancels the agent’s run when the caller is cancelled', async () => {
+    const run = await triage(`Cancel me.\nthink: 60\nrun: echo never`);
+    const threadId = await agentThreadOf();
+    const agent = keel.client.workflow.getHandle(workflowIdFor(threadId));
+    await eventually(async () => {
+      const run = await agent.query(messages.getRunQuery, { run_id: 'task' });
+      return run?.status === 'running' ? true : undefined;
+    });
+    await sleep(500);
+    await run.cancel();
+    const closed = await eventually(
+      async () => {
+        const description = await agent.describe();
+        return description.status.name === 'RUNNING' ? undefined : description;
+      },
+      60_000,
+      'the agent to close',
+    );
+    expect(closed.status.name).toBe('COMPLETED');
+    const task = await agent.query(messages.getRunQuery, { run_id: 'task' });
+    expect(task?.status).toBe('cancelled');
+  });
+});

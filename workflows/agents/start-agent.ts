@@ -1,0 +1,238 @@
+/**
+ * Start a Keel agent from any workflow: as a child workflow on Keel's task queue, running one
+ * task (plus any follow-up messages) and returning a typed result. Deterministic code only; the
+ * caller's worker needs no Keel activities, only Keel's data converter when Keel encrypts payloads.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowCancellationType,
+  type ChildWorkflowHandle,
+  ChildWorkflowFailure,
+  getExternalWorkflowHandle,
+  ParentClosePolicy,
+  proxyActivities,
+  startChild,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  AgentFailureType,
+  agentWorkflowType,
+  defaultAgentTaskQueue,
+  type AgentFinished,
+  type AgentInput,
+  type AgentParentClosePolicy,
+  type AgentConfig,
+  type AgentResult,
+} from '../../common/agents';
+import type { KeelActivities } from '../../common/activities';
+import type { DecideApprovalInput } from '../../common/approvals';
+import * as messages from '../../common/messages';
+import { isTerminal } from '../../common/run';
+import { searchAttributes } from '../../common/search-attributes';
+import { workflowIdFor } from '../../common/thread';
+import { zeroUsage } from '../../common/usage';
+import type { conversationWorkflow } from '../interpreter/workflow';
+import { agentInputProblem, conversationFor } from './agent-input';
+import { checkOutput, schemaFor } from './structured-output';
+
+const parentClosePolicies: Record<AgentParentClosePolicy, ParentClosePolicy> = {
+  cancel: ParentClosePolicy.REQUEST_CANCEL,
+  abandon: ParentClosePolicy.ABANDON,
+  terminate: ParentClosePolicy.TERMINATE,
+};
+
+/** Talks to a running agent: follow-up messages, approvals, cancel. Works from any workflow. */
+export class AgentRef {
+  constructor(readonly threadId: string) {}
+
+  get workflowId(): string {
+    return workflowIdFor(this.threadId);
+  }
+
+  /**
+   * Sends a follow-up message; it runs after the current run. Returns its run id. Once the agent
+   * has no run left it has closed, and this fails (the signal finds no running workflow).
+   */
+  async send(text: string): Promise<string> {
+    const run_id = `message-${uuid4()}`;
+    await getExternalWorkflowHandle(this.workflowId).signal(messages.userMessageSignal, {
+      run_id,
+      assistant_id: 'agent',
+      content: [{ type: 'text', text }],
+      multitask_strategy: 'enqueue',
+      metadata: {},
+    });
+    return run_id;
+  }
+
+  /** Approves or denies a pending tool call (ids unknown or already decided are ignored by the agent). */
+  async decideApproval(decision: DecideApprovalInput): Promise<void> {
+    await getExternalWorkflowHandle(this.workflowId).signal(messages.approvalSignal, decision);
+  }
+
+  /** Ends the agent: its current run is cancelled (tools see why), and its result says `cancelled`. */
+  async cancel(reason = 'cancelled by the workflow that started it'): Promise<void> {
+    await getExternalWorkflowHandle(this.workflowId).signal(messages.closeSignal, { reason });
+  }
+}
+
+/** An agent this workflow started as its child: an `AgentRef` that can also await the result. */
+export class AgentHandle<Output = unknown> extends AgentRef {
+  readonly #child: ChildWorkflowHandle<typeof conversationWorkflow>;
+  readonly #outputSchema: Record<string, unknown> | undefined;
+
+  constructor(
+    threadId: string,
+    child: ChildWorkflowHandle<typeof conversationWorkflow>,
+    outputSchema: Record<string, unknown> | undefined,
+  ) {
+    super(threadId);
+    this.#child = child;
+    this.#outputSchema = outputSchema;
+  }
+
+  /** Resolves once the agent has no run left to do. Failures of the agent are results, not throws. */
+  async result(): Promise<AgentResult<Output>> {
+    try {
+      const outcome = await this.#child.result();
+      return agentResult<Output>(outcome.agent ?? unfinished(this.threadId), this.#outputSchema);
+    } catch (error) {
+      // The caller's own cancellation stays a cancellation; the agent's failure becomes a result.
+      if (!(error instanceof ChildWorkflowFailure) || CancellationScope.current().consideredCancelled)
+        throw error;
+      const cause = error.cause;
+      return {
+        thread_id: this.threadId,
+        status: 'failed',
+        error: {
+          type:
+            cause instanceof ApplicationFailure && typeof cause.type === 'string'
+              ? (cause.type as never)
+              : 'InternalError',
+          message: cause?.message ?? error.message,
+        },
+        usage: zeroUsage,
+        runs: 0,
+      };
+    }
+  }
+}
+
+const unfinished = (threadId: string): AgentFinished => ({
+  thread_id: threadId,
+  status: 'cancelled',
+  usage: zeroUsage,
+  runs: 0,
+});
+
+/** The caller's view of what the agent did, with the answer checked against `output_schema`. */
+export function agentResult<Output>(
+  finished: AgentFinished,
+  outputSchema: Record<string, unknown> | undefined,
+): AgentResult<Output> {
+  const base = {
+    thread_id: finished.thread_id,
+    usage: finished.usage,
+    runs: finished.runs,
+    ...(finished.output === undefined ? {} : { answer: finished.output }),
+    ...(finished.status_reason === undefined ? {} : { status_reason: finished.status_reason }),
+  };
+  const status = isTerminal(finished.status) ? finished.status : 'cancelled';
+  if (status !== 'completed')
+    return { ...base, status, ...(finished.error === undefined ? {} : { error: finished.error }) };
+  const schema = outputSchema === undefined ? undefined : schemaFor(outputSchema);
+  if (schema === undefined || typeof schema === 'string') return { ...base, status };
+  const checked = checkOutput<Output>(finished.output, schema);
+  if (checked.ok) return { ...base, status, output: checked.output };
+  return {
+    ...base,
+    status: 'failed',
+    error: { type: AgentFailureType.structuredOutputInvalid, message: checked.message },
+  };
+}
+
+function firstLine(task: AgentInput['task']): string {
+  const text =
+    typeof task === 'string' ? task : task.map((block) => ('text' in block ? block.text : '')).join(' ');
+  const line = text.trim().split('\n')[0] ?? '';
+  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
+}
+
+/**
+ * The assistant's settings under the caller's: read by an activity on Keel's task queue (workflow
+ * code cannot query the assistant's workflow), run by Keel's worker.
+ */
+async function withAssistant(input: AgentInput): Promise<AgentInput> {
+  if (input.assistant_id === undefined || input.assistant_id === 'agent') return input;
+  const { resolveAssistant } = proxyActivities<KeelActivities>({
+    taskQueue: input.task_queue ?? defaultAgentTaskQueue,
+    startToCloseTimeout: '30 seconds',
+  });
+  try {
+    const settings = await resolveAssistant({ assistant_id: input.assistant_id });
+    const defined = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
+    return { ...input, config: { ...(defined as AgentConfig), ...input.config } };
+  } catch (error) {
+    const cause = error instanceof ActivityFailure ? error.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === AgentFailureType.assistantNotFound)
+      throw ApplicationFailure.create({ type: cause.type, message: cause.message, nonRetryable: true });
+    throw error;
+  }
+}
+
+/**
+ * Starts an agent as a child of the calling workflow and hands its task over. Throws a
+ * non-retryable `ApplicationFailure` of type `AgentConfigInvalid` when the input cannot start one,
+ * or `AssistantNotFound` when `assistant_id` names no assistant.
+ */
+export async function startAgent<Output = unknown>(given: AgentInput): Promise<AgentHandle<Output>> {
+  const input = await withAssistant(given);
+  const problem = agentInputProblem(input);
+  if (problem !== undefined)
+    throw ApplicationFailure.create({
+      type: AgentFailureType.agentConfigInvalid,
+      message: problem,
+      nonRetryable: true,
+    });
+  const parent = workflowInfo().workflowId;
+  const threadId = input.thread_id ?? `${parent}.agent-${uuid4()}`;
+  const conversation = conversationFor(input, threadId, parent, Date.now());
+  const policy = input.parent_close_policy ?? 'cancel';
+  const child = await startChild<typeof conversationWorkflow>(agentWorkflowType, {
+    workflowId: workflowIdFor(threadId),
+    taskQueue: input.task_queue ?? defaultAgentTaskQueue,
+    args: [conversation],
+    parentClosePolicy: parentClosePolicies[policy],
+    // An abandoned agent outlives the caller's cancellation as well as its close.
+    ...(policy === 'abandon' ? { cancellationType: ChildWorkflowCancellationType.ABANDON } : {}),
+    memo: { metadata: conversation.metadata, created_at: conversation.created_at },
+    staticSummary: `Agent: ${firstLine(input.task)}`,
+    staticDetails: [
+      `Keel agent started by workflow \`${parent}\``,
+      `- thread: \`${threadId}\``,
+      `- model: \`${conversation.config.model}\``,
+    ].join('\n'),
+    typedSearchAttributes: [
+      { key: searchAttributes.status, value: 'busy' },
+      { key: searchAttributes.owner, value: input.owner ?? 'local' },
+      { key: searchAttributes.model, value: conversation.config.model },
+      { key: searchAttributes.costUsd, value: 0 },
+      { key: searchAttributes.turns, value: 0 },
+    ],
+  });
+  return new AgentHandle<Output>(threadId, child, input.output_schema);
+}
+
+/** Starts an agent and waits for its result. */
+export async function runAgent<Output = unknown>(input: AgentInput): Promise<AgentResult<Output>> {
+  const agent = await startAgent<Output>(input);
+  return agent.result();
+}
+
+/** A handle on an agent started earlier (before a continue-as-new, or by another workflow). */
+export function getAgentRef(threadId: string): AgentRef {
+  return new AgentRef(threadId);
+}

@@ -1,0 +1,49 @@
+/**
+ * A conversation started as another workflow's agent (`ConversationInput.task`): its task is the
+ * first run, it closes once no run is left (follow-up messages sent meanwhile are runs too), and
+ * it returns, and optionally signals, what it amounted to.
+ */
+import { getExternalWorkflowHandle, log } from '@temporalio/workflow';
+import { agentFinishedSignal, type AgentFinished, type ConversationTask } from '../../common/agents';
+import { isTerminal } from '../../common/run';
+import type { ThreadState } from '../core/state';
+import { takeSignalledInput, type HandlerHost } from './handlers';
+
+/** Submits the task as the first run, as a signalled input would be (refused input becomes a failed run). */
+export function startTask(host: HandlerHost, task: ConversationTask): void {
+  takeSignalledInput(host, task.input);
+}
+
+/** True once the task's run, and every run after it, has ended. */
+export function taskDone(state: ThreadState): boolean {
+  return (
+    state.runs.length > 0 &&
+    state.active === null &&
+    state.queue.length === 0 &&
+    state.runs.every((run) => isTerminal(run.status))
+  );
+}
+
+/** The last run and the whole thread's spend. */
+export function agentFinished(state: ThreadState): AgentFinished {
+  const last = state.runs.at(-1);
+  return {
+    thread_id: state.thread.thread_id,
+    status: last?.status ?? 'cancelled',
+    ...(last?.status_reason === undefined ? {} : { status_reason: last.status_reason }),
+    ...(last?.output === undefined ? {} : { output: last.output }),
+    ...(last?.error === undefined ? {} : { error: last.error }),
+    usage: state.usage,
+    runs: state.totals.runs,
+  };
+}
+
+/** Tells `report_to`, if any; a parent that is gone by now is logged, not an error. */
+export async function reportTask(task: ConversationTask, finished: AgentFinished): Promise<void> {
+  if (task.report_to === undefined) return;
+  try {
+    await getExternalWorkflowHandle(task.report_to).signal(agentFinishedSignal, finished);
+  } catch (error) {
+    log.warn('could not report the agent result', { report_to: task.report_to, error: String(error) });
+  }
+}
