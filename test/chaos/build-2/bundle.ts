@@ -5,13 +5,15 @@
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { failureConverterPath } from '../../../codec/data-converter';
-import { workflowsPath } from '../../../worker/create-worker';
+import { workflowInterceptorModules, workflowsPath } from '../../../worker/create-worker';
 
 const variant = path.join(__dirname, 'summaries.ts');
 
 export async function buildBuild2Bundle(): Promise<string> {
   const { code } = await bundleWorkflowCode({
     workflowsPath,
+    // As the real build has them (worker/bundle.ts): a release differs by the variant only.
+    workflowInterceptorModules,
     failureConverterPath,
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
     webpackConfigHook: (config) => ({

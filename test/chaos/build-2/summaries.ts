@@ -7,7 +7,8 @@
 import { patched, upsertMemo } from '@temporalio/workflow';
 import { summarizeModelCall as summarizeModelCallBuild1 } from '../../../workflows/core/summaries';
 
-export { summarizeToolCall } from '../../../workflows/core/summaries';
+// Everything else as build 1 has it; this module's own summarizeModelCall wins over the star.
+export * from '../../../workflows/core/summaries';
 
 export const build2Patch = 'keel-test-build-2-step';
 
