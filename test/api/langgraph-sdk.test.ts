@@ -336,12 +336,12 @@ describe("LangGraph's JS SDK against Keel", () => {
       const response = await call(harness.base, 'POST', `/threads/${thread.thread_id}/runs/stream`, {
         assistant_id: 'agent',
         input: human('hi'),
-        stream_mode: ['values', 'debug'],
+        stream_mode: ['values', 'events'],
       });
       expect(response.status).toBe(422);
       expect(response.body).toMatchObject({
         error: { type: 'invalid_request_error', code: 'unsupported_stream_mode', param: 'stream_mode' },
-        detail: expect.stringContaining('"debug" is not supported yet'),
+        detail: expect.stringContaining('"events" is not supported yet'),
       });
       expect(await client.runs.list(thread.thread_id)).toEqual([]);
     });
