@@ -196,7 +196,7 @@ export class ProtocolTranslator {
 
   /** The tuples as `messages-tuple` sends them, and/or as the older `messages` mode does. */
   #messages(tuples: ProtocolEvent[]): ProtocolEvent[] {
-    const events = this.#when('messages-tuple', () => tuples);
+    const events = this.#when('messages-tuple', () => [...tuples]);
     if (!this.modes.has('messages')) return events;
     for (const tuple of tuples) {
       const [message, metadata] = tuple.data as [WireMessage, object];

@@ -304,6 +304,29 @@ describe('translating Keel events into stream modes', () => {
     ]);
   });
 
+  it('several modes at once: each sends what it sends alone, in the same order', async () => {
+    const modes: ProtocolStreamMode[] = [
+      'values',
+      'messages-tuple',
+      'messages',
+      'updates',
+      'custom',
+      'checkpoints',
+      'tasks',
+      'debug',
+    ];
+    const all = await translate(modes);
+    for (const mode of modes) {
+      const alone = await translate([mode]);
+      const names = new Set(alone.map(([event]) => event));
+      const own = (event: string) =>
+        mode === 'messages'
+          ? event.startsWith('messages/')
+          : event === (mode === 'messages-tuple' ? 'messages' : mode);
+      expect(all.filter(([event]) => own(event) && names.has(event))).toEqual(alone);
+    }
+  });
+
   it('reads the transcript once, then only what was appended since', async () => {
     const reads: Array<number | undefined> = [];
     let visible = 1;
