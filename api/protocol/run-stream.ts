@@ -66,6 +66,8 @@ export class ProtocolTranslator {
   interrupted = false;
   /** Per run, the chunk id of the model call whose text is streaming now. */
   readonly #streaming = new Map<string, { id: string; step: number }>();
+  /** `events`: per run, the model call under way (its run id, its parents, its step). */
+  readonly #model = new Map<string, { id: string; parents: string[]; step: number }>();
   /** `messages`: each AI message accumulated from its chunks so far, by id. */
   readonly #partials = new Map<string, WireMessage>();
 
@@ -89,17 +91,51 @@ export class ProtocolTranslator {
         if (keelEvent.data.run.checkpoint_id !== undefined) this.#transcript = [];
         const first = (await this.#messagesOf(keelEvent.data.run.run_id))[0];
         if (first === undefined) return [];
-        return [...(await this.#values(first.id)), ...this.#nextTasks(first.id)];
+        const runId = keelEvent.data.run.run_id;
+        const graph = this.#when('events', () => [
+          this.#lcEvent('on_chain_start', graphName, runId, [], runId, undefined, {
+            input: { messages: this.#runMessages(runId) },
+          }),
+        ]);
+        return [...graph, ...(await this.#values(first.id)), ...this.#nextTasks(first.id, runId)];
       }
       case 'message.delta': {
         const { run_id, step, attempt, text } = keelEvent.data;
         const id = chunkIdOf(run_id, step, attempt);
         this.#streaming.set(run_id, { id, step });
-        return this.#messages([this.#tuple({ ...emptyChunk(id), content: text }, run_id, agentNode, step)]);
+        const chunk = { ...emptyChunk(id), content: text };
+        const model = this.#model.get(run_id);
+        return [
+          ...this.#messages([this.#tuple(chunk, run_id, agentNode, step)]),
+          ...(model === undefined
+            ? []
+            : [
+                this.#lcEvent(
+                  'on_chat_model_stream',
+                  modelName,
+                  model.id,
+                  model.parents,
+                  run_id,
+                  { node: agentNode, step: model.step },
+                  { chunk },
+                ),
+              ]),
+        ];
       }
       case 'message.completed': {
         const { message, run_id } = keelEvent.data;
         return message.role === 'assistant' ? this.#completed(message, run_id) : [];
+      }
+      case 'run.completed': {
+        if (!this.modes.has('events')) return [];
+        const { run } = keelEvent.data;
+        const last = (await this.#messagesOf(run.run_id)).at(-1);
+        const output = last === undefined ? [] : await this.#through(last.id);
+        return [
+          this.#lcEvent('on_chain_end', graphName, run.run_id, [], run.run_id, undefined, {
+            output: { messages: output },
+          }),
+        ];
       }
       case 'run.failed': {
         const { run } = keelEvent.data;
@@ -183,6 +219,7 @@ export class ProtocolTranslator {
       events.push(...this.#messages(tuples));
     }
     events.push(...this.#taskResults(message, ai, results, through));
+    events.push(...this.#nodeEvents(message, runId, ai, results, through));
     if (this.modes.has('updates')) {
       events.push({ event: 'updates', data: { [agentNode]: { messages: [ai] } } });
       if (results.length > 0) events.push({ event: 'updates', data: { [toolsNode]: { messages: results } } });
@@ -190,8 +227,172 @@ export class ProtocolTranslator {
     if (this.modes.has('values') && through.length > 0)
       events.push({ event: 'values', data: { messages: through } });
     events.push(...this.#checkpoint(message.id));
-    if (results.length > 0) events.push(...this.#nextTasks(message.id));
+    if (results.length > 0) events.push(...this.#nextTasks(message.id, runId));
     return events;
+  }
+
+  /**
+   * `events`: the model call ends and the agent node with it; with tool results, the tools node
+   * runs each tool (Keel commits a call with its results, so they are told here, in order).
+   */
+  #nodeEvents(
+    message: AssistantMessage,
+    runId: string,
+    ai: LangChainMessage,
+    results: LangChainMessage[],
+    through: LangChainMessage[],
+  ): ProtocolEvent[] {
+    if (!this.modes.has('events')) return [];
+    const model = this.#model.get(runId);
+    this.#model.delete(runId);
+    const at = this.#stepOf(message.id);
+    if (model === undefined || at === undefined) return [];
+    const node = model.parents[1]!;
+    // What the model was given: the state before its message.
+    const input = {
+      messages: through.slice(
+        0,
+        Math.max(
+          0,
+          through.findIndex((view) => view.id === ai.id),
+        ),
+      ),
+    };
+    const events = [
+      this.#lcEvent(
+        'on_chat_model_end',
+        modelName,
+        model.id,
+        model.parents,
+        runId,
+        { node: agentNode, step: model.step },
+        {
+          output: ai,
+          input: { messages: [input.messages] },
+        },
+      ),
+      this.#lcEvent(
+        'on_chain_end',
+        agentNode,
+        node,
+        [runId],
+        runId,
+        { node: agentNode, step: model.step },
+        {
+          output: { messages: [ai] },
+          input,
+        },
+      ),
+    ];
+    if (results.length === 0) return events;
+    const tools = `${message.id}:${toolsNode}`;
+    const toolsInput = { messages: through.slice(0, through.length - results.length) };
+    events.push(
+      this.#lcEvent(
+        'on_chain_start',
+        toolsNode,
+        tools,
+        [runId],
+        runId,
+        { node: toolsNode, step: at.step },
+        { input: toolsInput },
+      ),
+    );
+    const calls = toolUsesOf(message.content);
+    for (const result of results) {
+      const call = calls.find((use) => result.type === 'tool' && use.id === result.tool_call_id);
+      const name = call?.name ?? 'tool';
+      const id = call?.id ?? result.id;
+      events.push(
+        this.#lcEvent(
+          'on_tool_start',
+          name,
+          id,
+          [runId, tools],
+          runId,
+          { node: toolsNode, step: at.step },
+          {
+            input: call?.input ?? {},
+          },
+        ),
+        this.#lcEvent(
+          'on_tool_end',
+          name,
+          id,
+          [runId, tools],
+          runId,
+          { node: toolsNode, step: at.step },
+          {
+            output: result,
+            input: call?.input ?? {},
+          },
+        ),
+      );
+    }
+    events.push(
+      this.#lcEvent(
+        'on_chain_end',
+        toolsNode,
+        tools,
+        [runId],
+        runId,
+        { node: toolsNode, step: at.step },
+        {
+          output: { messages: results },
+          input: toolsInput,
+        },
+      ),
+    );
+    return events;
+  }
+
+  /**
+   * An event as LangChain's `astream_events` (v2) sends one, under LangGraph's `events` mode:
+   * `at` is the node (and step) it happens in, none for the graph's own start and end.
+   */
+  #lcEvent(
+    event: string,
+    name: string,
+    id: string,
+    parents: string[],
+    runId: string,
+    at: { node: string; step: number } | undefined,
+    data: object,
+  ): ProtocolEvent {
+    return {
+      event: 'events',
+      data: {
+        event,
+        name,
+        run_id: id,
+        parent_ids: parents,
+        tags: at === undefined ? [] : [`graph:step:${at.step}`],
+        metadata: {
+          run_id: runId,
+          thread_id: this.threadId,
+          graph_id: 'agent',
+          ...(at === undefined ? {} : { langgraph_step: at.step, langgraph_node: at.node }),
+        },
+        data,
+      },
+    };
+  }
+
+  /** The messages a run brought in, as LangChain messages (its input). */
+  #runMessages(runId: string): LangChainMessage[] {
+    const index = this.#transcript.findIndex((message) => message.run_id === runId);
+    const first = this.#transcript[index];
+    if (first === undefined) return [];
+    const before =
+      index === 0 ? [] : (messagesThroughStep(this.#transcript, this.#transcript[index - 1]!.id) ?? []);
+    return (messagesThroughStep(this.#transcript, first.id) ?? []).slice(before.length);
+  }
+
+  /** The step (a checkpoint's `metadata.step`) of the step that committed `messageId`. */
+  #stepOf(messageId: string): { step: number } | undefined {
+    const index = this.#transcript.findIndex((candidate) => candidate.id === messageId);
+    const step = commitUnits(this.#transcript).findIndex((unit) => unit.end >= index);
+    return index === -1 || step === -1 ? undefined : { step };
   }
 
   /** The tuples as `messages-tuple` sends them, and/or as the older `messages` mode does. */
@@ -259,16 +460,45 @@ export class ProtocolTranslator {
   }
 
   /** `tasks`/`debug`: after the checkpoint that committed `messageId`, the agent's task starts. */
-  #nextTasks(messageId: string): ProtocolEvent[] {
-    if (!this.modes.has('tasks') && !this.modes.has('debug')) return [];
+  #nextTasks(messageId: string, runId: string): ProtocolEvent[] {
+    if (!this.modes.has('tasks') && !this.modes.has('debug') && !this.modes.has('events')) return [];
     const state = this.#stateAt(messageId);
     if (state === undefined) return [];
-    return this.#task(state.metadata.step + 1, state.created_at, {
-      id: `${state.checkpoint.checkpoint_id}:${agentNode}`,
+    const step = state.metadata.step + 1;
+    const id = `${state.checkpoint.checkpoint_id}:${agentNode}`;
+    const tasks = this.#task(step, state.created_at, {
+      id,
       name: agentNode,
       input: state.values,
       triggers: [`branch:to:${agentNode}`],
     });
+    if (!this.modes.has('events')) return tasks;
+    // `events`: the agent node starts, and the model call in it.
+    const model = { id: `${id}:model`, parents: [runId, id], step };
+    this.#model.set(runId, model);
+    return [
+      ...tasks,
+      this.#lcEvent(
+        'on_chain_start',
+        agentNode,
+        id,
+        [runId],
+        runId,
+        { node: agentNode, step },
+        { input: state.values },
+      ),
+      this.#lcEvent(
+        'on_chat_model_start',
+        modelName,
+        model.id,
+        model.parents,
+        runId,
+        { node: agentNode, step },
+        {
+          input: { messages: [state.values.messages] },
+        },
+      ),
+    ];
   }
 
   /** A task start (with `input`) or result as `tasks` sends it, and wrapped as `debug` does. */
@@ -392,6 +622,10 @@ function checkpointEvent(state: ThreadState) {
     })),
   };
 }
+
+/** The names `events` gives the graph and the model call (LangGraph's root is `LangGraph`). */
+const graphName = 'LangGraph';
+const modelName = 'ChatModel';
 
 type TaskPayload =
   | { id: string; name: string; input: unknown; triggers: string[] }

@@ -14,6 +14,7 @@ export const protocolStreamModes = [
   'checkpoints',
   'tasks',
   'debug',
+  'events',
 ] as const;
 export type ProtocolStreamMode = (typeof protocolStreamModes)[number];
 
@@ -21,7 +22,7 @@ export type ProtocolStreamMode = (typeof protocolStreamModes)[number];
 export const keelStreamMode = 'keel';
 
 /** LangGraph modes Keel does not speak yet: refused with 422 rather than silently dropped. */
-const notYetSupported = new Set(['events', 'tools']);
+const notYetSupported = new Set(['tools']);
 
 export type StreamSelection = { native: true } | { native: false; modes: ReadonlySet<ProtocolStreamMode> };
 

@@ -324,7 +324,15 @@ describe("LangGraph's JS SDK against Keel", () => {
 
   describe('stream shapes of a tool turn: tasks, debug, messages', () => {
     type Mode =
-      'values' | 'messages-tuple' | 'messages' | 'updates' | 'custom' | 'checkpoints' | 'tasks' | 'debug';
+      | 'values'
+      | 'messages-tuple'
+      | 'messages'
+      | 'updates'
+      | 'custom'
+      | 'checkpoints'
+      | 'tasks'
+      | 'debug'
+      | 'events';
     const streamTurn = async (streamMode: Mode[]) => {
       const thread = await client.threads.create();
       const parts = await collect(
@@ -443,6 +451,41 @@ describe("LangGraph's JS SDK against Keel", () => {
       expect(answer.content).toEqual(expect.stringContaining('hi'));
     });
 
+    // What astream_events (v2) tells of a tool-calling agent, in a faithful subset: the graph, each
+    // node, the model calls with their chunks, and each tool, each started and ended.
+    it('events: the graph, its nodes, the model calls and the tools, started and ended', async () => {
+      const { parts } = await streamTurn(['events']);
+      const events = parts
+        .filter((part) => part.event === 'events')
+        .map((part) => part.data as { event: string; name: string; run_id: string; parent_ids: string[] });
+      const shapes = collapse(events.map((event) => `${event.event} ${event.name}`));
+      expect(shapes).toEqual([
+        'on_chain_start LangGraph',
+        'on_chain_start agent',
+        'on_chat_model_start ChatModel',
+        ...(shapes[3] === 'on_chat_model_stream ChatModel' ? ['on_chat_model_stream ChatModel'] : []),
+        'on_chat_model_end ChatModel',
+        'on_chain_end agent',
+        'on_chain_start tools',
+        'on_tool_start bash',
+        'on_tool_end bash',
+        'on_chain_end tools',
+        'on_chain_start agent',
+        'on_chat_model_start ChatModel',
+        'on_chat_model_stream ChatModel',
+        'on_chat_model_end ChatModel',
+        'on_chain_end agent',
+        'on_chain_end LangGraph',
+      ]);
+      // Every start has its end under the same run id, and every parent started before.
+      const started = new Set<string>();
+      for (const event of events) {
+        if (event.event.endsWith('_start')) started.add(event.run_id);
+        if (event.event.endsWith('_end')) expect(started.has(event.run_id)).toBe(true);
+        event.parent_ids.forEach((parent) => expect(started.has(parent)).toBe(true));
+      }
+    });
+
     it('several modes at once, and joinStream after any event repeats and skips nothing', async () => {
       const modes: Mode[] = [
         'values',
@@ -453,6 +496,7 @@ describe("LangGraph's JS SDK against Keel", () => {
         'checkpoints',
         'tasks',
         'debug',
+        'events',
       ];
       const { thread, parts } = await streamTurn(modes);
       const runId = (parts[0]!.data as { run_id: string }).run_id;
@@ -469,6 +513,7 @@ describe("LangGraph's JS SDK against Keel", () => {
           'checkpoints',
           'tasks',
           'debug',
+          'events',
         ]),
       );
       expect(durable.every((part) => typeof part.id === 'string' && part.id !== '')).toBe(true);
@@ -504,12 +549,12 @@ describe("LangGraph's JS SDK against Keel", () => {
       const response = await call(harness.base, 'POST', `/threads/${thread.thread_id}/runs/stream`, {
         assistant_id: 'agent',
         input: human('hi'),
-        stream_mode: ['values', 'events'],
+        stream_mode: ['values', 'tools'],
       });
       expect(response.status).toBe(422);
       expect(response.body).toMatchObject({
         error: { type: 'invalid_request_error', code: 'unsupported_stream_mode', param: 'stream_mode' },
-        detail: expect.stringContaining('"events" is not supported yet'),
+        detail: expect.stringContaining('"tools" is not supported yet'),
       });
       expect(await client.runs.list(thread.thread_id)).toEqual([]);
     });

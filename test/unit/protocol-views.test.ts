@@ -66,7 +66,7 @@ describe('stream_mode', () => {
   });
 
   it.each<[string, unknown, string]>([
-    ['a LangGraph mode Keel does not speak yet', 'events', 'unsupported_stream_mode'],
+    ['a LangGraph mode Keel does not speak yet', 'tools', 'unsupported_stream_mode'],
     ['an unknown mode', 'everything', 'validation_error'],
     ['keel mixed with LangGraph modes', ['keel', 'values'], 'validation_error'],
     ['a number', 3, 'validation_error'],
@@ -304,6 +304,51 @@ describe('translating Keel events into stream modes', () => {
     ]);
   });
 
+  it('events: astream_events v2 for the graph, its nodes, the model calls and the tools', async () => {
+    const out = (await translate(['events'])).map(([event, data]) => {
+      const lc = data as {
+        event: string;
+        name: string;
+        run_id: string;
+        parent_ids: string[];
+        metadata: { langgraph_node?: string; langgraph_step?: number };
+        data: object;
+      };
+      expect(event).toBe('events');
+      return `${lc.event} ${lc.name} ${lc.metadata.langgraph_node ?? '-'}@${lc.metadata.langgraph_step ?? '-'} ${lc.run_id} <${lc.parent_ids.join(',')}> ${Object.keys(lc.data).join(',')}`;
+    });
+    expect(out).toEqual([
+      'on_chain_start LangGraph -@- r1 <> input',
+      'on_chain_start agent agent@1 m1:agent <r1> input',
+      'on_chat_model_start ChatModel agent@1 m1:agent:model <r1,m1:agent> input',
+      'on_chat_model_stream ChatModel agent@1 m1:agent:model <r1,m1:agent> chunk',
+      'on_chat_model_end ChatModel agent@1 m1:agent:model <r1,m1:agent> output,input',
+      'on_chain_end agent agent@1 m1:agent <r1> output,input',
+      'on_chain_start tools tools@1 m2:tools <r1> input',
+      'on_tool_start bash tools@1 tu1 <r1,m2:tools> input',
+      'on_tool_end bash tools@1 tu1 <r1,m2:tools> output,input',
+      'on_chain_end tools tools@1 m2:tools <r1> output,input',
+      'on_chain_start agent agent@2 m3:agent <r1> input',
+      'on_chat_model_start ChatModel agent@2 m3:agent:model <r1,m3:agent> input',
+      'on_chat_model_stream ChatModel agent@2 m3:agent:model <r1,m3:agent> chunk',
+      'on_chat_model_end ChatModel agent@2 m3:agent:model <r1,m3:agent> output,input',
+      'on_chain_end agent agent@2 m3:agent <r1> output,input',
+      'on_chain_end LangGraph -@- r1 <> output',
+    ]);
+    type Ids = { messages: Array<{ id: string }> };
+    const events = (await translate(['events'])).map(
+      ([, data]) => data as { event: string; data: { input?: Ids; output?: Ids } },
+    );
+    expect(events[0]!.data.input!.messages.map((m) => m.id)).toEqual(['m1']);
+    expect(events[4]!.data.output).toMatchObject({
+      type: 'ai',
+      id: 'm2',
+      tool_calls: [{ name: 'bash', id: 'tu1' }],
+    });
+    expect(events[8]!.data.output).toMatchObject({ type: 'tool', tool_call_id: 'tu1', content: 'hi' });
+    expect(events.at(-1)!.data.output!.messages.map((m) => m.id)).toEqual(['m1', 'm2', 'm3', 'm4']);
+  });
+
   it('several modes at once: each sends what it sends alone, in the same order', async () => {
     const modes: ProtocolStreamMode[] = [
       'values',
@@ -314,6 +359,7 @@ describe('translating Keel events into stream modes', () => {
       'checkpoints',
       'tasks',
       'debug',
+      'events',
     ];
     const all = await translate(modes);
     for (const mode of modes) {
