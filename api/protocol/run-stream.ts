@@ -18,6 +18,8 @@
  * - `messages` (LangGraph Platform's older mode, derived from the tuples): `messages/metadata`
  *   the first time a message id is seen, then `messages/partial` with the AI message accumulated
  *   so far, or `messages/complete` for a whole message (a tool result);
+ * - `events`: LangChain's `astream_events` (v2) records for the graph, its nodes, the model calls
+ *   and the tools (decision 0099);
  * - `error` whenever a run fails, whatever the modes.
  */
 import type { KeelEvent } from '../../common/events';
