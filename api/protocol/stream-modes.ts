@@ -5,14 +5,24 @@
  */
 import { ApiError } from '../errors';
 
-export const protocolStreamModes = ['values', 'messages-tuple', 'updates', 'custom', 'checkpoints'] as const;
+export const protocolStreamModes = [
+  'values',
+  'messages-tuple',
+  'messages',
+  'updates',
+  'custom',
+  'checkpoints',
+  'tasks',
+  'debug',
+  'events',
+] as const;
 export type ProtocolStreamMode = (typeof protocolStreamModes)[number];
 
 /** Keel's own event names (`run.*`, `message.delta`, `tool.*` …), for the `keel` CLI. */
 export const keelStreamMode = 'keel';
 
 /** LangGraph modes Keel does not speak yet: refused with 422 rather than silently dropped. */
-const notYetSupported = new Set(['messages', 'events', 'debug', 'tasks', 'tools']);
+const notYetSupported = new Set(['tools']);
 
 export type StreamSelection = { native: true } | { native: false; modes: ReadonlySet<ProtocolStreamMode> };
 

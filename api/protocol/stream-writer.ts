@@ -68,6 +68,13 @@ export function runStreamWriter(options: {
       summarize: (_runId, terminal) => Promise.resolve(writer.event(terminal.event, terminal.data)),
       interrupted: false,
     };
+  // A resumed LangGraph stream translates the run from its start (so what a translation carries
+  // over from earlier events, such as a message accumulated so far, is as it was) and writes
+  // only what comes after the cursor.
+  const seen = (offset: number, index: number): boolean =>
+    cursor !== undefined &&
+    (offset < cursor.offset ||
+      (offset === cursor.offset && (cursor.within === undefined || index <= cursor.within)));
   const translator = new ProtocolTranslator(
     selection.modes,
     options.threadId,
@@ -81,7 +88,7 @@ export function runStreamWriter(options: {
     async write(offset, event) {
       const events = await translator.translate(event);
       events.forEach((translated, index) => {
-        if (cursor?.within !== undefined && offset === cursor.offset && index <= cursor.within) return;
+        if (seen(offset, index)) return;
         const id = index === events.length - 1 ? String(offset) : `${offset}-${index}`;
         writer.event(translated.event, translated.data, id);
       });

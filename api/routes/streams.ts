@@ -200,7 +200,9 @@ export function streamRoutes(
     if (cursor !== undefined) await requireLiveCursor(conversations, threadId, resumeOffset(cursor));
     const base = await conversations.streamBase(threadId);
     const first = run.first_event_offset ?? base;
-    const fromOffset = cursor === undefined ? Math.max(first, base) : resumeOffset(cursor);
+    // A LangGraph stream translates the run from its start again and skips what the cursor saw.
+    const fromOffset =
+      cursor === undefined || !selection.native ? Math.max(first, base) : resumeOffset(cursor);
     // A finished run's events all lie before the log's end now: replay up to there and stop, even
     // when the cursor is already past its terminal event.
     // So do the events of a run that waits on a human, for a LangGraph client: it was interrupted.

@@ -322,6 +322,219 @@ describe("LangGraph's JS SDK against Keel", () => {
     });
   });
 
+  describe('stream shapes of a tool turn: tasks, debug, messages', () => {
+    type Mode =
+      | 'values'
+      | 'messages-tuple'
+      | 'messages'
+      | 'updates'
+      | 'custom'
+      | 'checkpoints'
+      | 'tasks'
+      | 'debug'
+      | 'events';
+    const streamTurn = async (streamMode: Mode[]) => {
+      const thread = await client.threads.create();
+      const parts = await collect(
+        client.runs.stream(thread.thread_id, 'agent', {
+          input: human('run: echo hi'),
+          streamMode,
+        }) as AsyncIterable<StreamPart>,
+      );
+      return { thread, parts };
+    };
+    interface Task {
+      id: string;
+      name: string;
+      input?: unknown;
+      triggers?: string[];
+      error?: unknown;
+      result?: Array<[string, { messages?: WireMessage[] } | WireMessage[]]>;
+      interrupts?: unknown[];
+    }
+    const taskShape = (task: Task) =>
+      'input' in task
+        ? `start ${task.name} [${typesOf(task.input).join(',')}] ${task.triggers!.join(',')}`
+        : `result ${task.name} ${task.result!.map(([channel, value]) => `${channel}:${(value as WireMessage[]).map((m) => m.type).join(',')}`).join(';')}`;
+
+    // LangGraph's tasks for a tool-calling agent: the agent runs and writes its tool call, the
+    // tools node runs and writes the tool message, the agent runs again and writes the answer.
+    it('tasks: a start and a result per node run, ids pairing them', async () => {
+      const { parts } = await streamTurn(['tasks']);
+      const tasks = parts.filter((part) => part.event === 'tasks').map((part) => part.data as Task);
+      expect(tasks.map(taskShape)).toEqual([
+        'start agent [human] branch:to:agent',
+        'result agent messages:ai',
+        'start tools [human,ai] branch:to:tools',
+        'result tools messages:tool',
+        'start agent [human,ai,tool] branch:to:agent',
+        'result agent messages:ai',
+      ]);
+      expect(parts.map((part) => part.event)).toEqual(['metadata', ...tasks.map(() => 'tasks')]);
+      for (let index = 0; index < tasks.length; index += 2) {
+        expect(tasks[index + 1]!.id).toBe(tasks[index]!.id);
+        expect(tasks[index + 1]).toMatchObject({ error: null, interrupts: [] });
+        expect(Object.keys(tasks[index]!).sort()).toEqual(['id', 'input', 'name', 'triggers']);
+      }
+      expect(new Set(tasks.map((task) => task.id)).size).toBe(3);
+    });
+
+    it('debug: checkpoint, task and task_result, with the step and the time of each', async () => {
+      const { thread, parts } = await streamTurn(['debug', 'checkpoints']);
+      const debug = parts
+        .filter((part) => part.event === 'debug')
+        .map((part) => part.data as { type: string; step: number; timestamp: string; payload: Task });
+      expect(debug.map((entry) => `${entry.type} ${entry.step} ${entry.payload.name ?? ''}`.trim())).toEqual([
+        'checkpoint 0',
+        'task 1 agent',
+        'task_result 1 agent',
+        'task 1 tools',
+        'task_result 1 tools',
+        'checkpoint 1',
+        'task 2 agent',
+        'task_result 2 agent',
+        'checkpoint 2',
+      ]);
+      expect(debug.every((entry) => !Number.isNaN(Date.parse(entry.timestamp)))).toBe(true);
+      // A debug checkpoint wraps what `checkpoints` sends, and history lists the same checkpoints.
+      const checkpoints = parts.filter((part) => part.event === 'checkpoints').map((part) => part.data);
+      expect(debug.filter((entry) => entry.type === 'checkpoint').map((entry) => entry.payload)).toEqual(
+        checkpoints,
+      );
+      const history = await client.threads.getHistory(thread.thread_id);
+      expect(
+        checkpoints.map(
+          (checkpoint) =>
+            (checkpoint as { config: { configurable: { checkpoint_id: string } } }).config.configurable
+              .checkpoint_id,
+        ),
+      ).toEqual(
+        history
+          .slice(0, -1)
+          .reverse()
+          .map((entry) => entry.checkpoint.checkpoint_id),
+      );
+    });
+
+    it('messages: metadata the first time a message is seen, the AI message so far, whole tool messages', async () => {
+      const { parts } = await streamTurn(['messages']);
+      const shapes = parts.map((part) => {
+        if (part.event === 'messages/metadata') return part.event;
+        if (part.event.startsWith('messages/')) {
+          const [message] = part.data as WireMessage[];
+          return `${part.event} ${message!.type}`;
+        }
+        return part.event;
+      });
+      expect(collapse(shapes)).toEqual([
+        'metadata',
+        'messages/metadata',
+        'messages/partial ai',
+        'messages/metadata',
+        'messages/complete tool',
+        'messages/metadata',
+        'messages/partial ai',
+      ]);
+      const partials = parts
+        .filter((part) => part.event === 'messages/partial')
+        .map((part) => (part.data as WireMessage[])[0]!);
+      // The call's message ends carrying its tool call; the answer's last partial is the whole answer.
+      const call = partials.filter((message) => message.id === partials[0]!.id).at(-1)!;
+      expect(call.tool_calls).toEqual([
+        { name: 'bash', args: { command: 'echo hi' }, id: expect.any(String), type: 'tool_call' },
+      ]);
+      const answer = partials.at(-1)!;
+      const texts = partials
+        .filter((message) => message.id === answer.id)
+        .map((message) => message.content as string);
+      texts.forEach((text, index) => expect(text.startsWith(texts[index - 1] ?? '')).toBe(true));
+      expect(answer.content).toEqual(expect.stringContaining('hi'));
+    });
+
+    // What astream_events (v2) tells of a tool-calling agent, in a faithful subset: the graph, each
+    // node, the model calls with their chunks, and each tool, each started and ended.
+    it('events: the graph, its nodes, the model calls and the tools, started and ended', async () => {
+      const { parts } = await streamTurn(['events']);
+      const events = parts
+        .filter((part) => part.event === 'events')
+        .map((part) => part.data as { event: string; name: string; run_id: string; parent_ids: string[] });
+      const shapes = collapse(events.map((event) => `${event.event} ${event.name}`));
+      expect(shapes).toEqual([
+        'on_chain_start LangGraph',
+        'on_chain_start agent',
+        'on_chat_model_start ChatModel',
+        ...(shapes[3] === 'on_chat_model_stream ChatModel' ? ['on_chat_model_stream ChatModel'] : []),
+        'on_chat_model_end ChatModel',
+        'on_chain_end agent',
+        'on_chain_start tools',
+        'on_tool_start bash',
+        'on_tool_end bash',
+        'on_chain_end tools',
+        'on_chain_start agent',
+        'on_chat_model_start ChatModel',
+        'on_chat_model_stream ChatModel',
+        'on_chat_model_end ChatModel',
+        'on_chain_end agent',
+        'on_chain_end LangGraph',
+      ]);
+      // Every start has its end under the same run id, and every parent started before.
+      const started = new Set<string>();
+      for (const event of events) {
+        if (event.event.endsWith('_start')) started.add(event.run_id);
+        if (event.event.endsWith('_end')) expect(started.has(event.run_id)).toBe(true);
+        event.parent_ids.forEach((parent) => expect(started.has(parent)).toBe(true));
+      }
+    });
+
+    it('several modes at once, and joinStream after any event repeats and skips nothing', async () => {
+      const modes: Mode[] = [
+        'values',
+        'messages-tuple',
+        'messages',
+        'updates',
+        'custom',
+        'checkpoints',
+        'tasks',
+        'debug',
+        'events',
+      ];
+      const { thread, parts } = await streamTurn(modes);
+      const runId = (parts[0]!.data as { run_id: string }).run_id;
+      const durable = parts.slice(1);
+      expect(new Set(durable.map((part) => part.event))).toEqual(
+        new Set([
+          'values',
+          'messages',
+          'messages/metadata',
+          'messages/partial',
+          'messages/complete',
+          'updates',
+          'custom',
+          'checkpoints',
+          'tasks',
+          'debug',
+          'events',
+        ]),
+      );
+      expect(durable.every((part) => typeof part.id === 'string' && part.id !== '')).toBe(true);
+      expect(new Set(durable.map((part) => part.id)).size).toBe(durable.length);
+      // Each mode on its own sends what it sends among the others, in the same order.
+      const alone = (await streamTurn(['tasks'])).parts.slice(1);
+      expect(
+        durable.filter((part) => part.event === 'tasks').map((part) => taskShape(part.data as Task)),
+      ).toEqual(alone.map((part) => taskShape(part.data as Task)));
+      for (let cut = 0; cut < durable.length - 1; cut++) {
+        const rest = await collect(
+          client.runs.joinStream(thread.thread_id, runId, {
+            lastEventId: durable[cut]!.id!,
+            streamMode: modes,
+          }) as AsyncIterable<StreamPart>,
+        );
+        expect(rest.filter((part) => part.event !== 'metadata')).toEqual(durable.slice(cut + 1));
+      }
+    });
+  });
+
   describe('bad input', () => {
     it('refuses a run for an unknown assistant with 404, and the thread is untouched', async () => {
       const thread = await client.threads.create();
@@ -336,12 +549,12 @@ describe("LangGraph's JS SDK against Keel", () => {
       const response = await call(harness.base, 'POST', `/threads/${thread.thread_id}/runs/stream`, {
         assistant_id: 'agent',
         input: human('hi'),
-        stream_mode: ['values', 'debug'],
+        stream_mode: ['values', 'tools'],
       });
       expect(response.status).toBe(422);
       expect(response.body).toMatchObject({
         error: { type: 'invalid_request_error', code: 'unsupported_stream_mode', param: 'stream_mode' },
-        detail: expect.stringContaining('"debug" is not supported yet'),
+        detail: expect.stringContaining('"tools" is not supported yet'),
       });
       expect(await client.runs.list(thread.thread_id)).toEqual([]);
     });

@@ -52,6 +52,12 @@ describe('stream_mode', () => {
       ['values', 'messages-tuple'],
     ],
     ['takes repeated query parameters', ['values', 'custom'], 'query', ['values', 'custom']],
+    [
+      'takes tasks, debug and messages',
+      ['tasks', 'debug', 'messages'],
+      'body',
+      ['tasks', 'debug', 'messages'],
+    ],
     ["takes keel for Keel's native events", 'keel', 'query', 'keel'],
   ])('%s', (_name, raw, where, expected) => {
     const selection = parseStreamMode(raw, where);
@@ -60,7 +66,7 @@ describe('stream_mode', () => {
   });
 
   it.each<[string, unknown, string]>([
-    ['a LangGraph mode Keel does not speak yet', 'debug', 'unsupported_stream_mode'],
+    ['a LangGraph mode Keel does not speak yet', 'tools', 'unsupported_stream_mode'],
     ['an unknown mode', 'everything', 'validation_error'],
     ['keel mixed with LangGraph modes', ['keel', 'values'], 'validation_error'],
     ['a number', 3, 'validation_error'],
@@ -192,6 +198,179 @@ describe('translating Keel events into stream modes', () => {
       ['updates', ['agent']],
     ]);
     expect(out[0]![1]).toMatchObject({ event: 'tool.started', data: { tool_use_id: 'tu1' } });
+  });
+
+  it('tasks: each node run starts with its input and ends with its writes', async () => {
+    const tasks = await translate(['tasks']);
+    const ai = (id: string): unknown => expect.objectContaining({ type: 'ai', id });
+    expect(tasks).toEqual([
+      [
+        'tasks',
+        {
+          id: 'm1:agent',
+          name: 'agent',
+          input: { messages: [expect.objectContaining({ type: 'human', id: 'm1' })] },
+          triggers: ['branch:to:agent'],
+        },
+      ],
+      [
+        'tasks',
+        { id: 'm1:agent', name: 'agent', error: null, result: [['messages', [ai('m2')]]], interrupts: [] },
+      ],
+      [
+        'tasks',
+        {
+          id: 'm2:tools',
+          name: 'tools',
+          input: { messages: [expect.objectContaining({ id: 'm1' }), ai('m2')] },
+          triggers: ['branch:to:tools'],
+        },
+      ],
+      [
+        'tasks',
+        {
+          id: 'm2:tools',
+          name: 'tools',
+          error: null,
+          result: [['messages', [expect.objectContaining({ type: 'tool', id: 'm3', tool_call_id: 'tu1' })]]],
+          interrupts: [],
+        },
+      ],
+      [
+        'tasks',
+        {
+          id: 'm3:agent',
+          name: 'agent',
+          input: { messages: [expect.anything(), ai('m2'), expect.objectContaining({ id: 'm3' })] },
+          triggers: ['branch:to:agent'],
+        },
+      ],
+      [
+        'tasks',
+        { id: 'm3:agent', name: 'agent', error: null, result: [['messages', [ai('m4')]]], interrupts: [] },
+      ],
+    ]);
+  });
+
+  it('debug: checkpoints, task starts and task results with their step and time', async () => {
+    const debug = (await translate(['debug'])).map(([event, data]) => {
+      const { type, step, timestamp, payload } = data as {
+        type: string;
+        step: number;
+        timestamp: string;
+        payload: { id?: string; config?: { configurable: { checkpoint_id: string } } };
+      };
+      expect(timestamp).toBe(at);
+      return [event, type, step, payload.id ?? payload.config?.configurable.checkpoint_id];
+    });
+    expect(debug).toEqual([
+      ['debug', 'checkpoint', 0, 'm1'],
+      ['debug', 'task', 1, 'm1:agent'],
+      ['debug', 'task_result', 1, 'm1:agent'],
+      ['debug', 'task', 1, 'm2:tools'],
+      ['debug', 'task_result', 1, 'm2:tools'],
+      ['debug', 'checkpoint', 1, 'm3'],
+      ['debug', 'task', 2, 'm3:agent'],
+      ['debug', 'task_result', 2, 'm3:agent'],
+      ['debug', 'checkpoint', 2, 'm4'],
+    ]);
+    const checkpoints = (await translate(['checkpoints'])).map(([, data]) => data);
+    const payloads = (await translate(['debug']))
+      .map(([, data]) => data as { type: string; payload: unknown })
+      .filter((data) => data.type === 'checkpoint')
+      .map((data) => data.payload);
+    expect(payloads).toEqual(checkpoints);
+  });
+
+  it('messages: metadata once per message, the AI message accumulated so far, whole tool messages', async () => {
+    const out = (await translate(['messages'])).map(([event, data]) => {
+      if (event === 'messages/metadata') return [event, Object.keys(data as object)];
+      const message = (
+        data as Array<{ type: string; id: string; content: string; tool_calls?: unknown[] }>
+      )[0]!;
+      return [event, message.type, message.id, message.content, message.tool_calls?.length];
+    });
+    const first = chunkIdOf('r1', 1, 1);
+    const second = chunkIdOf('r1', 2, 1);
+    expect(out).toEqual([
+      ['messages/metadata', [first]],
+      ['messages/partial', 'ai', first, 'Running.', 0],
+      ['messages/partial', 'ai', first, 'Running.', 1],
+      ['messages/metadata', ['m3']],
+      ['messages/complete', 'tool', 'm3', 'hi', undefined],
+      ['messages/metadata', [second]],
+      ['messages/partial', 'ai', second, 'It said hi.', 0],
+      ['messages/partial', 'ai', second, 'It said hi.', 0],
+    ]);
+  });
+
+  it('events: astream_events v2 for the graph, its nodes, the model calls and the tools', async () => {
+    const out = (await translate(['events'])).map(([event, data]) => {
+      const lc = data as {
+        event: string;
+        name: string;
+        run_id: string;
+        parent_ids: string[];
+        metadata: { langgraph_node?: string; langgraph_step?: number };
+        data: object;
+      };
+      expect(event).toBe('events');
+      return `${lc.event} ${lc.name} ${lc.metadata.langgraph_node ?? '-'}@${lc.metadata.langgraph_step ?? '-'} ${lc.run_id} <${lc.parent_ids.join(',')}> ${Object.keys(lc.data).join(',')}`;
+    });
+    expect(out).toEqual([
+      'on_chain_start LangGraph -@- r1 <> input',
+      'on_chain_start agent agent@1 m1:agent <r1> input',
+      'on_chat_model_start ChatModel agent@1 m1:agent:model <r1,m1:agent> input',
+      'on_chat_model_stream ChatModel agent@1 m1:agent:model <r1,m1:agent> chunk',
+      'on_chat_model_end ChatModel agent@1 m1:agent:model <r1,m1:agent> output,input',
+      'on_chain_end agent agent@1 m1:agent <r1> output,input',
+      'on_chain_start tools tools@1 m2:tools <r1> input',
+      'on_tool_start bash tools@1 tu1 <r1,m2:tools> input',
+      'on_tool_end bash tools@1 tu1 <r1,m2:tools> output,input',
+      'on_chain_end tools tools@1 m2:tools <r1> output,input',
+      'on_chain_start agent agent@2 m3:agent <r1> input',
+      'on_chat_model_start ChatModel agent@2 m3:agent:model <r1,m3:agent> input',
+      'on_chat_model_stream ChatModel agent@2 m3:agent:model <r1,m3:agent> chunk',
+      'on_chat_model_end ChatModel agent@2 m3:agent:model <r1,m3:agent> output,input',
+      'on_chain_end agent agent@2 m3:agent <r1> output,input',
+      'on_chain_end LangGraph -@- r1 <> output',
+    ]);
+    type Ids = { messages: Array<{ id: string }> };
+    const events = (await translate(['events'])).map(
+      ([, data]) => data as { event: string; data: { input?: Ids; output?: Ids } },
+    );
+    expect(events[0]!.data.input!.messages.map((m) => m.id)).toEqual(['m1']);
+    expect(events[4]!.data.output).toMatchObject({
+      type: 'ai',
+      id: 'm2',
+      tool_calls: [{ name: 'bash', id: 'tu1' }],
+    });
+    expect(events[8]!.data.output).toMatchObject({ type: 'tool', tool_call_id: 'tu1', content: 'hi' });
+    expect(events.at(-1)!.data.output!.messages.map((m) => m.id)).toEqual(['m1', 'm2', 'm3', 'm4']);
+  });
+
+  it('several modes at once: each sends what it sends alone, in the same order', async () => {
+    const modes: ProtocolStreamMode[] = [
+      'values',
+      'messages-tuple',
+      'messages',
+      'updates',
+      'custom',
+      'checkpoints',
+      'tasks',
+      'debug',
+      'events',
+    ];
+    const all = await translate(modes);
+    for (const mode of modes) {
+      const alone = await translate([mode]);
+      const names = new Set(alone.map(([event]) => event));
+      const own = (event: string) =>
+        mode === 'messages'
+          ? event.startsWith('messages/')
+          : event === (mode === 'messages-tuple' ? 'messages' : mode);
+      expect(all.filter(([event]) => own(event) && names.has(event))).toEqual(alone);
+    }
   });
 
   it('reads the transcript once, then only what was appended since', async () => {
