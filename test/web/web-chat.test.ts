@@ -235,6 +235,54 @@ describe('the web chat in a browser', () => {
     });
   });
 
+  it('approves a tool with arguments a person edited, checked as JSON in the page', async () => {
+    const threadId = `web-edit-args-${Date.now()}`;
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'edited arguments' },
+      config: { approval: 'require', approval_timeout_s: 600 },
+    });
+    await onPage(browser, 'edited arguments', async (page) => {
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'run: echo one');
+      const approval = page.getByRole('region', { name: 'Approval for bash' });
+      await approval.waitFor();
+      await approval.getByRole('button', { name: 'Edit arguments' }).click();
+      const editor = approval.getByLabel('Edited arguments');
+      expect(JSON.parse(await editor.inputValue())).toEqual({ command: 'echo one' });
+
+      // Not JSON, then not an object: said in words, and nothing is sent.
+      await editor.fill('{"command": "echo two"');
+      await approval.getByRole('alert').filter({ hasText: 'The arguments are not valid JSON' }).waitFor();
+      expect(await approval.getByRole('button', { name: 'Approve edited' }).isDisabled()).toBe(true);
+      await editor.fill('["echo two"]');
+      await approval.getByRole('alert').filter({ hasText: 'The arguments must be a JSON object' }).waitFor();
+      expect(await editor.getAttribute('aria-invalid')).toBe('true');
+
+      await editor.fill('{"command": "echo two"}');
+      expect(await approval.getByRole('alert').count()).toBe(0);
+      await approval.getByRole('button', { name: 'Approve edited' }).click();
+      await waitForStatus(page, 'Done.');
+      const ran = page.getByRole('region', { name: 'Tool bash' });
+      expect(await ran.getAttribute('data-status')).toBe('ok');
+      expect(JSON.parse((await ran.getByLabel('Arguments').textContent())!)).toEqual({ command: 'echo two' });
+      expect((await ran.getByLabel('Result').textContent())!.trim()).toBe('two');
+      expect(await shown(page)).toEqual(await stored(threadId));
+
+      // The thread holds the call that ran: the edited arguments and their result.
+      const state = await call<{ values: { messages: Array<WireMessage & { tool_calls?: unknown[] }> } }>(
+        base,
+        'GET',
+        `/threads/${threadId}/state`,
+      );
+      const messages = state.body.values.messages;
+      const calls = messages.flatMap((message) => message.tool_calls ?? []);
+      expect(calls).toEqual([expect.objectContaining({ name: 'bash', args: { command: 'echo two' } })]);
+      const results = messages.filter((message) => message.type === 'tool');
+      expect(results.map((message) => textOf(message.content).trim())).toEqual(['two']);
+    });
+  });
+
   it('counts an approval down and says so when it was not decided in time', async () => {
     const threadId = `web-timeout-${Date.now()}`;
     await call(base, 'POST', '/threads', {
