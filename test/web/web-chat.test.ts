@@ -10,6 +10,7 @@ import type { KeelConfig } from '../../common/config';
 import { call, freePort } from '../helpers/api';
 import {
   closeTestClient,
+  eventually,
   startTestWorker,
   testClient,
   testConfig,
@@ -394,6 +395,63 @@ describe('the web chat in a browser', () => {
       await waitForStatus(page, 'The thread reached its budget. Raise the limit to go on.');
       expect(await page.locator('p.status-line').textContent()).not.toMatch(/Error:|at .*\.js/);
     });
+  });
+
+  it("starts a new thread on the assistant a person picks, with that assistant's settings", async () => {
+    const name = `Web picker ${Date.now()}`;
+    const created = await call<{ assistant_id: string }>(base, 'POST', '/assistants', {
+      graph_id: 'agent',
+      name,
+      config: { configurable: { model: 'scripted:demo', system: 'You are the picked assistant.' } },
+    });
+    expect(created.status).toBe(200);
+    const assistantId = created.body.assistant_id;
+    try {
+      // Searches read visibility, which lists a new assistant a moment later.
+      await eventually(async () => {
+        const found = await call<Array<{ assistant_id: string }>>(base, 'POST', '/assistants/search', {
+          limit: 100,
+        });
+        return found.body.some((assistant) => assistant.assistant_id === assistantId) ? true : undefined;
+      }, 60_000);
+      await onPage(browser, 'assistant picker', async (page) => {
+        await page.goto(base);
+        const picker = page.getByRole('combobox', { name: /Assistant/ });
+        // The default assistant is what a new thread starts on.
+        expect(await picker.inputValue()).toBe('agent');
+        await picker.selectOption({ label: name });
+        await send(page, 'hello, picked assistant');
+        const threadId = await threadOf(page);
+        await waitForStatus(page, 'Done.');
+
+        const thread = await call<{
+          metadata: Record<string, unknown>;
+          config: { model: string; system?: string };
+        }>(base, 'GET', `/threads/${threadId}`);
+        expect(thread.body.metadata).toEqual(
+          expect.objectContaining({ assistant_id: assistantId, graph_id: 'agent' }),
+        );
+        expect(thread.body.config).toEqual(
+          expect.objectContaining({ model: 'scripted:demo', system: 'You are the picked assistant.' }),
+        );
+        const runs = await call<Array<{ assistant_id: string }>>(base, 'GET', `/threads/${threadId}/runs`);
+        expect(runs.body.map((run) => run.assistant_id)).toEqual([assistantId]);
+
+        // Reopened, the thread goes on with its assistant; a new thread starts on the default again.
+        await page.reload();
+        await page.locator('article.message.ai').waitFor();
+        await send(page, 'and once more');
+        await page.locator('article.message.ai').nth(1).waitFor();
+        await waitForStatus(page, 'Done.');
+        const again = await call<Array<{ assistant_id: string }>>(base, 'GET', `/threads/${threadId}/runs`);
+        expect(again.body.map((run) => run.assistant_id)).toEqual([assistantId, assistantId]);
+        await page.getByRole('button', { name: 'New thread' }).click();
+        await page.waitForURL((url) => !url.search.includes('thread='));
+        expect(await page.getByRole('combobox', { name: /Assistant/ }).inputValue()).toBe('agent');
+      });
+    } finally {
+      await call(base, 'DELETE', `/assistants/${assistantId}`);
+    }
   });
 
   it('stops a run', async () => {

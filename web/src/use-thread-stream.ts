@@ -12,7 +12,7 @@ import { decide, pendingDecisions, type Decision } from './approvals';
 import type { RunOutcome } from './components/run-status';
 import { readableError, statusOf, type Connection } from './keel-api';
 import { applyActivity, noActivity, type ActivityEvent, type Usage } from './run-activity';
-import { titleKey, titleOf, type AssistantChoice } from './threads';
+import { defaultAssistant, titleKey, titleOf, type AssistantChoice } from './threads';
 
 type ThreadValues = { messages: Message[] };
 
@@ -58,7 +58,7 @@ export function useThreadStream(props: ThreadStreamOptions) {
   const { connection, assistants } = props;
   const { client } = connection;
   const [activity, note] = useReducer(applyActivity, noActivity);
-  const [assistantId, setAssistantId] = useState(assistants[0]?.id ?? 'agent');
+  const [assistantId, setAssistantId] = useState(assistants[0]?.id ?? defaultAssistant);
   const [outcome, setOutcome] = useState<RunOutcome | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [reconnecting, setReconnecting] = useState(false);
