@@ -454,14 +454,69 @@ describe('the web chat in a browser', () => {
     }
   });
 
-  it('stops a run', async () => {
+  /** The status line, once it says something other than working (or nothing). */
+  async function settledStatus(page: Page): Promise<string> {
+    const line = page.locator('p.status-line');
+    await page.waitForFunction(
+      () => {
+        const text = (globalThis as unknown as InPage).document.querySelectorAll('p.status-line')[0]
+          ?.textContent;
+        return text !== undefined && text !== null && !['', 'Working…', 'Reconnecting…'].includes(text);
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
+    return (await line.textContent()) ?? '';
+  }
+
+  /** Words a person reads, not a program's trace. */
+  const noStack = (text: string) => expect(text).not.toMatch(/\bat .+:\d+|Error:|\{"|undefined|\[object/);
+
+  it('stops a run, and still says so after a reload', async () => {
     await onPage(browser, 'stop', async (page) => {
       await page.goto(base);
       await send(page, 'think: 60');
+      const threadId = await threadOf(page);
       await waitForStatus(page, 'Working…');
       await page.getByRole('button', { name: 'Stop' }).click();
       await waitForStatus(page, 'Stopped.');
       expect(await page.getByRole('button', { name: 'Stop' }).count()).toBe(0);
+      const runs = await call<Array<{ status: string }>>(base, 'GET', `/threads/${threadId}/runs`);
+      expect(runs.body.map((run) => run.status)).toEqual(['cancelled']);
+
+      await page.reload();
+      expect(await settledStatus(page)).toBe('Stopped.');
+      expect(await page.getByRole('button', { name: 'Stop' }).count()).toBe(0);
+    });
+  });
+
+  it('says in words why a run failed, and still says so after a reload', async () => {
+    const threadId = `web-failed-${Date.now()}`;
+    // A model this worker has no key for: the run fails, as it would with a real provider down.
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'failing' },
+      config: { model: 'anthropic:claude-sonnet-4-6' },
+    });
+    await onPage(browser, 'failed run', async (page) => {
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'hello to a model without a key');
+      const said = await settledStatus(page);
+      const runs = await call<Array<{ status: string }>>(base, 'GET', `/threads/${threadId}/runs`);
+      expect(runs.body.map((run) => run.status)).toEqual(['failed']);
+      expect(said).toBe(
+        "The model could not answer: model anthropic:claude-sonnet-4-6 needs ANTHROPIC_API_KEY in the worker's environment.",
+      );
+      noStack(said);
+      // The thread says so too, where the answer would have been.
+      expect(await page.getByRole('note').textContent()).toContain('needs ANTHROPIC_API_KEY');
+      expect(await page.locator('p.status-line.failed').count()).toBe(1);
+
+      await page.reload();
+      expect(await settledStatus(page)).toBe(said);
+      expect(await page.locator('p.status-line.failed').count()).toBe(1);
+      const everything = (await page.locator('main').textContent()) ?? '';
+      noStack(everything.replace(said, ''));
     });
   });
 

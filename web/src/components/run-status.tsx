@@ -28,9 +28,11 @@ export function outcomeText(outcome: RunOutcome): string {
   if (outcome.status === 'completed')
     return outcome.reason === undefined ? 'Done.' : (reasons[outcome.reason] ?? `Done (${outcome.reason}).`);
   if (outcome.status === 'cancelled') return 'Stopped.';
-  // Keel's own words for a known reason; otherwise its error message, which says what happened.
+  // Keel's own words for a known reason, and its error message, which says what happened.
   const why = outcome.reason === undefined ? undefined : reasons[outcome.reason];
-  return why ?? (outcome.error === undefined || outcome.error === '' ? 'The run failed.' : outcome.error);
+  const error = outcome.error === undefined || outcome.error === '' ? undefined : outcome.error;
+  if (why === undefined) return error ?? 'The run failed.';
+  return error === undefined ? why : `${why.replace(/\.$/, '')}: ${error.replace(/\.?$/, '.')}`;
 }
 
 export interface RunStatusProps {
