@@ -284,6 +284,44 @@ describe('the web chat in a browser', () => {
     });
   });
 
+  it('keeps a decision made while the worker is down, and the run finishes once it is back', async () => {
+    const threadId = `web-worker-away-${Date.now()}`;
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'worker away' },
+      config: { approval: 'require', approval_timeout_s: 600 },
+    });
+    await onPage(browser, 'decision while the worker is down', async (page) => {
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'run: echo decided-while-the-worker-was-away');
+      const approval = page.getByRole('region', { name: 'Approval for bash' });
+      await approval.waitFor();
+      await worker.stop();
+      try {
+        const decided = page.waitForResponse(
+          (response) => response.request().method() === 'POST' && response.url().includes('/approvals/'),
+          { timeout: 60_000 },
+        );
+        await approval.getByRole('button', { name: 'Approve' }).click();
+        // No worker holds the thread: the decision is written to its history, to apply when one does.
+        expect((await decided).status()).toBe(202);
+        // Meanwhile the page says, in words, that the thread cannot answer yet, and keeps trying.
+        await page
+          .getByRole('alert')
+          .filter({ hasText: 'no worker holds it right now' })
+          .waitFor({ timeout: 60_000 });
+      } finally {
+        worker = await startTestWorker({ config });
+      }
+      await waitForStatus(page, 'Done.');
+      const ran = page.getByRole('region', { name: 'Tool bash' });
+      expect(await ran.getAttribute('data-status')).toBe('ok');
+      expect(await ran.getByLabel('Result').textContent()).toContain('decided-while-the-worker-was-away');
+      expect(await page.getByRole('region', { name: 'Approval for bash' }).count()).toBe(0);
+      expect(await shown(page)).toEqual(await stored(threadId));
+    });
+  });
+
   it('counts an approval down and says so when it was not decided in time', async () => {
     const threadId = `web-timeout-${Date.now()}`;
     await call(base, 'POST', '/threads', {
