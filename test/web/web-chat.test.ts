@@ -10,6 +10,7 @@ import type { KeelConfig } from '../../common/config';
 import { call, freePort } from '../helpers/api';
 import {
   closeTestClient,
+  eventually,
   startTestWorker,
   testClient,
   testConfig,
@@ -235,6 +236,92 @@ describe('the web chat in a browser', () => {
     });
   });
 
+  it('approves a tool with arguments a person edited, checked as JSON in the page', async () => {
+    const threadId = `web-edit-args-${Date.now()}`;
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'edited arguments' },
+      config: { approval: 'require', approval_timeout_s: 600 },
+    });
+    await onPage(browser, 'edited arguments', async (page) => {
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'run: echo one');
+      const approval = page.getByRole('region', { name: 'Approval for bash' });
+      await approval.waitFor();
+      await approval.getByRole('button', { name: 'Edit arguments' }).click();
+      const editor = approval.getByLabel('Edited arguments');
+      expect(JSON.parse(await editor.inputValue())).toEqual({ command: 'echo one' });
+
+      // Not JSON, then not an object: said in words, and nothing is sent.
+      await editor.fill('{"command": "echo two"');
+      await approval.getByRole('alert').filter({ hasText: 'The arguments are not valid JSON' }).waitFor();
+      expect(await approval.getByRole('button', { name: 'Approve edited' }).isDisabled()).toBe(true);
+      await editor.fill('["echo two"]');
+      await approval.getByRole('alert').filter({ hasText: 'The arguments must be a JSON object' }).waitFor();
+      expect(await editor.getAttribute('aria-invalid')).toBe('true');
+
+      await editor.fill('{"command": "echo two"}');
+      expect(await approval.getByRole('alert').count()).toBe(0);
+      await approval.getByRole('button', { name: 'Approve edited' }).click();
+      await waitForStatus(page, 'Done.');
+      const ran = page.getByRole('region', { name: 'Tool bash' });
+      expect(await ran.getAttribute('data-status')).toBe('ok');
+      expect(JSON.parse((await ran.getByLabel('Arguments').textContent())!)).toEqual({ command: 'echo two' });
+      expect((await ran.getByLabel('Result').textContent())!.trim()).toBe('two');
+      expect(await shown(page)).toEqual(await stored(threadId));
+
+      // The thread holds the call that ran: the edited arguments and their result.
+      const state = await call<{ values: { messages: Array<WireMessage & { tool_calls?: unknown[] }> } }>(
+        base,
+        'GET',
+        `/threads/${threadId}/state`,
+      );
+      const messages = state.body.values.messages;
+      const calls = messages.flatMap((message) => message.tool_calls ?? []);
+      expect(calls).toEqual([expect.objectContaining({ name: 'bash', args: { command: 'echo two' } })]);
+      const results = messages.filter((message) => message.type === 'tool');
+      expect(results.map((message) => textOf(message.content).trim())).toEqual(['two']);
+    });
+  });
+
+  it('keeps a decision made while the worker is down, and the run finishes once it is back', async () => {
+    const threadId = `web-worker-away-${Date.now()}`;
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'worker away' },
+      config: { approval: 'require', approval_timeout_s: 600 },
+    });
+    await onPage(browser, 'decision while the worker is down', async (page) => {
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'run: echo decided-while-the-worker-was-away');
+      const approval = page.getByRole('region', { name: 'Approval for bash' });
+      await approval.waitFor();
+      await worker.stop();
+      try {
+        const decided = page.waitForResponse(
+          (response) => response.request().method() === 'POST' && response.url().includes('/approvals/'),
+          { timeout: 60_000 },
+        );
+        await approval.getByRole('button', { name: 'Approve' }).click();
+        // No worker holds the thread: the decision is written to its history, to apply when one does.
+        expect((await decided).status()).toBe(202);
+        // Meanwhile the page says, in words, that the thread cannot answer yet, and keeps trying.
+        await page
+          .getByRole('alert')
+          .filter({ hasText: 'no worker holds it right now' })
+          .waitFor({ timeout: 60_000 });
+      } finally {
+        worker = await startTestWorker({ config });
+      }
+      await waitForStatus(page, 'Done.');
+      const ran = page.getByRole('region', { name: 'Tool bash' });
+      expect(await ran.getAttribute('data-status')).toBe('ok');
+      expect(await ran.getByLabel('Result').textContent()).toContain('decided-while-the-worker-was-away');
+      expect(await page.getByRole('region', { name: 'Approval for bash' }).count()).toBe(0);
+      expect(await shown(page)).toEqual(await stored(threadId));
+    });
+  });
+
   it('counts an approval down and says so when it was not decided in time', async () => {
     const threadId = `web-timeout-${Date.now()}`;
     await call(base, 'POST', '/threads', {
@@ -348,14 +435,126 @@ describe('the web chat in a browser', () => {
     });
   });
 
-  it('stops a run', async () => {
+  it("starts a new thread on the assistant a person picks, with that assistant's settings", async () => {
+    const name = `Web picker ${Date.now()}`;
+    const created = await call<{ assistant_id: string }>(base, 'POST', '/assistants', {
+      graph_id: 'agent',
+      name,
+      config: { configurable: { model: 'scripted:demo', system: 'You are the picked assistant.' } },
+    });
+    expect(created.status).toBe(200);
+    const assistantId = created.body.assistant_id;
+    try {
+      // Searches read visibility, which lists a new assistant a moment later.
+      await eventually(async () => {
+        const found = await call<Array<{ assistant_id: string }>>(base, 'POST', '/assistants/search', {
+          limit: 100,
+        });
+        return found.body.some((assistant) => assistant.assistant_id === assistantId) ? true : undefined;
+      }, 60_000);
+      await onPage(browser, 'assistant picker', async (page) => {
+        await page.goto(base);
+        const picker = page.getByRole('combobox', { name: /Assistant/ });
+        // The default assistant is what a new thread starts on.
+        expect(await picker.inputValue()).toBe('agent');
+        await picker.selectOption({ label: name });
+        await send(page, 'hello, picked assistant');
+        const threadId = await threadOf(page);
+        await waitForStatus(page, 'Done.');
+
+        const thread = await call<{
+          metadata: Record<string, unknown>;
+          config: { model: string; system?: string };
+        }>(base, 'GET', `/threads/${threadId}`);
+        expect(thread.body.metadata).toEqual(
+          expect.objectContaining({ assistant_id: assistantId, graph_id: 'agent' }),
+        );
+        expect(thread.body.config).toEqual(
+          expect.objectContaining({ model: 'scripted:demo', system: 'You are the picked assistant.' }),
+        );
+        const runs = await call<Array<{ assistant_id: string }>>(base, 'GET', `/threads/${threadId}/runs`);
+        expect(runs.body.map((run) => run.assistant_id)).toEqual([assistantId]);
+
+        // Reopened, the thread goes on with its assistant; a new thread starts on the default again.
+        await page.reload();
+        await page.locator('article.message.ai').waitFor();
+        await send(page, 'and once more');
+        await page.locator('article.message.ai').nth(1).waitFor();
+        await waitForStatus(page, 'Done.');
+        const again = await call<Array<{ assistant_id: string }>>(base, 'GET', `/threads/${threadId}/runs`);
+        expect(again.body.map((run) => run.assistant_id)).toEqual([assistantId, assistantId]);
+        await page.getByRole('button', { name: 'New thread' }).click();
+        await page.waitForURL((url) => !url.search.includes('thread='));
+        expect(await page.getByRole('combobox', { name: /Assistant/ }).inputValue()).toBe('agent');
+      });
+    } finally {
+      await call(base, 'DELETE', `/assistants/${assistantId}`);
+    }
+  });
+
+  /** The status line, once it says something other than working (or nothing). */
+  async function settledStatus(page: Page): Promise<string> {
+    const line = page.locator('p.status-line');
+    await page.waitForFunction(
+      () => {
+        const text = (globalThis as unknown as InPage).document.querySelectorAll('p.status-line')[0]
+          ?.textContent;
+        return text !== undefined && text !== null && !['', 'Working…', 'Reconnecting…'].includes(text);
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
+    return (await line.textContent()) ?? '';
+  }
+
+  /** Words a person reads, not a program's trace. */
+  const noStack = (text: string) => expect(text).not.toMatch(/\bat .+:\d+|Error:|\{"|undefined|\[object/);
+
+  it('stops a run, and still says so after a reload', async () => {
     await onPage(browser, 'stop', async (page) => {
       await page.goto(base);
       await send(page, 'think: 60');
+      const threadId = await threadOf(page);
       await waitForStatus(page, 'Working…');
       await page.getByRole('button', { name: 'Stop' }).click();
       await waitForStatus(page, 'Stopped.');
       expect(await page.getByRole('button', { name: 'Stop' }).count()).toBe(0);
+      const runs = await call<Array<{ status: string }>>(base, 'GET', `/threads/${threadId}/runs`);
+      expect(runs.body.map((run) => run.status)).toEqual(['cancelled']);
+
+      await page.reload();
+      expect(await settledStatus(page)).toBe('Stopped.');
+      expect(await page.getByRole('button', { name: 'Stop' }).count()).toBe(0);
+    });
+  });
+
+  it('says in words why a run failed, and still says so after a reload', async () => {
+    const threadId = `web-failed-${Date.now()}`;
+    // A model this worker has no key for: the run fails, as it would with a real provider down.
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'failing' },
+      config: { model: 'anthropic:claude-sonnet-4-6' },
+    });
+    await onPage(browser, 'failed run', async (page) => {
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'hello to a model without a key');
+      const said = await settledStatus(page);
+      const runs = await call<Array<{ status: string }>>(base, 'GET', `/threads/${threadId}/runs`);
+      expect(runs.body.map((run) => run.status)).toEqual(['failed']);
+      expect(said).toBe(
+        "The model could not answer: model anthropic:claude-sonnet-4-6 needs ANTHROPIC_API_KEY in the worker's environment.",
+      );
+      noStack(said);
+      // The thread says so too, where the answer would have been.
+      expect(await page.getByRole('note').textContent()).toContain('needs ANTHROPIC_API_KEY');
+      expect(await page.locator('p.status-line.failed').count()).toBe(1);
+
+      await page.reload();
+      expect(await settledStatus(page)).toBe(said);
+      expect(await page.locator('p.status-line.failed').count()).toBe(1);
+      const everything = (await page.locator('main').textContent()) ?? '';
+      noStack(everything.replace(said, ''));
     });
   });
 

@@ -13,7 +13,25 @@ export interface PendingDecision {
   expiresAt: string;
 }
 
-export type Decision = { kind: 'approve' } | { kind: 'deny'; reason: string };
+/** Approve (with `input`, the arguments a person edited, run in place of the model's), or deny. */
+export type Decision =
+  { kind: 'approve'; input?: Record<string, unknown> } | { kind: 'deny'; reason: string };
+
+/**
+ * Arguments a person edited, as JSON: the object to run the tool with, or what is wrong with the
+ * text in a sentence.
+ */
+export function editedArguments(text: string): { args: Record<string, unknown> } | { problem: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { problem: `The arguments are not valid JSON: ${(error as Error).message}` };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { problem: 'The arguments must be a JSON object, like {"command": "ls"}.' };
+  return { args: value as Record<string, unknown> };
+}
 
 interface KeelApproval {
   approval_id: string;
@@ -49,6 +67,7 @@ export async function decide(
 ): Promise<void> {
   await keelRequest(connection, 'POST', `/threads/${segment(threadId)}/approvals/${segment(id)}`, {
     decision: decision.kind,
+    ...(decision.kind === 'approve' && decision.input !== undefined ? { input: decision.input } : {}),
     ...(decision.kind === 'deny' && decision.reason.trim() !== '' ? { reason: decision.reason.trim() } : {}),
   });
 }

@@ -57,10 +57,16 @@ export interface AssistantChoice {
   name: string;
 }
 
+/** Keel's default assistant: the thread as configured, deployment defaults for the rest. */
+export const defaultAssistant = 'agent';
+
+/** The assistants a new thread may use, the default first (it is what a new thread starts on). */
 export async function searchAssistants(connection: Connection): Promise<AssistantChoice[]> {
   const found = await connection.client.assistants.search({ limit: 100 });
-  return found.map((assistant) => ({
-    id: assistant.assistant_id,
-    name: assistant.name === '' || assistant.name === undefined ? assistant.assistant_id : assistant.name,
-  }));
+  return found
+    .map((assistant) => ({
+      id: assistant.assistant_id,
+      name: assistant.name === '' || assistant.name === undefined ? assistant.assistant_id : assistant.name,
+    }))
+    .sort((a, b) => Number(b.id === defaultAssistant) - Number(a.id === defaultAssistant));
 }

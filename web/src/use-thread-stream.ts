@@ -2,8 +2,9 @@
  * One thread's life on LangGraph's `useStream`: sending, stopping, deciding approvals, and what
  * the run's events say. On mount it re-attaches to a run still under way (replayed from the
  * run's first event, so nothing is missed or shown twice); when a stream ends before its run did
- * (the API restarted, the network went away) it asks to be mounted afresh, which re-attaches
- * again (docs/decisions/0111-web-chat-reattaches-by-replay.md).
+ * (the API restarted, the network went away), or the thread cannot answer (503: no worker holds
+ * it), it asks to be mounted afresh, which re-attaches again
+ * (docs/decisions/0111-web-chat-reattaches-by-replay.md).
  */
 import type { Message, StreamMode } from '@langchain/langgraph-sdk';
 import { useStream } from '@langchain/langgraph-sdk/react';
@@ -12,7 +13,7 @@ import { decide, pendingDecisions, type Decision } from './approvals';
 import type { RunOutcome } from './components/run-status';
 import { readableError, statusOf, type Connection } from './keel-api';
 import { applyActivity, noActivity, type ActivityEvent, type Usage } from './run-activity';
-import { titleKey, titleOf, type AssistantChoice } from './threads';
+import { defaultAssistant, titleKey, titleOf, type AssistantChoice } from './threads';
 
 type ThreadValues = { messages: Message[] };
 
@@ -58,7 +59,7 @@ export function useThreadStream(props: ThreadStreamOptions) {
   const { connection, assistants } = props;
   const { client } = connection;
   const [activity, note] = useReducer(applyActivity, noActivity);
-  const [assistantId, setAssistantId] = useState(assistants[0]?.id ?? 'agent');
+  const [assistantId, setAssistantId] = useState(assistants[0]?.id ?? defaultAssistant);
   const [outcome, setOutcome] = useState<RunOutcome | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [reconnecting, setReconnecting] = useState(false);
@@ -95,9 +96,13 @@ export function useThreadStream(props: ThreadStreamOptions) {
   };
 
   const failed = (error: unknown) => {
-    if (statusOf(error) === 401) propsRef.current.onUnauthorized();
-    if (isTransport(error)) reattachSoon();
-    else setProblem(readableError(error));
+    const status = statusOf(error);
+    if (status === 401) propsRef.current.onUnauthorized();
+    if (isTransport(error)) return reattachSoon();
+    setProblem(readableError(error));
+    // No worker holds the thread right now (a restart, a deploy): nothing is lost, and the
+    // thread answers again once one does, so keep trying, saying why meanwhile.
+    if (status === 503) reattachSoon();
   };
 
   /** A stream ended: say how its run ended, or re-attach when the run goes on. */

@@ -1,6 +1,9 @@
-/** A sensitive tool call waiting for a person: approve, or deny with a reason, before the timeout. */
+/**
+ * A sensitive tool call waiting for a person: approve (as asked, or with arguments edited as
+ * JSON), or deny with a reason, before the timeout.
+ */
 import { useEffect, useId, useState } from 'react';
-import type { Decision } from '../approvals';
+import { editedArguments, type Decision } from '../approvals';
 import { remaining } from '../format';
 import type { DecisionActivity } from '../run-activity';
 
@@ -12,13 +15,24 @@ export interface ApprovalCardProps {
 export function ApprovalCard({ decision, onDecide }: ApprovalCardProps) {
   const [now, setNow] = useState(() => Date.now());
   const [reason, setReason] = useState('');
+  /** The arguments as a person is editing them; null while they are shown as asked. */
+  const [edited, setEdited] = useState<string | null>(null);
   const reasonId = useId();
+  const argsId = useId();
+  const problemId = useId();
   useEffect(() => {
     const timer = window.setInterval(() => setNow(Date.now()), 1000);
     return () => window.clearInterval(timer);
   }, []);
   const sending = decision.status === 'sending';
   const left = remaining(decision.expiresAt, now);
+  const asked = JSON.stringify(decision.args, null, 2);
+  const parsed = edited === null ? null : editedArguments(edited);
+  const problem = parsed !== null && 'problem' in parsed ? parsed.problem : null;
+  const approve = () => {
+    if (parsed === null) onDecide({ kind: 'approve' });
+    else if ('args' in parsed) onDecide({ kind: 'approve', input: parsed.args });
+  };
   return (
     <section className="approval-card" aria-label={`Approval for ${decision.tool}`}>
       <header>
@@ -29,9 +43,33 @@ export function ApprovalCard({ decision, onDecide }: ApprovalCardProps) {
           {left === '0:00' ? 'timing out…' : `${left} left`}
         </span>
       </header>
-      <pre className="tool-args" aria-label="Arguments">
-        {JSON.stringify(decision.args, null, 2)}
-      </pre>
+      {edited === null ? (
+        <pre className="tool-args" aria-label="Arguments">
+          {asked}
+        </pre>
+      ) : (
+        <>
+          <label htmlFor={argsId} className="visually-hidden">
+            Edited arguments
+          </label>
+          <textarea
+            id={argsId}
+            className="tool-args-edit"
+            value={edited}
+            rows={Math.min(12, asked.split('\n').length + 1)}
+            spellCheck={false}
+            aria-invalid={problem !== null}
+            aria-describedby={problem === null ? undefined : problemId}
+            onChange={(event) => setEdited(event.target.value)}
+            disabled={sending}
+          />
+          {problem !== null && (
+            <p id={problemId} className="notice notice-error" role="alert">
+              {problem}
+            </p>
+          )}
+        </>
+      )}
       <form
         className="approval-actions"
         onSubmit={(event) => {
@@ -39,13 +77,11 @@ export function ApprovalCard({ decision, onDecide }: ApprovalCardProps) {
           onDecide({ kind: 'deny', reason });
         }}
       >
-        <button
-          type="button"
-          className="approve"
-          disabled={sending}
-          onClick={() => onDecide({ kind: 'approve' })}
-        >
-          Approve
+        <button type="button" className="approve" disabled={sending || problem !== null} onClick={approve}>
+          {edited === null ? 'Approve' : 'Approve edited'}
+        </button>
+        <button type="button" disabled={sending} onClick={() => setEdited(edited === null ? asked : null)}>
+          {edited === null ? 'Edit arguments' : 'Undo edits'}
         </button>
         <label htmlFor={reasonId} className="visually-hidden">
           Reason for denying

@@ -24,13 +24,20 @@ const reasons: Record<string, string> = {
   model_error: 'The model could not answer.',
 };
 
+/** Reasons whose words are completed by the run's error message. */
+const explainedByError = new Set(['model_error']);
+
 export function outcomeText(outcome: RunOutcome): string {
   if (outcome.status === 'completed')
     return outcome.reason === undefined ? 'Done.' : (reasons[outcome.reason] ?? `Done (${outcome.reason}).`);
   if (outcome.status === 'cancelled') return 'Stopped.';
-  // Keel's own words for a known reason; otherwise its error message, which says what happened.
+  // Keel's own words for a known reason; its error message, which says what happened, where
+  // those words alone would not (a model's failure: a missing key, a provider down).
   const why = outcome.reason === undefined ? undefined : reasons[outcome.reason];
-  return why ?? (outcome.error === undefined || outcome.error === '' ? 'The run failed.' : outcome.error);
+  const error = outcome.error === undefined || outcome.error === '' ? undefined : outcome.error;
+  if (why === undefined) return error ?? 'The run failed.';
+  if (error === undefined || !explainedByError.has(outcome.reason ?? '')) return why;
+  return `${why.replace(/\.$/, '')}: ${error.replace(/\.?$/, '.')}`;
 }
 
 export interface RunStatusProps {
