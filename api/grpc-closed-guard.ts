@@ -7,6 +7,7 @@
  * the error becomes the call's status and reaches the caller that is still awaiting it.
  */
 import { InterceptingCall, Metadata, status, type Interceptor, type StatusObject } from '@grpc/grpc-js';
+import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type GrpcRetryOptions } from '@temporalio/client';
 
 const closedMessage = 'Channel has been shut down';
 
@@ -40,6 +41,14 @@ function cancelledCall(): InterceptingCall {
     halfClose() {},
     cancel() {},
   });
+}
+
+/**
+ * The client's interceptors with the guard innermost: the SDK's retries (its default options
+ * unless given) and then the guard. For every `Connection` Keel or its tests open.
+ */
+export function guardedInterceptors(retry: GrpcRetryOptions = defaultGrpcRetryOptions()): Interceptor[] {
+  return [makeGrpcRetryInterceptor(retry), closedConnectionGuard];
 }
 
 export const closedConnectionGuard: Interceptor = (options, nextCall) => {

@@ -77,6 +77,7 @@ export const thread = describing<Thread>()(
       max_tokens: z.number().optional(),
       max_cost_usd: z.number().optional(),
       max_steps: z.number(),
+      network_hosts: z.array(z.string()).optional(),
     }),
     created_at: timestamp,
     updated_at: timestamp,
@@ -204,6 +205,7 @@ const assistantSettings = z.object({
   max_tokens: z.number().optional(),
   max_cost_usd: z.number().optional(),
   max_steps: z.number().optional(),
+  network_hosts: z.array(z.string()).optional(),
 });
 
 export const assistant = describing<Assistant>()(

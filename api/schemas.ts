@@ -30,6 +30,12 @@ const metadata = z
   .refine((value) => JSON.stringify(value).length <= 16_384, 'metadata must be at most 16 KiB of JSON')
   .default({});
 
+const hostLabel = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const port = '(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?';
+const hostEntryPattern = new RegExp(
+  `^(?:\\*|(?:\\*\\.)?${hostLabel}(?:\\.${hostLabel})*${port}|\\[[0-9A-Fa-f:.]+\\]${port})$`,
+);
+
 /** Tool rules one thread may hold: the thread's config travels in every continue-as-new. */
 const maxToolRules = 500;
 
@@ -57,6 +63,8 @@ export const threadConfigInput = z.object({
       z
         .string()
         .max(260)
+        // What `parseHostEntry` takes, said as a pattern so the OpenAPI document says it too.
+        .regex(hostEntryPattern, 'not a host, *.domain or host:port')
         .refine((entry) => typeof parseHostEntry(entry) !== 'string', 'not a host, *.domain or host:port'),
     )
     .max(50)

@@ -159,6 +159,9 @@ export async function waitForRunOrInterrupt(
   const settled = (current: Run | undefined) =>
     current !== undefined && (isTerminal(current.status) || current.status_reason === 'awaiting_approval');
   if (settled(run)) return run;
+  // Already given up (the API began to stop while this request was still being taken in): an
+  // abort listener added now would never fire.
+  if (signal.aborted) return undefined;
   const stop = new AbortController();
   const onGone = (): void => stop.abort();
   signal.addEventListener('abort', onGone, { once: true });

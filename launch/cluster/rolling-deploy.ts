@@ -12,6 +12,7 @@ import { buildWorkflowBundle } from '../../worker/bundle';
 import type { Supervised } from '../supervisor';
 import { say } from '../up';
 import { isPolling, workerIdentity } from './namespace';
+import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 export interface WorkerHost {
   name: string;
@@ -41,7 +42,7 @@ export async function rollWorkerHosts(
   say(
     `Rolling deploy ${deploy}: bundling the workflow code, then replacing ${hosts.length} worker hosts one at a time…`,
   );
-  const connection = await Connection.connect({ address: frontend });
+  const connection = await Connection.connect({ address: frontend, interceptors: guardedInterceptors() });
   try {
     const bundle = await bundleWorkflows(config.dataDir, deploy);
     for (const host of hosts) {

@@ -20,6 +20,7 @@ import { ensureNamespace } from './namespace';
 import type { ClusterPorts, TemporalService } from './ports';
 import { preparePostgres, waitForPostgres } from './postgres';
 import { setUpSchemas } from './schema';
+import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 const databaseUser = 'temporal';
 
@@ -142,7 +143,10 @@ export class TemporalCluster {
     await waitForTemporal(this.frontend, 120_000, () => !this.#stopped);
     this.#check();
 
-    const connection = await Connection.connect({ address: this.frontend });
+    const connection = await Connection.connect({
+      address: this.frontend,
+      interceptors: guardedInterceptors(),
+    });
     try {
       await ensureNamespace(connection, config.temporal.namespace, this.options.logger);
     } finally {

@@ -19,6 +19,7 @@ import { type KeelConfig, parseConfig } from '../../common/config';
 import { createKeelWorker } from '../../worker/create-worker';
 import { call, freePort, startTestApi, userInput } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
+import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 const newKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 
@@ -122,7 +123,7 @@ describe('encryption at rest', () => {
     });
     const running = worker.run();
     const client = new Client({
-      connection: await Connection.connect({ address: server.address }),
+      connection: await Connection.connect({ address: server.address, interceptors: guardedInterceptors() }),
       dataConverter,
     });
     const api = await startTestApi(client, config);
@@ -369,7 +370,12 @@ describe('encryption at rest', () => {
       // A control: a payload written without the codec is found by the same search, so the
       // search can fail.
       const control = `control${randomBytes(12).toString('hex')}`;
-      const plainClient = new Client({ connection: await Connection.connect({ address: server.address }) });
+      const plainClient = new Client({
+        connection: await Connection.connect({
+          address: server.address,
+          interceptors: guardedInterceptors(),
+        }),
+      });
       try {
         await plainClient.workflow.start('nothingPollsThis', {
           taskQueue: `control-${randomUUID()}`,

@@ -2,10 +2,13 @@
 import { Client, Connection } from '@temporalio/client';
 import { parseConfig } from '../../common/config';
 import { call, startTestApi } from '../helpers/api';
+import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 describe('/info', () => {
   // `/info` asks Temporal nothing: a client that could never connect is enough.
-  const client = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
+  const client = new Client({
+    connection: Connection.lazy({ address: '127.0.0.1:1', interceptors: guardedInterceptors() }),
+  });
   const infoWith = async (env: Record<string, string>) => {
     const api = await startTestApi(client, parseConfig(env, '/tmp'));
     try {

@@ -30,6 +30,7 @@ import {
   Traffic,
 } from './cluster-helpers';
 import { waitForOutput } from '../helpers/keel-up';
+import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 jest.setTimeout(480_000);
 
@@ -152,7 +153,10 @@ describe('keel up --cluster', () => {
     expect(traffic.failures).toEqual([]);
 
     const client = new Client({
-      connection: await Connection.connect({ address: `127.0.0.1:${env.KEEL_TEMPORAL_PORT}` }),
+      connection: await Connection.connect({
+        address: `127.0.0.1:${env.KEEL_TEMPORAL_PORT}`,
+        interceptors: guardedInterceptors(),
+      }),
       dataConverter: testDataConverter(),
     });
     try {
@@ -212,7 +216,7 @@ describe('keel up --cluster', () => {
       await workerOn(process.env.KEEL_TEST_BUNDLE!),
     ];
     const client = new Client({
-      connection: await Connection.connect({ address: frontend }),
+      connection: await Connection.connect({ address: frontend, interceptors: guardedInterceptors() }),
       dataConverter: testDataConverter(),
     });
     const api = await startApi({

@@ -14,6 +14,7 @@ import { lastAnswer, TestConversation } from '../helpers/conversation';
 import { testDataConverter } from '../helpers/encryption';
 import { testConfig } from '../helpers/temporal';
 import { anthropicModel, anyToolResponder, userTexts, WorkerFleet, workerEnv } from './chaos-helpers';
+import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 jest.setTimeout(180_000);
 
@@ -53,7 +54,7 @@ describe('the Temporal server killed with SIGKILL and restarted', () => {
     config = await testConfig();
     fleet = new WorkerFleet(() => ({ ...workerEnv(config, fake), TEMPORAL_ADDRESS: server.address }));
     client = new Client({
-      connection: await Connection.connect({ address: server.address }),
+      connection: await Connection.connect({ address: server.address, interceptors: guardedInterceptors() }),
       dataConverter: testDataConverter(),
     });
   });

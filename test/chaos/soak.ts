@@ -16,6 +16,7 @@ import { parseConfig } from '../../common/config';
 import { buildWorkflowBundle } from '../../worker/bundle';
 import { testDataConverter } from '../helpers/encryption';
 import { runSoak, soakClean, type Disruption } from './soak-run';
+import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'keel-soak-server-'));
@@ -34,7 +35,7 @@ async function main(): Promise<void> {
   process.env.KEEL_TEST_TEMPORAL_ADDRESS = server.address;
   process.env.KEEL_TEST_BUNDLE = bundlePath;
   const client = new Client({
-    connection: await Connection.connect({ address: server.address }),
+    connection: await Connection.connect({ address: server.address, interceptors: guardedInterceptors() }),
     dataConverter: testDataConverter(),
   });
   const summary = await runSoak({

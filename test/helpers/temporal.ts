@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../../activities';
 import type { KeelActivities } from '../../common/activities';
@@ -14,7 +14,7 @@ import { type KeelConfig, parseConfig } from '../../common/config';
 import { loadDataConverter } from '../../codec/data-converter';
 import { createKeelWorker } from '../../worker/create-worker';
 import { testDataConverter, testEncryptionKeys } from './encryption';
-import { closedConnectionGuard } from '../../api/grpc-closed-guard';
+import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 // Worker state changes and the like are noise in test output; warnings and errors still show.
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -51,7 +51,7 @@ let clientPromise: Promise<Client> | undefined;
 export function testClient(): Promise<Client> {
   clientPromise ??= Connection.connect({
     address: testAddress(),
-    interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), closedConnectionGuard],
+    interceptors: guardedInterceptors(),
   }).then((connection) => new Client({ connection, dataConverter: testDataConverter() }));
   return clientPromise;
 }

@@ -6,7 +6,8 @@ requests the fuzzer means to be valid they are pointed back at this machine: the
 test's receiver on loopback (KEEL_CONTRACT_WEBHOOK; the test allows KEEL_WEBHOOK_ALLOW_HOSTS=
 127.0.0.1), the model (of a thread, a run or an assistant) at `scripted:demo`. A cron's
 `schedule` is a cron expression that JSON Schema cannot describe: valid requests get a valid
-one; and a run names no checkpoint (only the newest is accepted, which is state). Requests meant to be invalid are sent as generated. How webhook addresses and
+one; a run names no checkpoint (which checkpoints exist is state); and valid settings ask for no
+network hosts (the operator's list is configuration). Requests meant to be invalid are sent as generated. How webhook addresses and
 model names are checked has tests of its own (test/api/webhook-addresses.test.ts,
 test/api/api.test.ts).
 """
@@ -24,6 +25,15 @@ def _offline(body):
     if isinstance(body.get("webhook"), str):
         body["webhook"] = LOOPBACK_WEBHOOK
     config = body.get("config")
+    # Network hosts are allowed by the operator, which a schema cannot say: valid requests ask
+    # for none (test/api/sandbox-network.test.ts checks the policy).
+    for settings in (
+        config,
+        config.get("configurable") if isinstance(config, dict) else None,
+        body.get("context"),
+    ):
+        if isinstance(settings, dict) and "network_hosts" in settings:
+            settings["network_hosts"] = []
     if isinstance(config, dict) and isinstance(config.get("model"), str):
         config["model"] = "scripted:demo"
     # An assistant's settings name a model too (config.configurable, context).
