@@ -208,14 +208,12 @@ export class Conversations {
 
   /** The thread, or 404 when it does not exist, was deleted, or belongs to someone else. */
   async getThread(threadId: string, owner: Owner): Promise<Thread> {
-    const [read, existing] = await Promise.allSettled([
+    // Both checks: a deleted thread that was running still answers queries (a failed read
+    // explains itself by the same check, see `read`).
+    const [thread] = await Promise.all([
       this.read(threadId, () => this.handle(threadId).query(messages.getThreadQuery)),
       this.requireExisting(threadId),
     ]);
-    // A deleted thread's query fails too (its tombstone has no worker): the 404 comes first.
-    if (existing.status === 'rejected') throw existing.reason;
-    if (read.status === 'rejected') throw read.reason;
-    const thread = read.value;
     if (owner !== undefined && thread.owner !== owner) throw threadNotFound(threadId);
     return thread;
   }

@@ -20,8 +20,6 @@ export interface NetworkProxy {
   socket: string;
   /** The in-sandbox forwarder's script on the host (`forwarderSource`). */
   forwarder: string;
-  /** What the proxy refused, for the command's output. */
-  refusals: string[];
   close(): Promise<void>;
 }
 
@@ -60,7 +58,6 @@ export async function startNetworkProxy(entries: readonly HostEntry[]): Promise<
   const socket = path.join(directory, 'proxy.sock');
   const forwarder = path.join(directory, 'forward.js');
   await writeFile(forwarder, forwarderSource, { mode: 0o644 });
-  const refusals: string[] = [];
   const open = new Set<net.Socket>();
   const track = (peer: net.Socket) => {
     open.add(peer);
@@ -101,7 +98,6 @@ export async function startNetworkProxy(entries: readonly HostEntry[]): Promise<
       },
       (error: unknown) => {
         const why = error instanceof Refused ? error.message : String(error);
-        refusals.push(why);
         response.writeHead(403, { 'content-type': 'text/plain' }).end(`Keel refused: ${why}\n`);
       },
     );
@@ -129,7 +125,6 @@ export async function startNetworkProxy(entries: readonly HostEntry[]): Promise<
       },
       (error: unknown) => {
         const why = error instanceof Refused ? error.message : String(error);
-        refusals.push(why);
         refuse(client, why);
       },
     );
@@ -146,7 +141,6 @@ export async function startNetworkProxy(entries: readonly HostEntry[]): Promise<
   return {
     socket,
     forwarder,
-    refusals,
     async close() {
       for (const peer of open) peer.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -59,8 +59,8 @@ describe('the codec endpoint', () => {
     expect(wrong.status).toBe(401);
     expect(wrong.body.error.code).toBe('unauthenticated');
     // The UI token opens the codec only: not the API, not the same path elsewhere.
-    const threads = await call(harness.base, 'GET', `/codec/ui/${uiToken}/../../threads/search`);
-    expect(threads.status).not.toBe(200);
+    const threads = await call(harness.base, 'POST', `/codec/ui/${uiToken}/../../threads/search`, {});
+    expect(threads.status).toBe(401);
     const asBearer = await call(
       harness.base,
       'POST',
