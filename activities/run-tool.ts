@@ -5,6 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { RunToolInput } from '../common/activities';
+import { scopeOf, workspaceNameOf } from '../common/thread';
 import type { ToolOutcome } from '../common/tools';
 import { failure, WorkspaceViolation } from './errors';
 import { withHeartbeats } from './heartbeat';
@@ -20,19 +21,28 @@ export interface RunToolDependencies {
   sandbox: Sandbox;
 }
 
+/** `<thread_id>:<tool_use_id>`, its thread id scoped as the workspace is, so owners never share one. */
+function scopedKey(input: RunToolInput, scope: string | undefined): string {
+  const unscoped = `${input.thread_id}:`;
+  if (scope === undefined || !input.idempotency_key.startsWith(unscoped)) return input.idempotency_key;
+  return `${workspaceNameOf(input.thread_id, scope)}:${input.idempotency_key.slice(unscoped.length)}`;
+}
+
 export function createRunTool({ registry, dataDir, environment, sandbox }: RunToolDependencies) {
   return async function runTool(input: RunToolInput): Promise<ToolOutcome> {
     const tool = registry.get(input.name);
     if (tool === undefined)
       return { is_error: true, content: `Tool "${input.name}" is not available on this worker.` };
-    const workspace = await workspaceFor(dataDir, input.thread_id);
+    // Scoped as the thread's workflow id is: two owners' threads of one id are two workspaces.
+    const scope = scopeOf(Context.current().info.workflowExecution?.workflowId ?? '');
+    const workspace = await workspaceFor(dataDir, input.thread_id, scope);
     return withHeartbeats(async (signal) => {
       try {
         return await tool.run(input.input, {
           threadId: input.thread_id,
           workspace,
           signal,
-          idempotencyKey: input.idempotency_key,
+          idempotencyKey: scopedKey(input, scope),
           environment,
           sandbox,
           networkHosts: sandbox.grant(input.network_hosts),

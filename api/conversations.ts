@@ -17,7 +17,7 @@ import * as messages from '../common/messages';
 import { queuedRun, type Run } from '../common/run';
 import { coveredBy, parseHostEntry, type HostEntry } from '../common/network-hosts';
 import { searchAttributes } from '../common/search-attributes';
-import { workflowIdFor, type Thread, type ThreadConfig } from '../common/thread';
+import type { Thread, ThreadConfig } from '../common/thread';
 
 import { textOf, type Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
@@ -25,9 +25,10 @@ import type { NewConversation, conversationWorkflow } from '../workflows/interpr
 import { initialState, type ThreadState } from '../workflows/core/state';
 import { summarizeThread } from '../workflows/core/summaries';
 import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
-import { ApiError, threadNotFound } from './errors';
+import { ApiError, threadExists, threadNotFound } from './errors';
 import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
+import { threadRef, unscopedRef, type ThreadRef } from './thread-ref';
 
 /** The event log of a thread that has published nothing yet. */
 const emptyStream = { log: [], base_offset: 0, publisher_sequences: {}, publisher_last_seen: {} };
@@ -48,6 +49,15 @@ function threadDetails(conversation: NewConversation): string {
 
 /** The caller, as authentication established it; undefined when the API runs without tokens. */
 export type Owner = string | undefined;
+
+type Description = Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['describe']>>;
+
+/** 404 unless the described thread is there (not deleted) and, with tokens, `owner`'s. */
+function requireVisible(thread: ThreadRef, description: Description, owner: Owner): void {
+  if (description.status.name === deletedStatus) throw threadNotFound(thread.thread_id);
+  if (owner !== undefined && description.typedSearchAttributes.get(searchAttributes.owner) !== owner)
+    throw threadNotFound(thread.thread_id);
+}
 
 /** The hosts asked for, each within the operator's `KEEL_SANDBOX_NETWORK_HOSTS`; else 422. */
 export function grantNetworkHosts(asked: readonly string[], granted: readonly HostEntry[]): string[] {
@@ -94,18 +104,18 @@ export class Conversations {
    * A read of the thread's live state (a query), bounded: a query needs a worker, and with none
    * (a deploy, an outage) the server would hold it for minutes. 503 with Retry-After instead.
    */
-  async read<T>(threadId: string, query: () => Promise<T>): Promise<T> {
+  async read<T>(thread: ThreadRef, query: () => Promise<T>): Promise<T> {
     try {
       return await this.client.withDeadline(Date.now() + this.config.api.readTimeoutMs, query);
     } catch (error) {
       // A failed read is explained by the thread's description first: a deleted thread (its
       // tombstone has no worker to answer) is a 404, one under a key this API lacks says so.
-      await this.requireExisting(threadId);
+      await this.requireExisting(thread);
       if (!isStall(error)) throw error;
       throw new ApiError(
         503,
         'thread_unavailable',
-        `thread ${threadId} did not answer within ${this.config.api.readTimeoutMs} ms: no worker holds it right now (a restart or a deploy); nothing is lost, retry shortly`,
+        `thread ${thread.thread_id} did not answer within ${this.config.api.readTimeoutMs} ms: no worker holds it right now (a restart or a deploy); nothing is lost, retry shortly`,
       );
     }
   }
@@ -117,8 +127,8 @@ export class Conversations {
     return deliver({ client: this.client, timings, byUpdate, bySignal });
   }
 
-  handle(threadId: string) {
-    return this.client.workflow.getHandle<typeof conversationWorkflow>(workflowIdFor(threadId));
+  handle(thread: ThreadRef) {
+    return this.client.workflow.getHandle<typeof conversationWorkflow>(thread.workflow_id);
   }
 
   threadConfig(input: ThreadConfigInput): ThreadConfig {
@@ -141,9 +151,9 @@ export class Conversations {
   }
 
   /** `firstMessage`: the input a run that creates its thread brings, for the Web UI's summary. */
-  #startOptions(conversation: NewConversation, firstMessage?: messages.SubmitInput) {
+  #startOptions(thread: ThreadRef, conversation: NewConversation, firstMessage?: messages.SubmitInput) {
     return {
-      workflowId: workflowIdFor(conversation.thread_id),
+      workflowId: thread.workflow_id,
       taskQueue: this.config.taskQueue,
       args: [conversation] as [NewConversation],
       memo: { metadata: conversation.metadata, created_at: conversation.created_at },
@@ -177,17 +187,29 @@ export class Conversations {
     };
   }
 
-  /** Starts the thread's workflow. The view is built from the input: the workflow shows the same. */
+  /**
+   * Starts the thread's workflow, at the id scoped to its owner (decision 0160): another owner's
+   * thread of the same id is another workflow, so it is neither found nor refused here. A thread
+   * of the caller's own made before ids were scoped holds the id as it always did.
+   * The view is built from the input: the workflow shows the same.
+   */
   async createThread(conversation: NewConversation, ifExists: 'raise' | 'do_nothing'): Promise<Thread> {
+    const { owner } = conversation;
+    const thread = threadRef(conversation.thread_id, owner);
+    const own = owner === undefined ? undefined : await this.#ownUnscoped(conversation.thread_id, owner);
+    if (own !== undefined) {
+      if (ifExists === 'do_nothing') return this.getThread(own, owner);
+      throw threadExists();
+    }
     try {
       // A closed thread keeps its id; a deleted (terminated) one frees it at once.
       await this.client.workflow.start('conversationWorkflow', {
-        ...this.#startOptions(conversation),
+        ...this.#startOptions(thread, conversation),
         workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       });
     } catch (error) {
       if (ifExists === 'do_nothing' && error instanceof WorkflowExecutionAlreadyStartedError) {
-        return this.getThread(conversation.thread_id, conversation.owner);
+        return this.getThread(thread, owner);
       }
       throw error;
     }
@@ -206,47 +228,69 @@ export class Conversations {
     };
   }
 
-  /** The thread, or 404 when it does not exist, was deleted, or belongs to someone else. */
-  async getThread(threadId: string, owner: Owner): Promise<Thread> {
-    // Both checks: a deleted thread that was running still answers queries (a failed read
-    // explains itself by the same check, see `read`).
-    const [thread] = await Promise.all([
-      this.read(threadId, () => this.handle(threadId).query(messages.getThreadQuery)),
-      this.requireExisting(threadId),
-    ]);
-    if (owner !== undefined && thread.owner !== owner) throw threadNotFound(threadId);
+  /**
+   * The thread as it answers (after `authorize`), or 404 when it belongs to someone else.
+   * A deleted thread that was running still answers queries: `authorize` tells it apart.
+   */
+  async getThread(thread: ThreadRef, owner: Owner): Promise<Thread> {
+    const found = await this.read(thread, () => this.handle(thread).query(messages.getThreadQuery));
+    if (owner !== undefined && found.owner !== owner) throw threadNotFound(thread.thread_id);
+    return found;
+  }
+
+  /**
+   * The caller's thread `threadId`, or 404 unless it exists, is not deleted, and (when the API
+   * authenticates) is the caller's — from the workflow's status and owner search attribute, which
+   * the server answers without a worker. With tokens it is looked for at the id scoped to the
+   * caller, then at the unscoped id a thread of hers made before ids were scoped still holds
+   * (decision 0160). Another owner's thread of the same id is never looked at under her scope,
+   * and at the unscoped id answers the same 404 as an id nobody holds.
+   */
+  async authorize(threadId: string, owner: Owner): Promise<ThreadRef> {
+    const thread = threadRef(threadId, owner);
+    let description: Description;
+    try {
+      description = await this.handle(thread).describe();
+    } catch (error) {
+      if (owner === undefined || !(error instanceof WorkflowNotFoundError)) throw error;
+      const unscoped = unscopedRef(threadId);
+      requireVisible(unscoped, await this.handle(unscoped).describe(), owner);
+      return unscoped;
+    }
+    requireVisible(thread, description, owner);
     return thread;
   }
 
   /**
-   * 404 unless the thread exists, is not deleted, and (when the API authenticates) is the
-   * caller's — from the workflow's status and owner search attribute, which the server answers
-   * without a worker.
+   * Where a run that may create its thread (`if_not_exists: "create"`) goes: the caller's thread
+   * of that id if she has one (scoped, or unscoped from before ids were scoped), else the id a
+   * new thread of hers gets. Another owner's thread of the same id is never reached, and changes
+   * nothing in the answer.
    */
-  async authorize(threadId: string, owner: Owner): Promise<void> {
-    const description = await this.handle(threadId).describe();
-    if (description.status.name === deletedStatus) throw threadNotFound(threadId);
-    if (owner !== undefined && description.typedSearchAttributes.get(searchAttributes.owner) !== owner)
-      throw threadNotFound(threadId);
+  async resolveForCreate(threadId: string, owner: Owner): Promise<ThreadRef> {
+    const thread = threadRef(threadId, owner);
+    if (owner === undefined) return thread;
+    try {
+      const description = await this.handle(thread).describe();
+      // Held at her scope by someone else: only two owners whose scopes collide (see scopeFor).
+      if (description.status.name !== deletedStatus) requireVisible(thread, description, owner);
+      return thread;
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+    return (await this.#ownUnscoped(threadId, owner)) ?? thread;
   }
 
-  /**
-   * Before a run that may create its thread (`if_not_exists: "create"`): an id another owner
-   * holds answers 404 like any thread the caller cannot see, so the input never reaches that
-   * thread (update-with-start would otherwise deliver it to the existing workflow).
-   */
-  async authorizeCreate(threadId: string, owner: Owner): Promise<void> {
-    if (owner === undefined) return;
-    let description;
+  /** The caller's live thread at the unscoped id (made before ids were scoped), if there is one. */
+  async #ownUnscoped(threadId: string, owner: string): Promise<ThreadRef | undefined> {
+    const unscoped = unscopedRef(threadId);
     try {
-      description = await this.handle(threadId).describe();
+      requireVisible(unscoped, await this.handle(unscoped).describe(), owner);
+      return unscoped;
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return;
+      if (error instanceof WorkflowNotFoundError || error instanceof ApiError) return undefined;
       throw error;
     }
-    if (description.status.name === deletedStatus) return;
-    if (description.typedSearchAttributes.get(searchAttributes.owner) !== owner)
-      throw threadNotFound(threadId);
   }
 
   /**
@@ -254,31 +298,31 @@ export class Conversations {
    * history some 30 s after it was asked to; DELETE terminates the workflow first, so a
    * terminated workflow is a deleted thread from the moment DELETE answers (see sessions.ts).
    */
-  async requireExisting(threadId: string): Promise<void> {
-    const description = await this.handle(threadId).describe();
-    if (description.status.name === deletedStatus) throw threadNotFound(threadId);
+  async requireExisting(thread: ThreadRef): Promise<void> {
+    const description = await this.handle(thread).describe();
+    if (description.status.name === deletedStatus) throw threadNotFound(thread.thread_id);
   }
 
   /** The operator's full state dump (after the owner check). */
   async debugState(threadId: string, owner: Owner): Promise<messages.StateDump> {
-    await this.authorize(threadId, owner);
-    return this.read(threadId, () => this.handle(threadId).query(messages.getStateQuery));
+    const thread = await this.authorize(threadId, owner);
+    return this.read(thread, () => this.handle(thread).query(messages.getStateQuery));
   }
 
   /** The transcript; with `after`, only the messages after the first `after` ever appended. */
-  async transcript(threadId: string, after?: number): Promise<Message[]> {
-    return this.read(threadId, () =>
-      this.handle(threadId).query(messages.getTranscriptQuery, after === undefined ? {} : { after }),
+  async transcript(thread: ThreadRef, after?: number): Promise<Message[]> {
+    return this.read(thread, () =>
+      this.handle(thread).query(messages.getTranscriptQuery, after === undefined ? {} : { after }),
     );
   }
 
   /** The earlier branches forks cut off, and whether the transcript's front was compacted. */
-  async branches(threadId: string): Promise<messages.ThreadBranches> {
-    return this.read(threadId, () => this.handle(threadId).query(messages.getBranchesQuery));
+  async branches(thread: ThreadRef): Promise<messages.ThreadBranches> {
+    return this.read(thread, () => this.handle(thread).query(messages.getBranchesQuery));
   }
 
-  pendingApprovals(threadId: string): Promise<PendingApproval[]> {
-    return this.read(threadId, () => this.handle(threadId).query(messages.getPendingApprovalsQuery));
+  pendingApprovals(thread: ThreadRef): Promise<PendingApproval[]> {
+    return this.read(thread, () => this.handle(thread).query(messages.getPendingApprovalsQuery));
   }
 
   /**
@@ -287,40 +331,40 @@ export class Conversations {
    * input at once, it is written to the thread's history by signal and answered as `queued`.
    */
   async submitRun(
-    threadId: string,
+    thread: ThreadRef,
     input: messages.SubmitInput,
     create: NewConversation | undefined,
   ): Promise<Run> {
     try {
       const delivery = await this.#deliver(
-        () => this.#submitByUpdate(threadId, input, create),
-        () => this.#submitBySignal(threadId, input, create),
+        () => this.#submitByUpdate(thread, input, create),
+        () => this.#submitBySignal(thread, input, create),
       );
       if (delivery.kind === 'taken') return delivery.value;
-      const model = create?.config.model ?? (await this.#modelOf(threadId));
-      return queuedRun({ thread_id: threadId, model }, input, Date.now());
+      const model = create?.config.model ?? (await this.#modelOf(thread));
+      return queuedRun({ thread_id: thread.thread_id, model }, input, Date.now());
     } catch (error) {
       if (
         error instanceof WorkflowUpdateFailedError &&
         error.cause instanceof ApplicationFailure &&
         error.cause.type === 'RunExists'
       ) {
-        return this.getRun(threadId, input.run_id);
+        return this.getRun(thread, input.run_id);
       }
       throw error;
     }
   }
 
   #submitByUpdate(
-    threadId: string,
+    thread: ThreadRef,
     input: messages.SubmitInput,
     create: NewConversation | undefined,
   ): Promise<Run> {
     if (create === undefined)
-      return this.handle(threadId).executeUpdate(messages.submitInputUpdate, { args: [input] });
+      return this.handle(thread).executeUpdate(messages.submitInputUpdate, { args: [input] });
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof conversationWorkflow>(
       'conversationWorkflow',
-      { ...this.#startOptions(create, input), workflowIdConflictPolicy: 'USE_EXISTING' },
+      { ...this.#startOptions(thread, create, input), workflowIdConflictPolicy: 'USE_EXISTING' },
     );
     return this.client.workflow.executeUpdateWithStart(messages.submitInputUpdate, {
       args: [input],
@@ -329,48 +373,48 @@ export class Conversations {
   }
 
   async #submitBySignal(
-    threadId: string,
+    thread: ThreadRef,
     input: messages.SubmitInput,
     create: NewConversation | undefined,
   ): Promise<void> {
     if (create === undefined) {
-      await this.handle(threadId).signal(messages.userMessageSignal, input);
+      await this.handle(thread).signal(messages.userMessageSignal, input);
       return;
     }
     await this.client.workflow.signalWithStart('conversationWorkflow', {
-      ...this.#startOptions(create, input),
+      ...this.#startOptions(thread, create, input),
       signal: messages.userMessageSignal,
       signalArgs: [input],
     });
   }
 
   /** The thread's model as visibility records it (no worker needed), for a run answered as queued. */
-  async #modelOf(threadId: string): Promise<string> {
-    const description = await this.handle(threadId).describe();
+  async #modelOf(thread: ThreadRef): Promise<string> {
+    const description = await this.handle(thread).describe();
     return description.typedSearchAttributes.get(searchAttributes.model) ?? this.config.model.default;
   }
 
-  async getRun(threadId: string, runId: string): Promise<Run> {
-    const run = await this.read(threadId, () =>
-      this.handle(threadId).query(messages.getRunQuery, { run_id: runId }),
+  async getRun(thread: ThreadRef, runId: string): Promise<Run> {
+    const run = await this.read(thread, () =>
+      this.handle(thread).query(messages.getRunQuery, { run_id: runId }),
     );
     if (run === null)
-      throw new ApiError(404, 'run_not_found', `run ${runId} not found on thread ${threadId}`);
+      throw new ApiError(404, 'run_not_found', `run ${runId} not found on thread ${thread.thread_id}`);
     return run;
   }
 
-  listRuns(threadId: string, limit: number): Promise<Run[]> {
-    return this.read(threadId, () => this.handle(threadId).query(messages.listRunsQuery, { limit }));
+  listRuns(thread: ThreadRef, limit: number): Promise<Run[]> {
+    return this.read(thread, () => this.handle(thread).query(messages.listRunsQuery, { limit }));
   }
 
   /**
    * Marks the run `deferred` (its caller stopped waiting). Cosmetic, so it is not queued by signal:
    * when the thread cannot answer now, the run is returned as `known` and left as it is.
    */
-  async deferRun(threadId: string, known: Run): Promise<Run> {
+  async deferRun(thread: ThreadRef, known: Run): Promise<Run> {
     try {
       return await this.client.withDeadline(Date.now() + this.config.api.intakeWaitMs, () =>
-        this.handle(threadId).executeUpdate(messages.deferRunUpdate, { args: [{ run_id: known.run_id }] }),
+        this.handle(thread).executeUpdate(messages.deferRunUpdate, { args: [{ run_id: known.run_id }] }),
       );
     } catch (error) {
       if (isStall(error)) return known;
@@ -379,37 +423,37 @@ export class Conversations {
   }
 
   /** Cancels a run; `queued` when the cancel went by signal (the thread applies it when it can). */
-  cancelRun(threadId: string, runId: string, reason: string | undefined): Promise<Delivery<Run>> {
+  cancelRun(thread: ThreadRef, runId: string, reason: string | undefined): Promise<Delivery<Run>> {
     const input = { run_id: runId, ...(reason === undefined ? {} : { reason }) };
     return this.#deliver(
-      () => this.handle(threadId).executeUpdate(messages.requestCancelUpdate, { args: [input] }),
-      () => this.handle(threadId).signal(messages.cancelRunSignal, input),
+      () => this.handle(thread).executeUpdate(messages.requestCancelUpdate, { args: [input] }),
+      () => this.handle(thread).signal(messages.cancelRunSignal, input),
     );
   }
 
   /** Decides an approval; `queued` when the decision went by signal. */
-  decideApproval(threadId: string, decision: DecideApprovalInput): Promise<Delivery<PendingApproval>> {
+  decideApproval(thread: ThreadRef, decision: DecideApprovalInput): Promise<Delivery<PendingApproval>> {
     return this.#deliver(
-      () => this.handle(threadId).executeUpdate(messages.decideApprovalUpdate, { args: [decision] }),
-      () => this.handle(threadId).signal(messages.approvalSignal, decision),
+      () => this.handle(thread).executeUpdate(messages.decideApprovalUpdate, { args: [decision] }),
+      () => this.handle(thread).signal(messages.approvalSignal, decision),
     );
   }
 
   /** Merges keys into the thread's metadata; returns the thread. */
   async patchMetadata(threadId: string, owner: Owner, metadata: Record<string, unknown>): Promise<Thread> {
-    await this.authorize(threadId, owner);
-    return this.read(threadId, () =>
-      this.handle(threadId).executeUpdate(messages.patchMetadataUpdate, { args: [{ metadata }] }),
+    const thread = await this.authorize(threadId, owner);
+    return this.read(thread, () =>
+      this.handle(thread).executeUpdate(messages.patchMetadataUpdate, { args: [{ metadata }] }),
     );
   }
 
   /** Records `graph_id`/`assistant_id` in the thread's metadata unless its memo already says so. */
-  async recordAssistant(threadId: string, recorded: Record<string, string>): Promise<void> {
-    const description = await this.handle(threadId).describe();
+  async recordAssistant(thread: ThreadRef, recorded: Record<string, string>): Promise<void> {
+    const description = await this.handle(thread).describe();
     const metadata = ((description.memo ?? {}) as { metadata?: Record<string, unknown> }).metadata ?? {};
     if (Object.entries(recorded).every(([key, value]) => metadata[key] === value)) return;
-    await this.read(threadId, () =>
-      this.handle(threadId).executeUpdate(messages.patchMetadataUpdate, { args: [{ metadata: recorded }] }),
+    await this.read(thread, () =>
+      this.handle(thread).executeUpdate(messages.patchMetadataUpdate, { args: [{ metadata: recorded }] }),
     );
   }
 
@@ -419,8 +463,8 @@ export class Conversations {
    * spend of its own. A busy thread is not copied (409): its state is between steps.
    */
   async copyThread(threadId: string, owner: Owner): Promise<Thread> {
-    await this.authorize(threadId, owner);
-    const dump = await this.read(threadId, () => this.handle(threadId).query(messages.getStateQuery));
+    const thread = await this.authorize(threadId, owner);
+    const dump = await this.read(thread, () => this.handle(thread).query(messages.getStateQuery));
     const source = dump.state as unknown as ThreadState;
     if (source.active !== null || source.queue.length > 0)
       throw new ApiError(
@@ -438,22 +482,21 @@ export class Conversations {
       // The earlier branches forks left, so the copy's history lists the same checkpoints.
       ...(source.branches === undefined ? {} : { branches: source.branches }),
     };
+    const copied = threadRef(created.thread_id, owner);
     await this.client.workflow.start('conversationWorkflow', {
-      ...this.#startOptions(created),
+      ...this.#startOptions(copied, created),
       args: [{ ...created, carried: { state, stream: emptyStream } }],
     });
-    return this.getThread(created.thread_id, owner);
+    return this.getThread(copied, owner);
   }
 
   /** The stream offset now: events published after this are at or beyond it. */
-  currentOffset(threadId: string): Promise<number> {
-    return this.read(threadId, () =>
-      WorkflowStreamClient.create(this.client, workflowIdFor(threadId)).getOffset(),
-    );
+  currentOffset(thread: ThreadRef): Promise<number> {
+    return this.read(thread, () => WorkflowStreamClient.create(this.client, thread.workflow_id).getOffset());
   }
 
   /** The oldest offset the thread's event log still holds. */
-  streamBase(threadId: string): Promise<number> {
-    return this.read(threadId, () => this.handle(threadId).query(messages.getStreamBaseQuery));
+  streamBase(thread: ThreadRef): Promise<number> {
+    return this.read(thread, () => this.handle(thread).query(messages.getStreamBaseQuery));
   }
 }

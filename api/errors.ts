@@ -59,6 +59,10 @@ export function threadNotFound(threadId: string | undefined): ApiError {
   return new ApiError(404, 'thread_not_found', `thread${shown} not found`);
 }
 
+/** 409 for a thread id the caller already holds (with tokens, ids are per owner: decision 0160). */
+export const threadExists = (): ApiError =>
+  new ApiError(409, 'thread_exists', 'a thread with this id already exists');
+
 /** 422 naming the field; a schema's own check may name a more precise code (`params.code`). */
 export function validationError(error: ZodError, where: 'body' | 'query'): ApiError {
   const issue = error.issues[0];
@@ -106,8 +110,7 @@ export function fromTemporal(error: unknown): ApiError | undefined {
   const undecryptable = decryptionFailure(error);
   if (undecryptable !== undefined) return new ApiError(500, 'thread_undecryptable', undecryptable.message);
   if (error instanceof WorkflowNotFoundError) return threadNotFound(threadIdOf(error.workflowId ?? ''));
-  if (error instanceof WorkflowExecutionAlreadyStartedError)
-    return new ApiError(409, 'thread_exists', 'a thread with this id already exists');
+  if (error instanceof WorkflowExecutionAlreadyStartedError) return threadExists();
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
     const mapped = rejections[error.cause.type ?? ''];
     if (mapped !== undefined) return new ApiError(mapped[0], mapped[1], error.cause.message);

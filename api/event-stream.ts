@@ -15,15 +15,15 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { eventsTopic, runIdOf, runTerminalEvents, type KeelEvent } from '../common/events';
 import { withCallSignal } from './call-signal';
 import type { Conversations } from './conversations';
-import { workflowIdFor } from '../common/thread';
 import { ApiError } from './errors';
 import { isOutage } from './intake';
+import type { ThreadRef } from './thread-ref';
 
 export type FollowEnd = 'run_finished' | 'thread_closed' | 'client_gone' | 'cursor_expired' | 'interrupted';
 
 export interface FollowOptions {
   client: Client;
-  threadId: string;
+  thread: ThreadRef;
   /** The first offset to deliver; `base`: from the oldest event the log holds (a run not yet seen). */
   fromOffset: number | 'base';
   /** Deliver only this run's events, and stop after its terminal event. */
@@ -39,10 +39,10 @@ export interface FollowOptions {
 /** 410 `stream_cursor_expired` when `fromOffset` is older than the log. */
 export async function requireLiveCursor(
   conversations: Conversations,
-  threadId: string,
+  thread: ThreadRef,
   fromOffset: number,
 ): Promise<void> {
-  const base = await conversations.streamBase(threadId);
+  const base = await conversations.streamBase(thread);
   if (fromOffset < base)
     throw new ApiError(
       410,
@@ -55,14 +55,14 @@ export async function requireLiveCursor(
 const backoffMs = { first: 250, max: 2_000 };
 
 export async function followEvents(options: FollowOptions): Promise<FollowEnd> {
-  const { client, threadId, runId, signal } = options;
+  const { client, thread, runId, signal } = options;
   let expected: number | undefined = options.fromOffset === 'base' ? undefined : options.fromOffset;
   const until = options.untilOffset ?? Number.POSITIVE_INFINITY;
   if (expected !== undefined && expected >= until) return 'run_finished';
-  const handle = client.workflow.getHandle(workflowIdFor(threadId));
+  const handle = client.workflow.getHandle(thread.workflow_id);
   let pause = backoffMs.first;
   while (!signal.aborted) {
-    const stream = WorkflowStreamClient.create(client, workflowIdFor(threadId));
+    const stream = WorkflowStreamClient.create(client, thread.workflow_id);
     const items = stream.subscribe<KeelEvent>(undefined, expected ?? 0, {
       resultType: true,
       pollCooldown: '0 milliseconds',

@@ -14,7 +14,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { awaitRunUpdate, getRunQuery } from '../common/messages';
 import { isTerminal, type Run } from '../common/run';
 import { withCallSignal } from './call-signal';
-import { workflowIdFor } from '../common/thread';
+import type { ThreadRef } from './thread-ref';
 import { isOutage } from './intake';
 
 /** Between asking an ended run and its successor: continue-as-new takes a moment. */
@@ -44,7 +44,7 @@ const notSeenYet = (error: unknown): boolean =>
  */
 export async function waitForRun(
   client: Client,
-  threadId: string,
+  thread: ThreadRef,
   runId: string,
   timeoutMs: number,
   signal?: AbortSignal,
@@ -55,7 +55,7 @@ export async function waitForRun(
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   const onCallerGone = (): void => controller.abort();
   signal?.addEventListener('abort', onCallerGone, { once: true });
-  const handle = client.workflow.getHandle(workflowIdFor(threadId));
+  const handle = client.workflow.getHandle(thread.workflow_id);
   // An in-flight update call does not always end with the abort: stop waiting on it regardless.
   const abandoned = new Promise<undefined>((resolve) =>
     controller.signal.addEventListener('abort', () => resolve(undefined), { once: true }),

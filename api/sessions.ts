@@ -5,10 +5,11 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { type Client, type WorkflowExecutionInfo, WorkflowNotFoundError } from '@temporalio/client';
-import { threadIdOf, workflowIdFor, type ThreadStatus } from '../common/thread';
+import { scopeOf, type ThreadStatus } from '../common/thread';
 import { searchAttributes } from '../common/search-attributes';
 import { deletedStatus, type Owner } from './conversations';
 import { threadNotFound } from './errors';
+import { refOf, threadRef, unscopedRef, type ThreadRef } from './thread-ref';
 
 /** A thread as visibility sees it: no query to its workflow is needed. */
 export interface ThreadListing {
@@ -30,6 +31,12 @@ export interface ThreadFilter {
   metadata?: Record<string, unknown> | undefined;
   older_than_days?: number | undefined;
   ids?: string[] | undefined;
+}
+
+/** A thread a search found, and the workflow that holds it. */
+export interface FoundThread {
+  listing: ThreadListing;
+  thread: ThreadRef;
 }
 
 /** Executions read past the metadata filter before a search gives up. */
@@ -54,8 +61,14 @@ export class Sessions {
     const statuses = filter.status === undefined ? [] : [filter.status].flat();
     if (statuses.length > 0)
       clauses.push(`${searchAttributes.status.name} IN (${statuses.map(quote).join(', ')})`);
-    if (filter.ids !== undefined)
-      clauses.push(`WorkflowId IN (${filter.ids.map((id) => quote(workflowIdFor(id))).join(', ')})`);
+    if (filter.ids !== undefined) {
+      // A caller's thread is at her scoped id, or unscoped if made before ids were scoped (the
+      // owner clause below keeps out any other owner's thread there).
+      const ids = filter.ids.flatMap((id) =>
+        caller === undefined ? [unscopedRef(id)] : [threadRef(id, caller), unscopedRef(id)],
+      );
+      clauses.push(`WorkflowId IN (${ids.map(({ workflow_id }) => quote(workflow_id)).join(', ')})`);
+    }
     const owner = caller ?? filter.owner;
     if (owner !== undefined) clauses.push(`${searchAttributes.owner.name} = ${quote(owner)}`);
     // The current run's StartTime is never before the thread's creation (continue-as-new only
@@ -65,19 +78,18 @@ export class Sessions {
     return clauses.join(' AND ');
   }
 
-  async search(
-    filter: ThreadFilter,
-    caller: Owner,
-    limit: number,
-    now = Date.now(),
-  ): Promise<ThreadListing[]> {
-    const found: ThreadListing[] = [];
+  async search(filter: ThreadFilter, caller: Owner, limit: number, now = Date.now()): Promise<FoundThread[]> {
+    const found: FoundThread[] = [];
     let scanned = 0;
     for await (const execution of this.client.workflow.list({ query: this.query(filter, caller, now) })) {
       if (++scanned > maxScanned) break;
-      const listing = toListing(execution);
+      const thread = refOf(execution.workflowId);
+      // Without tokens, a thread made under a token is not one the caller can open by its id.
+      if (thread === undefined || (caller === undefined && scopeOf(thread.workflow_id) !== undefined))
+        continue;
+      const listing = toListing(thread, execution);
       if (listing === undefined || !matches(listing, filter, now)) continue;
-      found.push(listing);
+      found.push({ listing, thread });
       if (found.length >= limit) break;
     }
     return found;
@@ -91,11 +103,11 @@ export class Sessions {
    * cannot be terminated, so a tombstone takes its id: a run of its own, terminated at once,
    * that reads as deleted in the same way while Temporal removes the closed one.
    */
-  async remove(threadId: string): Promise<void> {
-    const workflowId = workflowIdFor(threadId);
+  async remove(thread: ThreadRef): Promise<void> {
+    const workflowId = thread.workflow_id;
     const handle = this.client.workflow.getHandle(workflowId);
     const description = await handle.describe();
-    if (description.status.name === deletedStatus) throw threadNotFound(threadId);
+    if (description.status.name === deletedStatus) throw threadNotFound(thread.thread_id);
     if (description.status.name === 'RUNNING') {
       await handle.terminate('thread deleted').catch(async (error: unknown) => {
         // It closed meanwhile: delete it as a closed thread.
@@ -145,16 +157,15 @@ function matches(listing: ThreadListing, filter: ThreadFilter, now: number): boo
   );
 }
 
-function toListing(execution: WorkflowExecutionInfo): ThreadListing | undefined {
+function toListing(thread: ThreadRef, execution: WorkflowExecutionInfo): ThreadListing | undefined {
   // A deleted thread is gone from the moment DELETE answered, though visibility still lists it.
-  const threadId = threadIdOf(execution.workflowId);
-  if (threadId === undefined || execution.status.name === deletedStatus) return undefined;
+  if (execution.status.name === deletedStatus) return undefined;
   const attributes = execution.typedSearchAttributes;
   const memo = (execution.memo ?? {}) as { metadata?: Record<string, unknown>; created_at?: string };
   const owner = attributes.get(searchAttributes.owner);
   const model = attributes.get(searchAttributes.model);
   return {
-    thread_id: threadId,
+    thread_id: thread.thread_id,
     ...(owner === undefined || owner === 'local' ? {} : { owner }),
     status: (attributes.get(searchAttributes.status) ?? 'idle') as ThreadStatus,
     metadata: memo.metadata ?? {},

@@ -10,10 +10,21 @@ export interface CronRunInput {
   cron_id: string;
   /** The thread the runs go to; absent for a stateless cron (each run gets a new thread). */
   thread_id?: string;
+  /**
+   * That thread's workflow id, as the API resolved it for the cron's owner (decision 0160);
+   * absent in a cron made before ids were scoped, whose thread is `conversation-<thread_id>`.
+   */
+  thread_workflow_id?: string;
   /** The run, less its id (each fire makes its own). */
   input: Omit<SubmitInput, 'run_id'>;
   /** For a stateless cron: the new thread's owner, metadata and configuration. */
-  new_thread?: { owner?: string; metadata: Record<string, unknown>; config: ThreadConfig };
+  new_thread?: {
+    owner?: string;
+    /** The owner's id scope for the new thread's workflow id (decision 0160). */
+    scope?: string;
+    metadata: Record<string, unknown>;
+    config: ThreadConfig;
+  };
 }
 
 /** A cron as LangGraph's API shows it; also the schedule's memo. */

@@ -1,16 +1,44 @@
 import type { Usage } from './usage';
 
 /**
- * Every thread is one workflow, and this is its id: `conversation-<thread_id>`. Defined here only,
- * for the API, the workflow (a child's parent, a parent's child), the tests and the benchmark.
+ * Every thread is one workflow, and this is its id: `conversation-<thread_id>`, or, for a thread
+ * an API token's owner made, `conversation-<thread_id>~<scope>`, where the scope is a short hash
+ * of the owner (decision 0160): ids are per owner, so two owners' `t1` are two threads and
+ * neither learns of the other. Defined here only, for the API, the workflow (a child's parent, a
+ * parent's child), the worker (a thread's workspace), the tests and the benchmark.
  */
 const workflowIdPrefix = 'conversation-';
+/** Between a thread id and its scope: never in a thread id (`idPattern`), so ids cannot collide. */
+const scopeSeparator = '~';
 
-export const workflowIdFor = (threadId: string): string => `${workflowIdPrefix}${threadId}`;
+export const workflowIdFor = (threadId: string, scope?: string): string =>
+  scope === undefined
+    ? `${workflowIdPrefix}${threadId}`
+    : `${workflowIdPrefix}${threadId}${scopeSeparator}${scope}`;
+
+/** The thread id and scope a workflow id is made of, or undefined when it is not a thread's. */
+function partsOf(workflowId: string): { threadId: string; scope?: string } | undefined {
+  if (!workflowId.startsWith(workflowIdPrefix)) return undefined;
+  const rest = workflowId.slice(workflowIdPrefix.length);
+  const at = rest.lastIndexOf(scopeSeparator);
+  return at < 0 ? { threadId: rest } : { threadId: rest.slice(0, at), scope: rest.slice(at + 1) };
+}
 
 /** The thread a workflow id names, or undefined when the workflow is not a thread's. */
-export const threadIdOf = (workflowId: string): string | undefined =>
-  workflowId.startsWith(workflowIdPrefix) ? workflowId.slice(workflowIdPrefix.length) : undefined;
+export const threadIdOf = (workflowId: string): string | undefined => partsOf(workflowId)?.threadId;
+
+/**
+ * The owner scope in a thread's workflow id; undefined for a thread made without API tokens, by
+ * another workflow's agent, or before ids were scoped. A thread's children share its scope.
+ */
+export const scopeOf = (workflowId: string): string | undefined => partsOf(workflowId)?.scope;
+
+/**
+ * The name a thread's workspace directory has: its thread id, scoped as its workflow id is, so
+ * two owners' threads of the same id never share one.
+ */
+export const workspaceNameOf = (threadId: string, scope: string | undefined): string =>
+  workflowIdFor(threadId, scope).slice(workflowIdPrefix.length);
 
 /** Thread status, as LangGraph Platform names it, plus `closed`. Also the `KeelStatus` search attribute. */
 export const ThreadStatus = {

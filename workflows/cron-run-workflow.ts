@@ -23,14 +23,15 @@ export async function cronRunWorkflow(cron: CronRunInput): Promise<{ thread_id: 
     .replace(/[^A-Za-z0-9._-]/g, '-');
   const input: SubmitInput = { ...cron.input, run_id: `cron-${cron.cron_id.slice(0, 40)}-${fired}` };
   if (cron.thread_id !== undefined) {
-    await getExternalWorkflowHandle(workflowIdFor(cron.thread_id)).signal(userMessageSignal, input);
+    const threadWorkflowId = cron.thread_workflow_id ?? workflowIdFor(cron.thread_id);
+    await getExternalWorkflowHandle(threadWorkflowId).signal(userMessageSignal, input);
     return { thread_id: cron.thread_id, run_id: input.run_id };
   }
   const threadId = uuid4();
-  const { owner, metadata, config } = cron.new_thread!;
+  const { owner, scope, metadata, config } = cron.new_thread!;
   const createdAt = new Date().toISOString();
   const thread = await startChild<typeof conversationWorkflow>('conversationWorkflow', {
-    workflowId: workflowIdFor(threadId),
+    workflowId: workflowIdFor(threadId, scope),
     args: [
       {
         thread_id: threadId,

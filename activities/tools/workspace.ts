@@ -5,12 +5,18 @@
 import { lstat, mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { idPattern } from '../../common/limits';
+import { workspaceNameOf } from '../../common/thread';
 import { WorkspaceViolation } from '../errors';
 
-/** The workspace directory of a thread, created on first use. */
-export async function workspaceFor(dataDir: string, threadId: string): Promise<string> {
+/**
+ * The workspace directory of a thread, created on first use: `workspaces/<thread_id>`, or
+ * `workspaces/<thread_id>~<scope>` for a thread whose id is scoped to its owner (decision 0160).
+ */
+export async function workspaceFor(dataDir: string, threadId: string, scope?: string): Promise<string> {
   if (!idPattern.test(threadId)) throw new WorkspaceViolation(threadId, 'is not a valid thread id');
-  const directory = path.join(dataDir, 'workspaces', threadId);
+  if (scope !== undefined && !/^[0-9a-f]{1,64}$/.test(scope))
+    throw new WorkspaceViolation(scope, 'is not a valid owner scope');
+  const directory = path.join(dataDir, 'workspaces', workspaceNameOf(threadId, scope));
   await mkdir(directory, { recursive: true });
   return realpath(directory);
 }

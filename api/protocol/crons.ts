@@ -12,6 +12,7 @@ import { ApiError } from '../errors';
 import { inputContent, type CreateRunBody } from '../schemas';
 import { runMetadataOf, type Assistants } from './assistants';
 import type { CreateCronBody, SearchCronsBody } from './cron-schemas';
+import { scopeFor } from '../thread-ref';
 
 /** The schedule's memo: the cron, and whose and where it is. */
 interface CronMemo {
@@ -33,7 +34,7 @@ export class Crons {
 
   async create(threadId: string | undefined, body: CreateCronBody, owner: Owner): Promise<Cron> {
     const settings = await this.assistants.settingsFor(body.assistant_id, owner);
-    if (threadId !== undefined) await this.conversations.authorize(threadId, owner);
+    const thread = threadId === undefined ? undefined : await this.conversations.authorize(threadId, owner);
     if (body.webhook !== undefined && body.webhook !== null)
       await this.conversations.checkWebhook(body.webhook);
     const cronId = randomUUID();
@@ -52,13 +53,15 @@ export class Crons {
     if (invalid !== undefined) throw new ApiError(422, 'invalid_input', invalid.message, 'input.messages');
     const run: CronRunInput = {
       cron_id: cronId,
-      ...(threadId === undefined ? {} : { thread_id: threadId }),
+      ...(thread === undefined
+        ? {}
+        : { thread_id: thread.thread_id, thread_workflow_id: thread.workflow_id }),
       input,
       ...(threadId !== undefined
         ? {}
         : {
             new_thread: {
-              ...(owner === undefined ? {} : { owner }),
+              ...(owner === undefined ? {} : { owner, scope: scopeFor(owner) }),
               metadata: { ...runMetadataOf(body.assistant_id), cron_id: cronId },
               config: config ?? this.conversations.threadConfig({}),
             },

@@ -14,6 +14,7 @@ import { ApiError } from '../errors';
 import { waitForRun } from '../run-waiter';
 import { inputContent, type CreateRunBody } from '../schemas';
 import type { Sessions } from '../sessions';
+import type { ThreadRef } from '../thread-ref';
 import { ownerOf } from '../validate';
 import { runMetadataOf, type Assistants } from './assistants';
 import { initialCheckpointId } from './checkpoints';
@@ -38,6 +39,8 @@ export function idempotentRunId(key: string | undefined): string | undefined {
 
 export interface StartedRun {
   run: Run;
+  /** The workflow that holds the run's thread (decision 0160). */
+  thread: ThreadRef;
   /** For a resumed run: the stream offset before the answers, where its stream goes on from. */
   resumedFrom?: number;
 }
@@ -51,7 +54,7 @@ export async function startRun(
 ): Promise<StartedRun> {
   if (body.command !== undefined && body.command !== null)
     return resumeRun(services.conversations, threadId, body.command.resume, response);
-  return { run: await submitRun(services, threadId, body, response) };
+  return submitRun(services, threadId, body, response);
 }
 
 async function resumeRun(
@@ -60,12 +63,12 @@ async function resumeRun(
   resume: unknown,
   response: Response,
 ): Promise<StartedRun> {
-  await conversations.authorize(threadId, ownerOf(response));
-  const pending = await conversations.pendingApprovals(threadId);
+  const thread = await conversations.authorize(threadId, ownerOf(response));
+  const pending = await conversations.pendingApprovals(thread);
   const decisions = decisionsFor(resume, pending, threadId);
-  const resumedFrom = await conversations.currentOffset(threadId);
-  for (const decision of decisions) await conversations.decideApproval(threadId, decision);
-  return { run: await conversations.getRun(threadId, pending[0]!.run_id), resumedFrom };
+  const resumedFrom = await conversations.currentOffset(thread);
+  for (const decision of decisions) await conversations.decideApproval(thread, decision);
+  return { run: await conversations.getRun(thread, pending[0]!.run_id), thread, resumedFrom };
 }
 
 /** Submits a run from a create-run body (creating the thread first with `if_not_exists: "create"`). */
@@ -74,7 +77,7 @@ async function submitRun(
   threadId: string,
   body: ProtocolRunBody,
   response: Response,
-): Promise<Run> {
+): Promise<StartedRun> {
   const owner = ownerOf(response);
   const settings = await assistants.settingsFor(body.assistant_id, owner);
   if (body.webhook !== undefined) await conversations.checkWebhook(body.webhook);
@@ -92,10 +95,11 @@ async function submitRun(
       ? conversations.newConversation(threadId, owner, runMetadataOf(body.assistant_id), settings ?? {})
       : undefined;
   let checkpointId: string | undefined;
+  let thread: ThreadRef;
   if (create === undefined) {
-    await conversations.authorize(threadId, owner);
-    checkpointId = await forkPoint(conversations, threadId, checkpointIdOf(body));
-  } else await conversations.authorizeCreate(threadId, owner);
+    thread = await conversations.authorize(threadId, owner);
+    checkpointId = await forkPoint(conversations, thread, checkpointIdOf(body));
+  } else thread = await conversations.resolveForCreate(threadId, owner);
   const input: SubmitInput = {
     run_id: body.run_id ?? idempotentRunId(response.req.header('idempotency-key')) ?? randomUUID(),
     assistant_id: body.assistant_id,
@@ -112,12 +116,12 @@ async function submitRun(
   // that may go by signal must not be one the thread would only refuse.
   const invalid = checkInput(input);
   if (invalid !== undefined) throw new ApiError(422, 'invalid_input', invalid.message, 'input.messages');
-  const run = await conversations.submitRun(threadId, input, create);
+  const run = await conversations.submitRun(thread, input, create);
   // As LangGraph does, the thread records the assistant its latest run went through (a thread
   // created bare, or by another assistant). Cosmetic: a thread that cannot answer now keeps its own.
   if (create === undefined && settings !== undefined)
-    await conversations.recordAssistant(threadId, runMetadataOf(body.assistant_id)).catch(() => undefined);
-  return run;
+    await conversations.recordAssistant(thread, runMetadataOf(body.assistant_id)).catch(() => undefined);
+  return { run, thread };
 }
 
 /**
@@ -126,13 +130,13 @@ async function submitRun(
  */
 async function forkPoint(
   conversations: Conversations,
-  threadId: string,
+  thread: ThreadRef,
   checkpointId: string | undefined,
 ): Promise<string | undefined> {
   if (checkpointId === undefined) return undefined;
   const [transcript, tree] = await Promise.all([
-    conversations.transcript(threadId),
-    conversations.branches(threadId),
+    conversations.transcript(thread),
+    conversations.branches(thread),
   ]);
   const newest = transcript.at(-1)?.id ?? initialCheckpointId;
   if (checkpointId === newest) return undefined;
@@ -151,7 +155,7 @@ const interruptCheckMs = 1_000;
  */
 export async function waitForRunOrInterrupt(
   conversations: Conversations,
-  threadId: string,
+  thread: ThreadRef,
   run: Run,
   timeoutMs: number,
   signal: AbortSignal,
@@ -166,12 +170,12 @@ export async function waitForRunOrInterrupt(
   const onGone = (): void => stop.abort();
   signal.addEventListener('abort', onGone, { once: true });
   try {
-    const ended = waitForRun(conversations.client, threadId, run.run_id, timeoutMs, stop.signal);
+    const ended = waitForRun(conversations.client, thread, run.run_id, timeoutMs, stop.signal);
     const interrupted = (async (): Promise<Run | undefined> => {
       while (!stop.signal.aborted) {
         await sleep(interruptCheckMs, undefined, { signal: stop.signal }).catch(() => undefined);
         if (stop.signal.aborted) return undefined;
-        const current = await conversations.getRun(threadId, run.run_id).catch(() => undefined);
+        const current = await conversations.getRun(thread, run.run_id).catch(() => undefined);
         if (settled(current)) return current;
       }
       return undefined;

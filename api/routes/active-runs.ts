@@ -8,6 +8,7 @@ import { z } from 'zod';
 import * as messages from '../../common/messages';
 import type { Run } from '../../common/run';
 import { searchAttributes } from '../../common/search-attributes';
+import { scopeOf } from '../../common/thread';
 import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
 import { listingClient } from '../listing-client';
@@ -61,6 +62,8 @@ export function activeRunRoutes(conversations: Conversations, taskQueue: string)
     const wanted = new Set<string>(status);
     const runs: Run[] = [];
     for await (const workflow of lister.workflow.list({ query, pageSize: 100 })) {
+      // Without tokens, a thread made under a token is not one the caller can open (decision 0160).
+      if (owner === undefined && scopeOf(workflow.workflowId) !== undefined) continue;
       const threadRuns = await conversations.client.workflow
         .getHandle(workflow.workflowId)
         .query(messages.listRunsQuery, { limit: 1_000 })

@@ -189,7 +189,7 @@ export function assistantRoutes(
     await assistants.delete(assistantId, owner);
     if (delete_threads) {
       const threads = await sessions.search({ metadata: { assistant_id: assistantId } }, owner, 10_000);
-      for (const thread of threads) await sessions.remove(thread.thread_id);
+      for (const { thread } of threads) await sessions.remove(thread);
     }
     response.json({});
   });

@@ -64,22 +64,21 @@ export function checkpointRoutes(conversations: Conversations): Router {
   const router = Router();
 
   route(router, listApprovals, async (request, response) => {
-    const threadId = pathId(request, 'thread_id');
-    await conversations.authorize(threadId, ownerOf(response));
-    response.json(await conversations.pendingApprovals(threadId));
+    const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    response.json(await conversations.pendingApprovals(thread));
   });
 
   route(router, decideApproval, async (request, response, { body }) => {
     const threadId = pathId(request, 'thread_id');
     const id = pathApprovalId(request, threadId);
-    await conversations.authorize(threadId, ownerOf(response));
+    const thread = await conversations.authorize(threadId, ownerOf(response));
     const decision = {
       approval_id: id,
       decision: body.decision,
       ...(body.reason === undefined ? {} : { reason: body.reason }),
       ...(body.decision !== 'approve' || body.input === undefined ? {} : { input: body.input }),
     };
-    const delivery = await conversations.decideApproval(threadId, decision);
+    const delivery = await conversations.decideApproval(thread, decision);
     if (delivery.kind === 'queued') {
       // The thread could not answer now: the decision is in its history and applies when it runs.
       response.status(202).json({ ...decision, status: 'queued' });
@@ -89,15 +88,14 @@ export function checkpointRoutes(conversations: Conversations): Router {
   });
 
   route(router, updateLimits, async (request, response, { body }) => {
-    const threadId = pathId(request, 'thread_id');
-    await conversations.authorize(threadId, ownerOf(response));
+    const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
     const limits = {
       ...(body.max_tokens === undefined ? {} : { max_tokens: body.max_tokens }),
       ...(body.max_cost_usd === undefined ? {} : { max_cost_usd: body.max_cost_usd }),
     };
     response.json(
-      await conversations.read(threadId, () =>
-        conversations.handle(threadId).executeUpdate(messages.updateLimitsUpdate, { args: [limits] }),
+      await conversations.read(thread, () =>
+        conversations.handle(thread).executeUpdate(messages.updateLimitsUpdate, { args: [limits] }),
       ),
     );
   });

@@ -10,6 +10,7 @@ import { startRun, waitForRunOrInterrupt, type RunServices } from '../protocol/r
 import { finalValues as finalValuesSchema, run as runSchema } from '../response-schemas';
 import { waitForRun } from '../run-waiter';
 import { cancelBody, runPath, threadPath, waitQuery } from '../schemas';
+import type { ThreadRef } from '../thread-ref';
 import { clientGone, ownerOf, pathId } from '../validate';
 import { setMaxListeners } from 'node:events';
 
@@ -134,11 +135,11 @@ function eitherAborts(first: AbortSignal, second: AbortSignal | undefined) {
 }
 
 /** The thread's values once a run is over or interrupted, as LangGraph's wait and join return them. */
-export async function valuesAfter(services: RunServices, threadId: string, run: Run) {
+export async function valuesAfter(services: RunServices, thread: ThreadRef, run: Run) {
   const { conversations } = services;
-  const messages = toLangChainMessages(await conversations.transcript(threadId));
+  const messages = toLangChainMessages(await conversations.transcript(thread));
   if (!isTerminal(run.status)) {
-    const pending = await conversations.pendingApprovals(threadId);
+    const pending = await conversations.pendingApprovals(thread);
     return { messages, __interrupt__: pending.map(toInterrupt) };
   }
   return {
@@ -162,7 +163,7 @@ export async function valuesAfter(services: RunServices, threadId: string, run: 
  */
 export async function answerWhenDone(
   services: RunServices,
-  threadId: string,
+  thread: ThreadRef,
   run: Run,
   timeoutS: number,
   response: Response,
@@ -170,27 +171,27 @@ export async function answerWhenDone(
   stopping: AbortSignal | undefined,
 ): Promise<Run> {
   const { conversations } = services;
-  const location = `/threads/${threadId}/runs/${run.run_id}`;
+  const location = `/threads/${thread.thread_id}/runs/${run.run_id}`;
   const waiting = eitherAborts(signal, stopping);
   const finished = await waitForRunOrInterrupt(
     conversations,
-    threadId,
+    thread,
     run,
     timeoutS * 1000,
     waiting.signal,
   ).finally(waiting.release);
   response.setHeader('Content-Location', location);
   if (finished !== undefined) {
-    response.json(await valuesAfter(services, threadId, finished));
+    response.json(await valuesAfter(services, thread, finished));
     return finished;
   }
   // The caller stopped waiting (timeout or disconnect); the run itself goes on.
-  const deferred = await conversations.deferRun(threadId, run);
+  const deferred = await conversations.deferRun(thread, run);
   if (signal.aborted) return deferred;
   response.setHeader('Location', location);
   response
     .status(isTerminal(deferred.status) ? 200 : 202)
-    .json(isTerminal(deferred.status) ? await valuesAfter(services, threadId, deferred) : deferred);
+    .json(isTerminal(deferred.status) ? await valuesAfter(services, thread, deferred) : deferred);
   return deferred;
 }
 
@@ -211,32 +212,29 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
   route(router, waitRun, async (request, response, { query: { timeout_s }, body }) => {
     const threadId = pathId(request, 'thread_id');
     const signal = clientGone(request, response);
-    const { run } = await startRun(services, threadId, body, response);
-    await answerWhenDone(services, threadId, run, timeout_s, response, signal, stopping);
+    const { run, thread } = await startRun(services, threadId, body, response);
+    await answerWhenDone(services, thread, run, timeout_s, response, signal, stopping);
   });
 
   route(router, listRuns, async (request, response, { query: { limit, offset, status } }) => {
-    const threadId = pathId(request, 'thread_id');
-    await conversations.authorize(threadId, ownerOf(response));
-    const runs = await conversations.listRuns(threadId, status === undefined ? offset + limit : 1_000);
+    const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    const runs = await conversations.listRuns(thread, status === undefined ? offset + limit : 1_000);
     const wanted = status === undefined ? runs : runs.filter((run) => run.status === status);
     response.json(wanted.slice(offset, offset + limit));
   });
 
   route(router, getRun, async (request, response) => {
-    const threadId = pathId(request, 'thread_id');
-    await conversations.authorize(threadId, ownerOf(response));
-    response.json(await conversations.getRun(threadId, pathId(request, 'run_id')));
+    const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    response.json(await conversations.getRun(thread, pathId(request, 'run_id')));
   });
 
   /** A finished run's record goes; its messages stay in the thread (409 `run_active` before it ends). */
   route(router, deleteRun, async (request, response) => {
-    const threadId = pathId(request, 'thread_id');
+    const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
     const runId = pathId(request, 'run_id');
-    await conversations.authorize(threadId, ownerOf(response));
-    await conversations.getRun(threadId, runId);
-    await conversations.read(threadId, () =>
-      conversations.handle(threadId).executeUpdate(messages.deleteRunUpdate, { args: [{ run_id: runId }] }),
+    await conversations.getRun(thread, runId);
+    await conversations.read(thread, () =>
+      conversations.handle(thread).executeUpdate(messages.deleteRunUpdate, { args: [{ run_id: runId }] }),
     );
     response.status(204).end();
   });
@@ -245,9 +243,9 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
     const threadId = pathId(request, 'thread_id');
     const runId = pathId(request, 'run_id');
     const signal = clientGone(request, response);
-    await conversations.authorize(threadId, ownerOf(response));
-    const run = await conversations.getRun(threadId, runId);
-    await answerWhenDone(services, threadId, run, timeout_s, response, signal, stopping);
+    const thread = await conversations.authorize(threadId, ownerOf(response));
+    const run = await conversations.getRun(thread, runId);
+    await answerWhenDone(services, thread, run, timeout_s, response, signal, stopping);
   });
 
   /**
@@ -257,13 +255,13 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
   route(router, cancelRun, async (request, response, { query: { wait, action }, body: { reason } }) => {
     const threadId = pathId(request, 'thread_id');
     const runId = pathId(request, 'run_id');
-    await conversations.authorize(threadId, ownerOf(response));
+    const thread = await conversations.authorize(threadId, ownerOf(response));
     const why = reason ?? (action === 'rollback' ? 'rolled back' : undefined);
-    const delivery = await conversations.cancelRun(threadId, runId, why);
+    const delivery = await conversations.cancelRun(thread, runId, why);
     if (delivery.kind === 'taken') {
       const ended =
         wait && !isTerminal(delivery.value.status)
-          ? await waitForRun(conversations.client, threadId, runId, 60_000, clientGone(request, response))
+          ? await waitForRun(conversations.client, thread, runId, 60_000, clientGone(request, response))
           : undefined;
       response.json(ended ?? delivery.value);
       return;

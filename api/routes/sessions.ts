@@ -93,13 +93,13 @@ export function sessionRoutes(conversations: Conversations, sessions: Sessions):
     const everything = sort_by !== undefined || values !== undefined;
     let found = await sessions.search(filter, ownerOf(response), everything ? 10_000 : offset + limit);
     if (sort_by !== undefined) {
-      found.sort((a, b) => String(a[sort_by]).localeCompare(String(b[sort_by])));
+      found.sort((a, b) => String(a.listing[sort_by]).localeCompare(String(b.listing[sort_by])));
       if ((sort_order ?? 'desc') === 'desc') found.reverse();
     }
     if (values !== undefined) {
       const kept: typeof found = [];
       for (const thread of found) {
-        const messages = toLangChainMessages(await conversations.transcript(thread.thread_id));
+        const messages = toLangChainMessages(await conversations.transcript(thread.thread));
         if (
           Object.entries(values).every(([key, value]) =>
             isDeepStrictEqual({ messages }[key as 'messages'], value),
@@ -110,7 +110,7 @@ export function sessionRoutes(conversations: Conversations, sessions: Sessions):
       }
       found = kept;
     }
-    response.json(found.slice(offset, offset + limit));
+    response.json(found.slice(offset, offset + limit).map(({ listing }) => listing));
   });
 
   route(router, countThreads, async (_request, response, { body: filter }) => {
@@ -131,9 +131,9 @@ export function sessionRoutes(conversations: Conversations, sessions: Sessions):
       const deleted: string[] = [];
       const failed: Array<{ thread_id: string; message: string }> = [];
       if (!dry_run) {
-        for (const thread of candidates) {
+        for (const { thread } of candidates) {
           try {
-            await sessions.remove(thread.thread_id);
+            await sessions.remove(thread);
             deleted.push(thread.thread_id);
           } catch (error) {
             failed.push({
@@ -143,15 +143,16 @@ export function sessionRoutes(conversations: Conversations, sessions: Sessions):
           }
         }
       }
-      response.json({ dry_run, threads: candidates, deleted, failed });
+      response.json({ dry_run, threads: candidates.map(({ listing }) => listing), deleted, failed });
     },
   );
 
   route(router, exportThread, async (request, response, { query: { format } }) => {
-    const threadId = pathId(request, 'thread_id');
+    const owner = ownerOf(response);
+    const found = await conversations.authorize(pathId(request, 'thread_id'), owner);
     const [thread, messages] = await Promise.all([
-      conversations.getThread(threadId, ownerOf(response)),
-      conversations.transcript(threadId),
+      conversations.getThread(found, owner),
+      conversations.transcript(found),
     ]);
     const document = { thread, messages, exported_at: new Date().toISOString() };
     if (format === 'json') {
@@ -163,10 +164,9 @@ export function sessionRoutes(conversations: Conversations, sessions: Sessions):
 
   /** Final when it answers: GET answers 404, runs are refused, and the id can be used again. */
   route(router, deleteThread, async (request, response) => {
-    const threadId = pathId(request, 'thread_id');
-    await conversations.authorize(threadId, ownerOf(response));
-    await sessions.remove(threadId);
-    response.json({ thread_id: threadId, deleted: true });
+    const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    await sessions.remove(thread);
+    response.json({ thread_id: thread.thread_id, deleted: true });
   });
 
   return router;

@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { isTerminal, type Run } from '../../common/run';
+import { isTerminal } from '../../common/run';
 import { ApiError } from '../errors';
 import { protocolRunBody, statelessRunBody, type ProtocolRunBody } from '../protocol/run-schemas';
-import { startRun, type RunServices } from '../protocol/run-submission';
+import { startRun, type RunServices, type StartedRun } from '../protocol/run-submission';
 import { waitForRun } from '../run-waiter';
 import { operation, route } from '../contract';
 import { finalValues, run as runSchema } from '../response-schemas';
@@ -69,16 +69,16 @@ export function statelessBody(request: Request): ProtocolRunBody {
 export async function deleteWhenDone(
   services: RunServices,
   body: ProtocolRunBody,
-  run: Run,
+  { run, thread }: StartedRun,
   stopping: AbortSignal | undefined,
 ): Promise<void> {
   if ((body.on_completion ?? 'delete') !== 'delete') return;
   const { client } = services.conversations;
   const ended = isTerminal(run.status)
     ? run
-    : await waitForRun(client, run.thread_id, run.run_id, watchMs, stopping).catch(() => undefined);
+    : await waitForRun(client, thread, run.run_id, watchMs, stopping).catch(() => undefined);
   if (ended === undefined) return;
-  await services.sessions.remove(run.thread_id).catch(() => undefined);
+  await services.sessions.remove(thread).catch(() => undefined);
 }
 
 export function statelessRunRoutes(services: RunServices, stopping?: AbortSignal): Router {
@@ -86,30 +86,23 @@ export function statelessRunRoutes(services: RunServices, stopping?: AbortSignal
 
   const start = async (request: Request, response: Response) => {
     const body = statelessBody(request);
-    const { run } = await startRun(services, randomUUID(), body, response);
-    return { body, run };
+    return { body, started: await startRun(services, randomUUID(), body, response) };
   };
 
   route(router, createStatelessRun, async (request, response) => {
-    const { body, run } = await start(request, response);
+    const { body, started } = await start(request, response);
+    const { run } = started;
     response.setHeader('Content-Location', `/threads/${run.thread_id}/runs/${run.run_id}`);
     response.json(run);
-    void deleteWhenDone(services, body, run, stopping);
+    void deleteWhenDone(services, body, started, stopping);
   });
 
   route(router, waitStatelessRun, async (request, response, { query: { timeout_s } }) => {
     const signal = clientGone(request, response);
-    const { body, run } = await start(request, response);
-    const answered = await answerWhenDone(
-      services,
-      run.thread_id,
-      run,
-      timeout_s,
-      response,
-      signal,
-      stopping,
-    );
-    await deleteWhenDone(services, body, answered, stopping);
+    const { body, started } = await start(request, response);
+    const { run, thread } = started;
+    const answered = await answerWhenDone(services, thread, run, timeout_s, response, signal, stopping);
+    await deleteWhenDone(services, body, { run: answered, thread }, stopping);
   });
 
   return router;

@@ -25,6 +25,7 @@ import {
 } from '../protocol/stream-writer';
 import { operation, route } from '../contract';
 import { queryNumber, runPath, threadPath } from '../schemas';
+import type { ThreadRef } from '../thread-ref';
 import { defaultSseTimings, SseWriter, type SseTimings } from '../sse';
 import { clientGone, ownerOf, parseQuery, pathId } from '../validate';
 import { ApiError, validationError } from '../errors';
@@ -166,7 +167,7 @@ export function streamRoutes(
   /** An SSE response in the client's vocabulary, its `metadata` event already sent. */
   const open = (
     response: Response,
-    threadId: string,
+    thread: ThreadRef,
     run: Run | undefined,
     selection: StreamSelection,
     cursor: StreamCursor | undefined,
@@ -175,14 +176,14 @@ export function streamRoutes(
     const events = runStreamWriter({
       writer,
       selection,
-      threadId,
+      threadId: thread.thread_id,
       cursor,
-      readTranscript: (after) => conversations.transcript(threadId, after),
-      readPending: () => conversations.pendingApprovals(threadId),
+      readTranscript: (after) => conversations.transcript(thread, after),
+      readPending: () => conversations.pendingApprovals(thread),
     });
     writer.event('metadata', {
       ...(run === undefined ? {} : { run_id: run.run_id }),
-      thread_id: threadId,
+      thread_id: thread.thread_id,
       ...(selection.native ? {} : { attempt: 1 }),
     });
     return { writer, events };
@@ -190,15 +191,15 @@ export function streamRoutes(
 
   /** Streams one run: from after the cursor, or from the run's first event; ends after its last. */
   const streamRun = async (
-    threadId: string,
+    thread: ThreadRef,
     run: Run,
     cursor: StreamCursor | undefined,
     selection: StreamSelection,
     request: Request,
     response: Response,
   ): Promise<void> => {
-    if (cursor !== undefined) await requireLiveCursor(conversations, threadId, resumeOffset(cursor));
-    const base = await conversations.streamBase(threadId);
+    if (cursor !== undefined) await requireLiveCursor(conversations, thread, resumeOffset(cursor));
+    const base = await conversations.streamBase(thread);
     const first = run.first_event_offset ?? base;
     // A LangGraph stream translates the run from its start again and skips what the cursor saw.
     const fromOffset =
@@ -208,8 +209,8 @@ export function streamRoutes(
     // So do the events of a run that waits on a human, for a LangGraph client: it was interrupted.
     const waiting = !selection.native && run.status_reason === 'awaiting_approval';
     const untilOffset =
-      isTerminal(run.status) || waiting ? await conversations.currentOffset(threadId) : undefined;
-    const { writer, events } = open(response, threadId, run, selection, cursor);
+      isTerminal(run.status) || waiting ? await conversations.currentOffset(thread) : undefined;
+    const { writer, events } = open(response, thread, run, selection, cursor);
     if (cursor === undefined && first < base && isTerminal(run.status)) {
       // Its events were truncated away: say how it ended, without an id (nothing to resume from).
       await events.summarize(run.run_id, { event: `run.${run.status}`, data: { run } });
@@ -220,7 +221,7 @@ export function streamRoutes(
       writer,
       events,
       selection,
-      threadId,
+      thread,
       run.run_id,
       fromOffset,
       untilOffset,
@@ -234,7 +235,7 @@ export function streamRoutes(
     writer: SseWriter,
     events: RunStreamWriter,
     selection: StreamSelection,
-    threadId: string,
+    thread: ThreadRef,
     runId: string | undefined,
     fromOffset: number | 'base',
     untilOffset: number | undefined,
@@ -244,7 +245,7 @@ export function streamRoutes(
   ): Promise<void> => {
     const end = await followEvents({
       client,
-      threadId,
+      thread,
       fromOffset,
       ...(runId === undefined ? {} : { runId }),
       signal: clientGone(request, response),
@@ -267,7 +268,8 @@ export function streamRoutes(
       (request.body as { stream_mode?: unknown } | undefined)?.stream_mode,
       'body',
     );
-    const { run, resumedFrom } = await startRun(services, threadId, body, response);
+    const started = await startRun(services, threadId, body, response);
+    const { run, thread, resumedFrom } = started;
     const runThread = run.thread_id;
     // LangGraph's SDK reads the run id from Content-Location and reconnects to Location.
     response.setHeader('Content-Location', `/threads/${runThread}/runs/${run.run_id}`);
@@ -275,19 +277,19 @@ export function streamRoutes(
     // A new run's events start at its first offset; one the thread has not seen yet (handed over
     // by signal while no worker held the thread) starts wherever the log is when it arrives. No
     // read of the log here: the stream opens at once and waits out an outage.
-    const { writer, events } = open(response, runThread, run, selection, undefined);
+    const { writer, events } = open(response, thread, run, selection, undefined);
     await follow(
       writer,
       events,
       selection,
-      runThread,
+      thread,
       run.run_id,
       resumedFrom ?? run.first_event_offset ?? 'base',
       undefined,
       request,
       response,
     );
-    return run;
+    return started;
   };
 
   route(router, createRunStream, async (request, response, { body: { stream_mode: _mode, ...body } }) => {
@@ -297,28 +299,28 @@ export function streamRoutes(
   /** A stateless run, streamed; its thread is deleted once it is over unless `on_completion: "keep"`. */
   route(router, statelessRunStream, async (request, response) => {
     const body = statelessBody(request);
-    const run = await streamNewRun(randomUUID(), body, request, response);
-    await deleteWhenDone(services, body, run, stopping);
+    const started = await streamNewRun(randomUUID(), body, request, response);
+    await deleteWhenDone(services, body, started, stopping);
   });
 
   route(router, streamRunOperation, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
     const selection = parseStreamMode(request.query.stream_mode, 'query');
     const cursor = streamCursorOf(request, selection);
-    await conversations.authorize(threadId, ownerOf(response));
-    const run = await conversations.getRun(threadId, pathId(request, 'run_id'));
-    await streamRun(threadId, run, cursor, selection, request, response);
+    const thread = await conversations.authorize(threadId, ownerOf(response));
+    const run = await conversations.getRun(thread, pathId(request, 'run_id'));
+    await streamRun(thread, run, cursor, selection, request, response);
   });
 
   route(router, streamThread, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
     const cursor = cursorOf(request);
-    await conversations.authorize(threadId, ownerOf(response));
-    if (cursor !== undefined) await requireLiveCursor(conversations, threadId, cursor + 1);
+    const thread = await conversations.authorize(threadId, ownerOf(response));
+    if (cursor !== undefined) await requireLiveCursor(conversations, thread, cursor + 1);
     // Without a cursor the thread stream is live: it starts with the next event.
-    const fromOffset = cursor === undefined ? await conversations.currentOffset(threadId) : cursor + 1;
-    const { writer, events } = open(response, threadId, undefined, native, undefined);
-    await follow(writer, events, native, threadId, undefined, fromOffset, undefined, request, response);
+    const fromOffset = cursor === undefined ? await conversations.currentOffset(thread) : cursor + 1;
+    const { writer, events } = open(response, thread, undefined, native, undefined);
+    await follow(writer, events, native, thread, undefined, fromOffset, undefined, request, response);
   });
 
   return router;

@@ -132,11 +132,13 @@ export function threadStateRoutes(conversations: Conversations): Router {
 
   /** Every checkpoint, on the current branch and the earlier ones forks cut off, newest first. */
   const checkpointsOf = async (request: Request, response: Response): Promise<ThreadState[]> => {
-    const threadId = pathId(request, 'thread_id');
+    const owner = ownerOf(response);
+    const found = await conversations.authorize(pathId(request, 'thread_id'), owner);
+    const threadId = found.thread_id;
     const [thread, messages, tree] = await Promise.all([
-      conversations.getThread(threadId, ownerOf(response)),
-      conversations.transcript(threadId),
-      conversations.branches(threadId),
+      conversations.getThread(found, owner),
+      conversations.transcript(found),
+      conversations.branches(found),
     ]);
     const busy = thread.active_run_id !== undefined || thread.queued_run_ids.length > 0;
     const compacted = tree.compacted_messages > 0;
@@ -148,7 +150,7 @@ export function threadStateRoutes(conversations: Conversations): Router {
     // The current branch's newest state comes first: it holds the newest message.
     const states = newestFirst([...current, ...earlier]);
     if (thread.status !== 'interrupted' || states[0] === undefined) return states;
-    const interrupts = (await conversations.pendingApprovals(threadId)).map(toInterrupt);
+    const interrupts = (await conversations.pendingApprovals(found)).map(toInterrupt);
     return [withInterrupts(states[0], interrupts), ...states.slice(1)];
   };
 

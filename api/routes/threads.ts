@@ -89,10 +89,12 @@ export function threadRoutes(conversations: Conversations): Router {
 
   /** The thread, with LangGraph's `interrupts` (by task) while approvals wait. */
   route(router, getThread, async (request, response) => {
-    const threadId = pathId(request, 'thread_id');
-    const found = await conversations.getThread(threadId, ownerOf(response));
-    const pending = found.status === 'interrupted' ? await conversations.pendingApprovals(threadId) : [];
-    const byTask = pending.length === 0 ? {} : { [`${toolsNode}:${threadId}`]: pending.map(toInterrupt) };
+    const owner = ownerOf(response);
+    const thread = await conversations.authorize(pathId(request, 'thread_id'), owner);
+    const found = await conversations.getThread(thread, owner);
+    const pending = found.status === 'interrupted' ? await conversations.pendingApprovals(thread) : [];
+    const byTask =
+      pending.length === 0 ? {} : { [`${toolsNode}:${thread.thread_id}`]: pending.map(toInterrupt) };
     response.json({ ...found, interrupts: byTask });
   });
 

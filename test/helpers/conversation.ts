@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { isStall } from '../../api/intake';
 import { waitForRun } from '../../api/run-waiter';
+import { unscopedRef } from '../../api/thread-ref';
 import type { KeelConfig } from '../../common/config';
 import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
@@ -74,7 +75,7 @@ export class TestConversation {
   async finished(runId: string, timeoutMs = 30_000): Promise<Run> {
     const run = await this.run(runId);
     if (isTerminal(run.status)) return run;
-    const done = await waitForRun(this.client, this.threadId, runId, timeoutMs);
+    const done = await waitForRun(this.client, unscopedRef(this.threadId), runId, timeoutMs);
     if (done === undefined)
       throw new Error(
         `run ${runId} did not finish within ${timeoutMs} ms (status ${(await this.run(runId)).status})`,

@@ -45,7 +45,7 @@ describe('a conversation whose history grows large', () => {
       undefined,
       10,
     );
-    expect(listed.map((thread) => thread.thread_id)).toEqual([conversation.threadId]);
+    expect(listed.map(({ listing }) => listing.thread_id)).toEqual([conversation.threadId]);
     // Every message is accounted for across the hand-overs (the oldest compacted, as any long one).
     expect((await conversation.thread()).messages_count).toBe(2 * turns);
   });

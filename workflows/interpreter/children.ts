@@ -15,7 +15,7 @@ import {
 import type { ChildCompleted } from '../../common/children';
 import * as messages from '../../common/messages';
 import { searchAttributes } from '../../common/search-attributes';
-import { workflowIdFor } from '../../common/thread';
+import { scopeOf, workflowIdFor } from '../../common/thread';
 import type { ThreadState } from '../core/state';
 import { childOf } from '../core/spawn';
 import type { Command, EventInput } from '../core/transitions';
@@ -56,7 +56,8 @@ export class ChildAgents {
     try {
       const input: ConversationInput = child;
       const handle = await startChild('conversationWorkflow', {
-        workflowId: workflowIdFor(childThreadId),
+        // A child's id is scoped as its parent's is (decision 0160): the same owner's thread.
+        workflowId: workflowIdFor(childThreadId, scopeOf(workflowInfo().workflowId)),
         args: [input],
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         typedSearchAttributes: [
@@ -94,7 +95,7 @@ export function reportToParent(
   { report }: Extract<Command, { type: 'reportToParent' }>,
 ): void {
   if (workflowInfo().parent === undefined) return;
-  getExternalWorkflowHandle(workflowIdFor(report.parent_thread_id))
+  getExternalWorkflowHandle(workflowIdFor(report.parent_thread_id, scopeOf(workflowInfo().workflowId)))
     .signal(messages.childCompletedSignal, report)
     .then(
       () => host.dispatch({ type: 'parentReported' }),
