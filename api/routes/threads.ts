@@ -12,7 +12,8 @@ import { ownerOf, pathId } from '../validate';
 export const createThread = operation({
   method: 'post',
   path: '/threads',
-  summary: 'Create a thread (every field optional: an empty body makes a thread with a new id)',
+  summary:
+    'Create a thread (every field optional: an empty body makes a thread with a new id). With API tokens ids are per owner: another owner’s thread of the same id is neither seen nor in the way; 409 thread_exists means your own',
   body: createThreadBody,
   responses: { 200: { description: 'The thread', schema: thread } },
   errors: [409, 503],

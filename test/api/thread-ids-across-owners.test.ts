@@ -8,7 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { searchAttributes } from '../../common/search-attributes';
 import { workflowIdFor } from '../../common/thread';
+import { scopeFor } from '../../api/thread-ref';
 import { apiHarness, call, userInput, type ApiHarness, type JsonResponse } from '../helpers/api';
+import { eventually } from '../helpers/temporal';
 
 const alice = { authorization: 'Bearer alice-0123456789abcdef' };
 const bob = { authorization: 'Bearer bob-0123456789abcdef0' };
@@ -166,6 +168,93 @@ describe('thread ids across owners', () => {
     expect((await call(harness.base, 'DELETE', `/threads/${threadId}`, undefined, alice)).status).toBe(200);
     expect((await call(harness.base, 'GET', `/threads/${threadId}`, undefined, alice)).status).toBe(404);
     expect(await stateText(harness, threadId, bob)).toContain(marker);
+  });
+
+  it("keeps a thread's sub-agents and crons in its owner's scope", async () => {
+    const threadId = `agents-${randomUUID()}`;
+    // Bob holds the id too: nothing below may reach his thread.
+    expect((await call(harness.base, 'POST', '/threads', { thread_id: threadId }, bob)).status).toBe(200);
+    expect((await call(harness.base, 'POST', '/threads', { thread_id: threadId }, alice)).status).toBe(200);
+
+    // A foreground child answers in the same step only if its report reached its parent.
+    const waited = await call(
+      harness.base,
+      'POST',
+      `/threads/${threadId}/runs/wait`,
+      userInput('spawn: count the stars'),
+      alice,
+    );
+    expect(waited.status).toBe(200);
+    const text = JSON.stringify(waited.body);
+    expect(text).toContain('completed');
+    expect(text).not.toContain('continues in the background');
+    const children = await searchIds(harness, alice);
+    const child = children.find((thread) => thread.thread_id.startsWith(`${threadId}.`));
+    expect(child).toBeDefined();
+    const childId = child!.thread_id;
+    await harness.client.workflow.getHandle(workflowIdFor(childId, scopeFor('alice'))).describe();
+    expect((await call(harness.base, 'GET', `/threads/${childId}`, undefined, alice)).status).toBe(200);
+    expect((await call(harness.base, 'GET', `/threads/${childId}`, undefined, bob)).status).toBe(404);
+
+    // A cron of her thread runs on her thread; a stateless one of hers makes threads of hers.
+    const fire = (cronId: string) => harness.client.schedule.getHandle(`cron-${cronId}`).trigger();
+    const cron = await call<{ cron_id: string }>(
+      harness.base,
+      'POST',
+      `/threads/${threadId}/runs/crons`,
+      {
+        assistant_id: 'agent',
+        schedule: '0 9 * * *',
+        input: { messages: [{ role: 'user', content: 'by cron' }] },
+      },
+      alice,
+    );
+    expect(cron.status).toBe(200);
+    await fire(cron.body.cron_id);
+    await eventually(async () => {
+      const runs = await call<Array<{ status: string }>>(
+        harness.base,
+        'GET',
+        `/threads/${threadId}/runs`,
+        undefined,
+        alice,
+      );
+      return runs.body.length === 2 && runs.body.every((run) => run.status === 'completed')
+        ? true
+        : undefined;
+    });
+    expect(await stateText(harness, threadId, alice)).toContain('by cron');
+    expect(await stateText(harness, threadId, bob)).not.toContain('by cron');
+
+    const stateless = await call<{ cron_id: string }>(
+      harness.base,
+      'POST',
+      '/runs/crons',
+      {
+        assistant_id: 'agent',
+        schedule: '0 9 * * *',
+        input: { messages: [{ role: 'user', content: 'fresh' }] },
+      },
+      alice,
+    );
+    expect(stateless.status).toBe(200);
+    await fire(stateless.body.cron_id);
+    const made = await eventually(async () => {
+      const found = await call<Array<{ thread_id: string; owner?: string }>>(
+        harness.base,
+        'POST',
+        '/threads/search',
+        { metadata: { cron_id: stateless.body.cron_id } },
+        alice,
+      );
+      return found.body.length === 1 ? found.body[0]! : undefined;
+    });
+    expect(made.owner).toBe('alice');
+    await harness.client.workflow.getHandle(workflowIdFor(made.thread_id, scopeFor('alice'))).describe();
+    for (const cronId of [cron.body.cron_id, stateless.body.cron_id])
+      expect((await call(harness.base, 'DELETE', `/runs/crons/${cronId}`, undefined, alice)).status).toBe(
+        204,
+      );
   });
 
   it('keeps a thread made before ids were scoped its owner’s, at its old id', async () => {
