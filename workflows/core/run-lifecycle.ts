@@ -52,11 +52,11 @@ export function updateRun(
 }
 
 /** What an ended run says about how it ended. */
-type EndingFields = Pick<EndedRun, 'status' | 'status_reason' | 'error' | 'output' | 'summary'>;
+type EndingFields = Pick<EndedRun, 'status' | 'ended_at' | 'status_reason' | 'error' | 'output' | 'summary'>;
 
-/** The run, ended now with the fields only an ended run has. */
-function ended(run: Run, at: string, ending: EndingFields): EndedRun {
-  return { ...run, ...ending, ended_at: at };
+/** The run, ended: the fields only an ended run has (in the order given, as the run shows them). */
+function ended(run: Run, ending: EndingFields): EndedRun {
+  return { ...run, ...ending };
 }
 
 /** The run, started now; one that already ended stays as it is. */
@@ -131,8 +131,8 @@ export function startQueuedRun(state: ThreadState, now: number): Transition | un
   const from = checkpoint === undefined ? queued : forkAt(queued, checkpoint);
   if (from === undefined) {
     const error: RunError = { type: 'CheckpointNotFound', message: say.checkpointGone(String(checkpoint)) };
-    const ending = { status: 'failed', status_reason: 'invalid_input', error } as const;
-    return updateRun(queued, run.run_id, now, (failed) => ended(failed, iso(now), ending), 'run.failed');
+    const ending = { status: 'failed', status_reason: 'invalid_input', error, ended_at: iso(now) } as const;
+    return updateRun(queued, run.run_id, now, (failed) => ended(failed, ending), 'run.failed');
   }
   // A run through an assistant configures the thread from this run on.
   const config = next.config ?? from.thread.config;
@@ -187,6 +187,7 @@ export function finishRun(
   }
   const fields: EndingFields = {
     status,
+    ended_at: iso(now),
     ...(ending.reason === undefined ? {} : { status_reason: ending.reason }),
     ...(ending.error === undefined ? {} : { error: ending.error }),
     ...(ending.output === undefined
@@ -194,7 +195,7 @@ export function finishRun(
       : { output: truncateWithNote(ending.output, limits.runOutputChars) }),
     summary: threadSummary(next),
   };
-  return updateRun(next, active.run_id, now, (run) => ended(run, iso(now), fields), `run.${status}`);
+  return updateRun(next, active.run_id, now, (run) => ended(run, fields), `run.${status}`);
 }
 
 /** Cancels a queued run, or the active one: its unfinished calls get results saying why. */
@@ -209,8 +210,8 @@ export function cancelRun(
   const error: RunError = { type: 'Cancelled', message: why.message ?? say.cancelledOnRequest };
   if (state.active?.run_id !== runId) {
     const dequeued = { ...state, queue: state.queue.filter((queued) => queued.run_id !== runId) };
-    const ending = { status: 'cancelled', status_reason: why.reason, error } as const;
-    return updateRun(dequeued, runId, now, (run) => ended(run, iso(now), ending), 'run.cancelled');
+    const ending = { status: 'cancelled', status_reason: why.reason, error, ended_at: iso(now) } as const;
+    return updateRun(dequeued, runId, now, (run) => ended(run, ending), 'run.cancelled');
   }
   const interrupted = interruptToolStep(state, now, `cancelled: ${error.message}`);
   const finished = finishRun(interrupted.state, now, 'cancelled', { reason: why.reason, error });
