@@ -18,6 +18,8 @@ export interface FailureOptions {
   /** Overrides the retry policy's interval for the next attempt (from `retry-after`). */
   nextRetryDelayMs?: number;
   cause?: unknown;
+  /** Structured facts for whoever catches the failure, so it need not read the message. */
+  details?: unknown[];
 }
 
 /**
@@ -40,5 +42,6 @@ export function failure(
       ? {}
       : { nextRetryDelay: Math.max(minimumRetryDelayMs, options.nextRetryDelayMs) }),
     ...(options.cause instanceof Error ? { cause: options.cause } : {}),
+    ...(options.details === undefined ? {} : { details: options.details }),
   });
 }

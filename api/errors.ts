@@ -9,6 +9,7 @@ import {
   isGrpcServiceError,
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ZodError } from 'zod';
@@ -91,7 +92,7 @@ const rejections: Record<string, [number, string]> = {
   RunActive: [409, 'run_active'],
 };
 
-const unavailableCodes = new Set([4, 14]); // DEADLINE_EXCEEDED, UNAVAILABLE
+const unavailableCodes = new Set<number>([grpcStatus.DEADLINE_EXCEEDED, grpcStatus.UNAVAILABLE]);
 /** What a 503 tells the caller to wait before retrying, in seconds. */
 export const retryAfterS = 2;
 
@@ -115,16 +116,11 @@ export function fromTemporal(error: unknown): ApiError | undefined {
     const mapped = rejections[error.cause.type ?? ''];
     if (mapped !== undefined) return new ApiError(mapped[0], mapped[1], error.cause.message);
   }
-  if (error instanceof ServiceError && isGrpcServiceError(error.cause)) {
-    if (Number(error.cause.code) === 9 && /completed|closed/i.test(error.cause.details)) {
-      return new ApiError(409, 'thread_closed', 'the thread is closed');
-    }
-    if (unavailableCodes.has(error.cause.code))
-      return new ApiError(503, 'temporal_unavailable', 'Temporal is unavailable; retry shortly');
-  }
-  if (isGrpcServiceError(error) && unavailableCodes.has(error.code)) {
+  // A closed thread is not a gRPC status of its own: Temporal answers NOT_FOUND ("already
+  // completed"), which the SDK raises as WorkflowNotFoundError, above.
+  const grpc = error instanceof ServiceError ? error.cause : error;
+  if (isGrpcServiceError(grpc) && unavailableCodes.has(grpc.code))
     return new ApiError(503, 'temporal_unavailable', 'Temporal is unavailable; retry shortly');
-  }
   return undefined;
 }
 

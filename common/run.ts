@@ -48,8 +48,16 @@ export interface RunError {
   message: string;
 }
 
-/** A run (one user input and everything the agent did to answer it), as the API shows it. */
-export interface Run {
+/**
+ * A run (one user input and everything the agent did to answer it), as the API shows it, in the
+ * state it is in: not started yet, started, or ended. Only a started run has `started_at` without
+ * `ended_at`; only an ended one has `ended_at`, its output, error, summary or refused input.
+ * `deferred` (the caller stopped waiting) may come before or after the start.
+ */
+export type Run = NotStartedRun | StartedRun | EndedRun;
+
+/** What a run is in every state. */
+export interface RunBase {
   run_id: string;
   thread_id: string;
   assistant_id: string;
@@ -59,14 +67,9 @@ export interface Run {
   metadata: Record<string, unknown>;
   created_at: string;
   updated_at: string;
-  started_at?: string;
-  ended_at?: string;
   /** Model calls made so far. */
   steps: number;
   usage: Usage;
-  /** The final answer's text, when the run produced one (truncated for very long answers). */
-  output?: string;
-  error?: RunError;
   webhook?: string;
   continuation_of?: string;
   /** A fork: the checkpoint the run goes on from (see `SubmitInput.checkpoint_id`). */
@@ -75,13 +78,45 @@ export interface Run {
   first_event_offset?: number;
   /** The model this run uses, e.g. `scripted:demo`. */
   model: string;
-  /** On a finished run: the thread's summary as this run left it. */
-  summary?: ThreadSummary;
+}
+
+/** Fields only an ended run has, absent on the others so any run can be asked for them. */
+interface NotEnded {
+  ended_at?: undefined;
+  output?: undefined;
+  error?: undefined;
+  summary?: undefined;
+  refused_input?: undefined;
+}
+
+/** Waiting for the thread to be free. */
+export interface NotStartedRun extends RunBase, NotEnded {
+  status: typeof RunStatus.queued | typeof RunStatus.deferred;
+  started_at?: undefined;
+}
+
+/** The thread's active run. */
+export interface StartedRun extends RunBase, NotEnded {
+  status: typeof RunStatus.running | typeof RunStatus.deferred;
+  started_at: string;
+}
+
+/** Completed, failed or cancelled; a run refused or cancelled before it started has no `started_at`. */
+export interface EndedRun extends RunBase {
+  status: TerminalRunStatus;
+  // `| undefined` on what the other states hold as absent, so a run of any state ends by a spread.
+  started_at?: string | undefined;
+  ended_at: string;
+  /** The final answer's text, when the run produced one (truncated for very long answers). */
+  output?: string | undefined;
+  error?: RunError | undefined;
+  /** The thread's summary as this run left it. */
+  summary?: ThreadSummary | undefined;
   /**
    * On a run refused after it was taken (the thread was busy under `reject`, closed, or the input
    * broke a rule only the thread can check): the text that was not added, so it can be resent.
    */
-  refused_input?: string;
+  refused_input?: string | undefined;
 }
 
 /**
@@ -93,7 +128,7 @@ export function queuedRun(
   input: SubmitInput,
   now: number,
   firstEventOffset?: number,
-): Run {
+): NotStartedRun {
   const at = new Date(now).toISOString();
   return {
     run_id: input.run_id,

@@ -3,7 +3,7 @@
  * intent, the same policy as `anthropic-errors.ts`: 429 (honouring `retry-after`), 408, 409 and
  * 5xx retry; 401/403 and every other 4xx, and quota errors, do not.
  */
-import type { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import { failure } from '../errors';
 import { retryAfterMs } from './anthropic-errors';
 
@@ -16,9 +16,24 @@ export interface ProviderLabel {
 
 const quotaPattern = /insufficient_quota|exceeded your current quota|spend limit|billing|credit balance/i;
 
-/** A server's answer that it cannot take tool definitions for this model. */
-export const toolsUnsupportedPattern =
+/**
+ * A server's answer that it cannot take tool definitions for this model. Servers give it no code,
+ * so its wording is read here, once, where the answer arrives; the failure then carries
+ * `toolsUnsupported` in its details for the caller to test.
+ */
+const toolsUnsupportedPattern =
   /does not support tools|tools? (?:are |is )?not supported|does not support (?:function|tool) calling|tool(?:_choice| use| calling)? (?:is )?unsupported/i;
+
+/** The detail a `ModelRequestInvalid` failure carries when the model cannot take tools. */
+export const toolsUnsupported = { reason: 'tools_unsupported' } as const;
+
+/** Whether `error` is the failure of a request refused because the model cannot take tools. */
+export function isToolsUnsupported(error: unknown): boolean {
+  if (!(error instanceof ApplicationFailure) || error.type !== 'ModelRequestInvalid') return false;
+  return (error.details ?? []).some(
+    (detail) => (detail as { reason?: unknown } | null)?.reason === toolsUnsupported.reason,
+  );
+}
 
 export function mapHttpFailure(
   label: ProviderLabel,
@@ -48,6 +63,7 @@ export function mapHttpFailure(
     return failure('ModelUnavailable', `${label.name} error (${status}): ${message}`, retryAfter);
   return failure('ModelRequestInvalid', `${label.name} rejected the request (${status}): ${message}`, {
     nonRetryable: true,
+    ...(toolsUnsupportedPattern.test(message) ? { details: [toolsUnsupported] } : {}),
   });
 }
 

@@ -9,11 +9,10 @@
  * `maxCorrections` times within the same call); the exchange is not kept in the transcript.
  */
 import { randomUUID } from 'node:crypto';
-import type { ApplicationFailure } from '@temporalio/common';
 import type { ToolSchema } from '../../common/tools';
 import type { AssistantContent, ModelMessage } from '../../common/transcript';
 import type { ModelClient, ModelReply, ModelRequest } from './client';
-import { toolsUnsupportedPattern } from './http-errors';
+import { isToolsUnsupported } from './http-errors';
 
 const maxCorrections = 2;
 
@@ -136,11 +135,6 @@ export async function completeWithTextTools(client: ModelClient, request: ModelR
   }
 }
 
-function toolsUnsupported(error: unknown): boolean {
-  const failure = error as Partial<ApplicationFailure>;
-  return failure.type === 'ModelRequestInvalid' && toolsUnsupportedPattern.test(failure.message ?? '');
-}
-
 /**
  * Wraps a provider: models listed as tool-less, or that the server says cannot take tools, get
  * their tools through the prompt. What the server said is remembered per model for this worker.
@@ -160,7 +154,7 @@ export class TextToolsFallback implements ModelClient {
     try {
       return await this.#inner.complete(request);
     } catch (error) {
-      if (!toolsUnsupported(error)) throw error;
+      if (!isToolsUnsupported(error)) throw error;
       this.#toolless.add(request.model);
       return completeWithTextTools(this.#inner, request);
     }

@@ -6,15 +6,8 @@ import type { KeelConfig } from '../../common/config';
 import type { Run } from '../../common/run';
 import type { Message } from '../../common/transcript';
 import type { LangChainMessage } from '../../api/protocol/langchain-messages';
-import { call, startTestApi, userInput } from '../helpers/api';
-import {
-  closeTestClient,
-  eventually,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { apiHarness, call, startTestApi, userInput } from '../helpers/api';
+import { eventually, testConfig } from '../helpers/temporal';
 
 type ErrorBody = { error: { type: string; code: string; message: string; param?: string }; detail: string };
 
@@ -30,31 +23,19 @@ function expectError(response: { status: number; body: unknown }, status: number
 }
 
 describe('the HTTP API', () => {
+  const harness = apiHarness();
   let client: Client;
   let config: KeelConfig;
-  let worker: RunningWorker;
-  let api: RunningApi;
   let base: string;
+  beforeAll(() => {
+    ({ client, config, base } = harness);
+  });
 
   const newThread = async (body: Record<string, unknown> = {}): Promise<string> => {
     const response = await call<{ thread_id: string }>(base, 'POST', '/threads', body);
     expect(response.status).toBe(200);
     return response.body.thread_id;
   };
-
-  beforeAll(async () => {
-    client = await testClient();
-    config = await testConfig();
-    worker = await startTestWorker({ config });
-    api = await startTestApi(client, config);
-    base = api.url;
-  });
-
-  afterAll(async () => {
-    await api.stop();
-    await worker.stop();
-    await closeTestClient();
-  });
 
   describe('threads', () => {
     it('creates a thread with the server defaults, readable right away', async () => {

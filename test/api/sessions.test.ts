@@ -1,27 +1,17 @@
 /** Approvals, limits and sessions over HTTP, on the real dev server. */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import type { RunningApi } from '../../api/server';
 import type { PendingApproval } from '../../common/approvals';
-import type { KeelConfig } from '../../common/config';
 import type { Run } from '../../common/run';
 import type { Thread } from '../../common/thread';
-import { call, startTestApi, userInput } from '../helpers/api';
-import {
-  closeTestClient,
-  eventually,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { apiHarness, call, userInput } from '../helpers/api';
+import { eventually } from '../helpers/temporal';
 
 describe('approvals, limits and sessions over HTTP', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
-  let api: RunningApi;
+  const harness = apiHarness(() => ({ KEEL_APPROVAL: 'require' }));
   let base: string;
+  beforeAll(() => {
+    base = harness.base;
+  });
 
   const newThread = async (body: Record<string, unknown> = {}): Promise<string> => {
     const response = await call<Thread>(base, 'POST', '/threads', body);
@@ -38,20 +28,6 @@ describe('approvals, limits and sessions over HTTP', () => {
       const response = await call<PendingApproval[]>(base, 'GET', `/threads/${threadId}/approvals`);
       return response.body.length === count ? response.body : undefined;
     });
-
-  beforeAll(async () => {
-    client = await testClient();
-    config = await testConfig({ KEEL_APPROVAL: 'require' });
-    worker = await startTestWorker({ config });
-    api = await startTestApi(client, config);
-    base = api.url;
-  });
-
-  afterAll(async () => {
-    await api.stop();
-    await worker.stop();
-    await closeTestClient();
-  });
 
   it('lists a pending approval, decides it, and answers 409 for a decided id and 404 for an unknown one', async () => {
     const threadId = await newThread();

@@ -7,22 +7,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Client } from '@temporalio/client';
 import { EventSource, type FetchLike } from 'eventsource';
 import type { KeelConfig } from '../../common/config';
 import type { Run } from '../../common/run';
 import { call, freePort, userInput } from '../helpers/api';
 import { durable, readSse, type SseEvent } from '../helpers/sse';
 import { testEncryptionKeys } from '../helpers/encryption';
-import {
-  closeTestClient,
-  eventually,
-  startTestWorker,
-  testAddress,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { eventually, testAddress } from '../helpers/temporal';
+import { workerHarness } from '../helpers/worker-harness';
 
 jest.setTimeout(180_000);
 
@@ -62,28 +54,18 @@ async function kill(child: ChildProcess): Promise<void> {
 }
 
 describe('an SSE client that reconnects with Last-Event-ID', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
   let api: ChildProcess | undefined;
-
-  beforeAll(async () => {
-    client = await testClient();
-    config = await testConfig({ KEEL_MODEL: 'scripted:typewriter' });
-    worker = await startTestWorker({ config });
-  });
-
+  // Declared before the harness: jest-circus runs afterAll hooks in declaration order, and the
+  // API process goes before the worker.
   afterAll(async () => {
     if (api !== undefined) await kill(api);
-    await worker.stop();
-    await closeTestClient();
   });
+  const setup = workerHarness(() => ({ KEEL_MODEL: 'scripted:typewriter' }));
 
   it('loses nothing and repeats nothing across a dropped connection and an API process killed and restarted', async () => {
-    void client;
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    api = await startApiProcess(config, port);
+    api = await startApiProcess(setup.config, port);
     const threadId = `r-${randomUUID()}`;
     await call(base, 'POST', '/threads', { thread_id: threadId });
     const words = Array.from({ length: 80 }, (_, index) => `word${index}`).join(' ');
@@ -141,7 +123,7 @@ describe('an SSE client that reconnects with Last-Event-ID', () => {
     );
     await kill(api);
     await sleep(1_500);
-    api = await startApiProcess(config, port);
+    api = await startApiProcess(setup.config, port);
     await ended;
 
     const run = (await call<Run>(base, 'GET', `/threads/${threadId}/runs/${runId}`)).body;

@@ -6,18 +6,9 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { Client } from '@temporalio/client';
 import type { RunningApi } from '../../api/server';
-import type { KeelConfig } from '../../common/config';
 import type { Run } from '../../common/run';
-import { call, startTestApi } from '../helpers/api';
-import {
-  closeTestClient,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { apiHarness, call } from '../helpers/api';
 import { TmuxTerminal } from '../helpers/terminal';
 
 jest.setTimeout(120_000);
@@ -54,23 +45,13 @@ function pipedChat(
 }
 
 describe('keel chat', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
-  let api: RunningApi;
-
   beforeAll(async () => {
     await promisify(execFile)('tmux', ['-V']);
-    client = await testClient();
-    config = await testConfig();
-    worker = await startTestWorker({ config });
-    api = await startTestApi(client, config);
   });
-
-  afterAll(async () => {
-    await api?.stop();
-    await worker?.stop();
-    await closeTestClient();
+  const harness = apiHarness();
+  let api: RunningApi;
+  beforeAll(() => {
+    api = harness.api;
   });
 
   describe('on a terminal', () => {

@@ -5,19 +5,10 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import type { Client } from '@temporalio/client';
 import type { RunningApi } from '../../api/server';
-import type { KeelConfig } from '../../common/config';
 import type { Thread } from '../../common/thread';
-import { call, startTestApi, userInput } from '../helpers/api';
-import {
-  closeTestClient,
-  eventually,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { apiHarness, call, userInput } from '../helpers/api';
+import { eventually } from '../helpers/temporal';
 
 const run = promisify(execFile);
 const keel = ['--import', 'tsx', 'cli/keel.ts'];
@@ -66,22 +57,10 @@ class Terminal {
 }
 
 describe('the keel CLI', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
+  const harness = apiHarness();
   let api: RunningApi;
-
-  beforeAll(async () => {
-    client = await testClient();
-    config = await testConfig();
-    worker = await startTestWorker({ config });
-    api = await startTestApi(client, config);
-  });
-
-  afterAll(async () => {
-    await api.stop();
-    await worker.stop();
-    await closeTestClient();
+  beforeAll(() => {
+    api = harness.api;
   });
 
   it('chats in a terminal: streams the answer as it arrives, asks [y/N] with a countdown, shows the cost', async () => {

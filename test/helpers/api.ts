@@ -4,7 +4,8 @@ import { createServer } from 'node:net';
 import pino from 'pino';
 import { startApi, type RunningApi } from '../../api/server';
 import type { KeelConfig } from '../../common/config';
-import { closeTestClient, startTestWorker, testClient, testConfig, type RunningWorker } from './temporal';
+import { closeTestClient, testClient, testConfig } from './temporal';
+import { workerHarness, type WorkerHarness } from './worker-harness';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
 
 export async function startTestApi(client: Client, config: KeelConfig): Promise<RunningApi> {
@@ -53,10 +54,7 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export interface ApiHarness {
-  client: Client;
-  config: KeelConfig;
-  worker: RunningWorker;
+export interface ApiHarness extends WorkerHarness {
   api: RunningApi;
   /** The API's URL. */
   base: string;
@@ -64,23 +62,23 @@ export interface ApiHarness {
 
 /**
  * A worker and an API on a fresh task queue for one describe block (set up in `beforeAll`,
- * stopped in `afterAll`). `env` is read when the block starts, after earlier `beforeAll`s ran.
+ * stopped in `afterAll`, the API before the worker). `env` is read when the block starts, after
+ * earlier `beforeAll`s ran.
  */
 export function apiHarness(env: () => Record<string, string> = () => ({})): ApiHarness {
-  const harness = {} as ApiHarness;
-  beforeAll(async () => {
-    harness.client = await testClient();
-    harness.config = await testConfig(env());
-    harness.worker = await startTestWorker({ config: harness.config });
-    harness.api = await startTestApi(harness.client, harness.config);
-    harness.base = harness.api.url;
-  });
-  afterAll(async () => {
-    await harness.api.stop();
-    await harness.worker.stop();
-    await closeTestClient();
-  });
-  return harness;
+  return workerHarness<ApiHarness>(
+    env,
+    {},
+    {
+      async afterStart(harness) {
+        harness.api = await startTestApi(harness.client, harness.config);
+        harness.base = harness.api.url;
+      },
+      async beforeStop(harness) {
+        await harness.api?.stop();
+      },
+    },
+  );
 }
 
 export interface ProcessApiHarness {

@@ -20,18 +20,34 @@ export interface WorkerHarness {
   worker: RunningWorker;
 }
 
-export function workerHarness(
+/**
+ * What a harness built on this one adds (an API, a browser): `afterStart` runs once the worker
+ * polls, `beforeStop` before it stops. jest-circus runs `afterAll` hooks in the order they were
+ * declared, so a later hook of the test file's own would run after the worker is gone; these
+ * keep the teardown the reverse of the set-up.
+ */
+export interface HarnessHooks<H extends WorkerHarness> {
+  afterStart?(harness: H): Promise<void>;
+  beforeStop?(harness: Partial<H>): Promise<void>;
+}
+
+export function workerHarness<H extends WorkerHarness = WorkerHarness>(
   env: () => Record<string, string> = () => ({}),
   options: Omit<TestWorkerOptions, 'config'> = {},
-): WorkerHarness {
-  const harness = {} as WorkerHarness;
+  hooks: HarnessHooks<H> = {},
+): H {
+  const harness = {} as H;
   beforeAll(async () => {
     harness.client = await testClient();
     harness.config = await testConfig(env());
     harness.worker = await startTestWorker({ config: harness.config, ...options });
+    await hooks.afterStart?.(harness);
   });
   afterAll(async () => {
-    await harness.worker.stop();
+    // A set-up that failed half-way leaves some fields unset: stop what did start.
+    const started: Partial<H> = harness;
+    await hooks.beforeStop?.(started);
+    await started.worker?.stop();
     await closeTestClient();
   });
   return harness;

@@ -1,8 +1,7 @@
 import { OllamaModel } from '../../activities/model/ollama';
 import { TextToolsFallback } from '../../activities/model/text-tools';
-import type { ModelMessage } from '../../common/transcript';
 import { type FakeOllama, startFakeOllama } from '../fakes/ollama-server';
-import { failureOf, modelRequest } from './provider-helpers';
+import { failureOf, modelRequest, toolRoundTrip } from './provider-helpers';
 import { itBehavesLikeAProvider } from './provider-suite';
 
 const request = (overrides: Parameters<typeof modelRequest>[1] = {}) => modelRequest('llama3.2', overrides);
@@ -76,26 +75,7 @@ describe('the Ollama provider (real ollama client against the fake /api/chat)', 
   });
 
   it('converts the canonical transcript: tool_calls on the assistant, tool messages named by tool, text after them', async () => {
-    const messages: ModelMessage[] = [
-      { role: 'user', content: [{ type: 'text', text: 'list and read' }] },
-      {
-        role: 'assistant',
-        content: [
-          { type: 'text', text: 'On it.' },
-          { type: 'tool_use', id: 'toolu_A', name: 'bash', input: { command: 'ls' } },
-          { type: 'tool_use', id: 'toolu_B', name: 'read_file', input: { path: 'a.txt' } },
-        ],
-      },
-      {
-        role: 'user',
-        content: [
-          { type: 'tool_result', tool_use_id: 'toolu_A', content: 'a.txt\n' },
-          { type: 'tool_result', tool_use_id: 'toolu_B', content: 'no such file', is_error: true },
-          { type: 'text', text: 'and hurry' },
-        ],
-      },
-    ];
-    await model.complete(request({ messages }));
+    await model.complete(request({ messages: toolRoundTrip }));
     expect(fake.violations).toEqual([]);
     expect(fake.requests[0]!.body.messages).toEqual([
       { role: 'system', content: 'You are a test.' },

@@ -140,7 +140,7 @@ describe('translating Keel events into stream modes', () => {
     { event: 'message.completed', data: { run_id: 'r1', message: transcript[1] as never } },
     { event: 'message.delta', data: { run_id: 'r1', step: 2, attempt: 1, text: 'It said hi.' } },
     { event: 'message.completed', data: { run_id: 'r1', message: transcript[3] as never } },
-    { event: 'run.completed', data: { run: { ...run, status: 'completed' } } },
+    { event: 'run.completed', data: { run: { ...run, status: 'completed' } as Run } },
   ];
 
   const translate = async (modes: ProtocolStreamMode[]) => {

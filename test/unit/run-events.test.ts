@@ -50,7 +50,7 @@ const runEvent = (event: 'run.completed' | 'run.started' | 'run.deferred', run: 
         },
         model: 'scripted:demo',
         ...run,
-      },
+      } as Run,
     },
   },
 });

@@ -8,14 +8,8 @@ import pino from 'pino';
 import { startApi, type RunningApi } from '../../api/server';
 import type { KeelConfig } from '../../common/config';
 import { call, freePort } from '../helpers/api';
-import {
-  closeTestClient,
-  eventually,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { eventually, startTestWorker, testClient, testConfig } from '../helpers/temporal';
+import { workerHarness } from '../helpers/worker-harness';
 import { launchBrowser, onPage, type TestBrowser } from './browser';
 
 jest.setTimeout(120_000);
@@ -56,7 +50,6 @@ const textOf = (content: unknown): string =>
 
 describe('the web chat in a browser', () => {
   let config: KeelConfig;
-  let worker: RunningWorker;
   let api: RunningApi;
   let port: number;
   let base: string;
@@ -71,21 +64,23 @@ describe('the web chat in a browser', () => {
       port: at,
     });
 
-  beforeAll(async () => {
-    config = await testConfig({ KEEL_MODEL: 'scripted:typewriter' });
-    worker = await startTestWorker({ config });
-    port = await freePort();
-    api = await startOurApi();
-    base = `http://127.0.0.1:${port}`;
-    browser = await launchBrowser(base);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await api?.stop();
-    await worker?.stop();
-    await closeTestClient();
-  });
+  const setup = workerHarness(
+    () => ({ KEEL_MODEL: 'scripted:typewriter' }),
+    {},
+    {
+      async afterStart(started) {
+        config = started.config;
+        port = await freePort();
+        api = await startOurApi();
+        base = `http://127.0.0.1:${port}`;
+        browser = await launchBrowser(base);
+      },
+      async beforeStop() {
+        await browser?.close();
+        await api?.stop();
+      },
+    },
+  );
 
   afterAll(() => {
     // Everything the page needs comes from the API that serves it.
@@ -296,7 +291,7 @@ describe('the web chat in a browser', () => {
       await send(page, 'run: echo decided-while-the-worker-was-away');
       const approval = page.getByRole('region', { name: 'Approval for bash' });
       await approval.waitFor();
-      await worker.stop();
+      await setup.worker.stop();
       try {
         const decided = page.waitForResponse(
           (response) => response.request().method() === 'POST' && response.url().includes('/approvals/'),
@@ -311,7 +306,7 @@ describe('the web chat in a browser', () => {
           .filter({ hasText: 'no worker holds it right now' })
           .waitFor({ timeout: 60_000 });
       } finally {
-        worker = await startTestWorker({ config });
+        setup.worker = await startTestWorker({ config });
       }
       await waitForStatus(page, 'Done.');
       const ran = page.getByRole('region', { name: 'Tool bash' });

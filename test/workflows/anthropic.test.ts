@@ -1,46 +1,28 @@
-import type { Client } from '@temporalio/client';
-import type { KeelConfig } from '../../common/config';
 import { type FakeAnthropic, startFakeAnthropic, toolUsingResponder } from '../fakes/anthropic-server';
 import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
-import {
-  closeTestClient,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { workerHarness } from '../helpers/worker-harness';
 
 describe('a conversation with the Anthropic provider (fake Messages API, real SDK, real Temporal)', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
   let fake: FakeAnthropic;
   const model = { model: 'anthropic:claude-sonnet-4-5' };
 
   beforeAll(async () => {
     fake = await startFakeAnthropic({ responder: toolUsingResponder });
-    client = await testClient();
-    config = await testConfig({
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: fake.url,
-      KEEL_MODEL: 'anthropic:claude-sonnet-4-5',
-    });
-    worker = await startTestWorker({ config });
   });
+  const setup = workerHarness(() => ({
+    ANTHROPIC_API_KEY: 'test-key',
+    ANTHROPIC_BASE_URL: fake.url,
+    KEEL_MODEL: 'anthropic:claude-sonnet-4-5',
+  }));
+  afterAll(() => fake.close());
 
   afterEach(() => {
     // The fake answers any history that breaks the tool rule with Anthropic's 400: that must never happen.
     expect(fake.violations).toEqual([]);
   });
 
-  afterAll(async () => {
-    await worker.stop();
-    await fake.close();
-    await closeTestClient();
-  });
-
   it('runs the tool loop: parallel tool_use blocks, bash activities, and an answer that reads the results', async () => {
-    const conversation = await TestConversation.start(client, config, model);
+    const conversation = await TestConversation.start(setup.client, setup.config, model);
     const before = fake.requests.length;
     const run = await conversation.ask('run: echo alpha\nrun: echo beta');
     expect(run).toMatchObject({ status: 'completed', steps: 2 });
@@ -58,7 +40,7 @@ describe('a conversation with the Anthropic provider (fake Messages API, real SD
   });
 
   it('waits as long as retry-after says before the next attempt, then completes', async () => {
-    const conversation = await TestConversation.start(client, config, model);
+    const conversation = await TestConversation.start(setup.client, setup.config, model);
     const before = fake.requests.length;
     fake.enqueue({
       kind: 'error',
@@ -74,7 +56,7 @@ describe('a conversation with the Anthropic provider (fake Messages API, real SD
   });
 
   it('fails the run at once on a non-retryable 401, with a message that names the key', async () => {
-    const conversation = await TestConversation.start(client, config, model);
+    const conversation = await TestConversation.start(setup.client, setup.config, model);
     const before = fake.requests.length;
     fake.enqueue({ kind: 'error', status: 401, type: 'authentication_error', message: 'invalid x-api-key' });
     const run = await conversation.ask('hello');

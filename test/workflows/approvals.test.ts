@@ -3,21 +3,13 @@
  * timers that expire, a worker restart while an approval waits, and budgets enforced against
  * the fake Messages API (which counts every request that reaches it).
  */
-import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { PendingApproval } from '../../common/approvals';
-import type { KeelConfig } from '../../common/config';
 import * as messages from '../../common/messages';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
 import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
 import { eventsUntilRunEnds } from '../helpers/events';
-import {
-  closeTestClient,
-  eventually,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { eventually, startTestWorker, testConfig, type RunningWorker } from '../helpers/temporal';
 import { workerHarness } from '../helpers/worker-harness';
 
 const pending = (conversation: TestConversation, count: number) =>
@@ -188,9 +180,6 @@ describeApprovals('human approvals (real Temporal)', {});
 describeApprovals('human approvals, replaying every workflow task', { maxCachedWorkflows: 0 });
 
 describe('budgets (real Temporal, fake Messages API)', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
   let fake: FakeAnthropic;
   const model = 'anthropic:claude-sonnet-4-5';
 
@@ -203,23 +192,19 @@ describe('budgets (real Temporal, fake Messages API)', () => {
         usage: { input_tokens: 400, output_tokens: 50 },
       }),
     });
-    client = await testClient();
-    config = await testConfig({
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: fake.url,
-      KEEL_MODEL: model,
-    });
-    worker = await startTestWorker({ config });
   });
-
-  afterAll(async () => {
-    await worker.stop();
-    await fake.close();
-    await closeTestClient();
-  });
+  const setup = workerHarness(() => ({
+    ANTHROPIC_API_KEY: 'test-key',
+    ANTHROPIC_BASE_URL: fake.url,
+    KEEL_MODEL: model,
+  }));
+  afterAll(() => fake.close());
 
   it('warns once at 80 %, makes no model request at 100 %, and continues once the limit is raised', async () => {
-    const conversation = await TestConversation.start(client, config, { model, max_tokens: 1_000 });
+    const conversation = await TestConversation.start(setup.client, setup.config, {
+      model,
+      max_tokens: 1_000,
+    });
     const first = await conversation.ask('one');
     expect(first.status).toBe('completed');
     await conversation.ask('two');
@@ -231,7 +216,7 @@ describe('budgets (real Temporal, fake Messages API)', () => {
     expect(stopped).toMatchObject({ status: 'failed', status_reason: 'budget_exceeded' });
     expect(stopped.error?.message).toContain('1000-token budget');
     expect(fake.requests.length).toBe(requestsBefore);
-    const events = await eventsUntilRunEnds(client, conversation.threadId, stopped.run_id);
+    const events = await eventsUntilRunEnds(setup.client, conversation.threadId, stopped.run_id);
     expect(events.filter((event) => event.event === 'budget.warning')).toHaveLength(1);
     expect(events.filter((event) => event.event === 'budget.exceeded')).toHaveLength(1);
     const warning = events.find((event) => event.event === 'budget.warning')!;
@@ -257,7 +242,10 @@ describe('budgets (real Temporal, fake Messages API)', () => {
   });
 
   it('stops on a cost budget the same way', async () => {
-    const conversation = await TestConversation.start(client, config, { model, max_cost_usd: 0.001 });
+    const conversation = await TestConversation.start(setup.client, setup.config, {
+      model,
+      max_cost_usd: 0.001,
+    });
     expect((await conversation.ask('one')).status).toBe('completed');
     const before = fake.requests.length;
     const stopped = await conversation.ask('two');

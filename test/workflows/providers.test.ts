@@ -1,21 +1,10 @@
-import type { Client } from '@temporalio/client';
 import { type FakeAnthropic, startFakeAnthropic, toolUsingResponder } from '../fakes/anthropic-server';
 import { type FakeOllama, startFakeOllama, toolUsingOllamaResponder } from '../fakes/ollama-server';
 import { type FakeOpenAI, startFakeOpenAI, toolUsingOpenAIResponder } from '../fakes/openai-server';
 import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
-import {
-  closeTestClient,
-  startTestWorker,
-  testClient,
-  testConfig,
-  type RunningWorker,
-} from '../helpers/temporal';
-import type { KeelConfig } from '../../common/config';
+import { workerHarness } from '../helpers/worker-harness';
 
 describe('conversations on every provider (fake servers, real clients, real Temporal)', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let worker: RunningWorker;
   let anthropic: FakeAnthropic;
   let openai: FakeOpenAI;
   let ollama: FakeOllama;
@@ -24,17 +13,16 @@ describe('conversations on every provider (fake servers, real clients, real Temp
     anthropic = await startFakeAnthropic({ responder: toolUsingResponder });
     openai = await startFakeOpenAI({ responder: toolUsingOpenAIResponder });
     ollama = await startFakeOllama({ responder: toolUsingOllamaResponder, toollessModels: ['gemma:2b'] });
-    client = await testClient();
-    config = await testConfig({
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: anthropic.url,
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: `${openai.url}/v1`,
-      OLLAMA_HOST: ollama.url,
-      KEEL_MODEL_STALL_TIMEOUT_S: '5',
-    });
-    worker = await startTestWorker({ config });
   });
+  const setup = workerHarness(() => ({
+    ANTHROPIC_API_KEY: 'test-key',
+    ANTHROPIC_BASE_URL: anthropic.url,
+    OPENAI_API_KEY: 'test-key',
+    OPENAI_BASE_URL: `${openai.url}/v1`,
+    OLLAMA_HOST: ollama.url,
+    KEEL_MODEL_STALL_TIMEOUT_S: '5',
+  }));
+  afterAll(() => Promise.all([anthropic.close(), openai.close(), ollama.close()]));
 
   afterEach(() => {
     // Each fake answers (or records) a history that breaks the tool rule: that must never happen.
@@ -43,14 +31,10 @@ describe('conversations on every provider (fake servers, real clients, real Temp
     expect(ollama.violations).toEqual([]);
   });
 
-  afterAll(async () => {
-    await worker.stop();
-    await Promise.all([anthropic.close(), openai.close(), ollama.close()]);
-    await closeTestClient();
-  });
-
   it('runs the tool loop on openai:<model>: parallel tool calls, bash activities, an answer that reads the results', async () => {
-    const conversation = await TestConversation.start(client, config, { model: 'openai:gpt-4.1' });
+    const conversation = await TestConversation.start(setup.client, setup.config, {
+      model: 'openai:gpt-4.1',
+    });
     const before = openai.requests.length;
     const run = await conversation.ask('run: echo alpha\nrun: echo beta');
     expect(run).toMatchObject({ status: 'completed', steps: 2 });
@@ -69,7 +53,9 @@ describe('conversations on every provider (fake servers, real clients, real Temp
   });
 
   it('runs the tool loop on ollama:<model> through the native /api/chat', async () => {
-    const conversation = await TestConversation.start(client, config, { model: 'ollama:llama3.2' });
+    const conversation = await TestConversation.start(setup.client, setup.config, {
+      model: 'ollama:llama3.2',
+    });
     const run = await conversation.ask('run: echo gamma');
     expect(run).toMatchObject({ status: 'completed', steps: 2 });
     const transcript = await conversation.transcript();
@@ -87,7 +73,9 @@ describe('conversations on every provider (fake servers, real clients, real Temp
       };
     });
     try {
-      const conversation = await TestConversation.start(client, config, { model: 'ollama:gemma:2b' });
+      const conversation = await TestConversation.start(setup.client, setup.config, {
+        model: 'ollama:gemma:2b',
+      });
       const run = await conversation.ask('what does echo delta print?');
       expect(run).toMatchObject({ status: 'completed', steps: 2 });
       const transcript = await conversation.transcript();
@@ -108,7 +96,7 @@ describe('conversations on every provider (fake servers, real clients, real Temp
   });
 
   it('switches one thread between anthropic, openai, ollama and scripted, and the transcript stays canonical', async () => {
-    const conversation = await TestConversation.start(client, config, {
+    const conversation = await TestConversation.start(setup.client, setup.config, {
       model: 'anthropic:claude-sonnet-4-5',
     });
     const counts = () => [anthropic.requests.length, openai.requests.length, ollama.requests.length];
@@ -159,7 +147,9 @@ describe('conversations on every provider (fake servers, real clients, real Temp
   });
 
   it('fails the run with a readable error once the 6 attempts are spent', async () => {
-    const conversation = await TestConversation.start(client, config, { model: 'openai:gpt-4.1' });
+    const conversation = await TestConversation.start(setup.client, setup.config, {
+      model: 'openai:gpt-4.1',
+    });
     const before = openai.requests.length;
     const unavailable = {
       kind: 'error' as const,
@@ -180,7 +170,7 @@ describe('conversations on every provider (fake servers, real clients, real Temp
   }, 60_000);
 
   it('ends a run cut off by max_tokens as completed with the reason, running none of its tool calls', async () => {
-    const conversation = await TestConversation.start(client, config, {
+    const conversation = await TestConversation.start(setup.client, setup.config, {
       model: 'anthropic:claude-sonnet-4-5',
     });
     anthropic.enqueue({
@@ -199,7 +189,7 @@ describe('conversations on every provider (fake servers, real clients, real Temp
   });
 
   it('ends a refused turn without running tools, and continues a paused turn in a new call', async () => {
-    const conversation = await TestConversation.start(client, config, {
+    const conversation = await TestConversation.start(setup.client, setup.config, {
       model: 'anthropic:claude-sonnet-4-5',
     });
     anthropic.enqueue({
@@ -223,7 +213,7 @@ describe('conversations on every provider (fake servers, real clients, real Temp
   });
 
   it('retries an Anthropic stream that fails midway with overloaded_error, then completes', async () => {
-    const conversation = await TestConversation.start(client, config, {
+    const conversation = await TestConversation.start(setup.client, setup.config, {
       model: 'anthropic:claude-sonnet-4-5',
     });
     const before = anthropic.requests.length;
@@ -240,7 +230,9 @@ describe('conversations on every provider (fake servers, real clients, real Temp
   });
 
   it('waits as long as an OpenAI-compatible retry-after says, then completes', async () => {
-    const conversation = await TestConversation.start(client, config, { model: 'openai:gpt-4.1' });
+    const conversation = await TestConversation.start(setup.client, setup.config, {
+      model: 'openai:gpt-4.1',
+    });
     const before = openai.requests.length;
     openai.enqueue({
       kind: 'error',
@@ -255,7 +247,9 @@ describe('conversations on every provider (fake servers, real clients, real Temp
   });
 
   it('fails at once, naming the key, on an OpenAI 401', async () => {
-    const conversation = await TestConversation.start(client, config, { model: 'openai:gpt-4.1' });
+    const conversation = await TestConversation.start(setup.client, setup.config, {
+      model: 'openai:gpt-4.1',
+    });
     const before = openai.requests.length;
     openai.enqueue({ kind: 'error', status: 401, message: 'Incorrect API key provided' });
     const run = await conversation.ask('hello');

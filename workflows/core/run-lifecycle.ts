@@ -5,7 +5,14 @@
  */
 import { limits, truncateWithNote } from '../../common/limits';
 import type { SubmitInput } from '../../common/messages';
-import { isTerminal, type Run, type RunError, type RunStatus, type StatusReason } from '../../common/run';
+import {
+  isTerminal,
+  type EndedRun,
+  type Run,
+  type RunBase,
+  type RunError,
+  type StatusReason,
+} from '../../common/run';
 import { forkAt } from './branches';
 import { emit, iso } from './emit';
 import { newRun } from './intake';
@@ -19,23 +26,51 @@ export const unchanged = (state: ThreadState): Transition => ({ state, commands:
 
 type RunEvent = 'run.started' | 'run.deferred' | 'run.completed' | 'run.failed' | 'run.cancelled';
 
-/** Applies `changes` to a run and optionally emits a run event carrying the updated run. */
+/** What changes on a run in any state: its count of model calls, its usage. */
+type Progress = Partial<Pick<RunBase, 'steps' | 'usage'>>;
+
+/**
+ * Applies `change` to a run (progress in any state, or a move to another state) and optionally
+ * emits a run event carrying the updated run.
+ */
 export function updateRun(
   state: ThreadState,
   runId: string,
   now: number,
-  changes: Partial<Omit<Run, 'run_id' | 'thread_id'>> & { status?: RunStatus },
+  change: Progress | ((run: Run) => Run),
   event?: RunEvent,
 ): Transition {
   let updated: Run | undefined;
   const runs = state.runs.map((run) => {
     if (run.run_id !== runId) return run;
-    updated = { ...run, ...changes, updated_at: iso(now) };
+    const changed = typeof change === 'function' ? change(run) : { ...run, ...change };
+    updated = { ...changed, updated_at: iso(now) };
     return updated;
   });
   const commands = event === undefined || updated === undefined ? [] : [emit.run(event, updated)];
   return { state: { ...state, runs }, commands };
 }
+
+/** What an ended run says about how it ended. */
+type EndingFields = Pick<EndedRun, 'status' | 'ended_at' | 'status_reason' | 'error' | 'output' | 'summary'>;
+
+/** The run, ended: the fields only an ended run has (in the order given, as the run shows them). */
+function ended(run: Run, ending: EndingFields): EndedRun {
+  return { ...run, ...ending };
+}
+
+/** The run, started now; one that already ended stays as it is. */
+function started(run: Run, at: string): Run {
+  if (isEnded(run)) return run;
+  return { ...run, status: run.status === 'deferred' ? 'deferred' : 'running', started_at: at };
+}
+
+/** The run, marked deferred (its caller stopped waiting); one that already ended stays as it is. */
+function deferred(run: Run): Run {
+  return isEnded(run) ? run : { ...run, status: 'deferred' };
+}
+
+const isEnded = (run: Run): run is EndedRun => isTerminal(run.status);
 
 /** A new input: its run is queued, and under `interrupt` the active run is cancelled for it. */
 export function submit(
@@ -96,8 +131,8 @@ export function startQueuedRun(state: ThreadState, now: number): Transition | un
   const from = checkpoint === undefined ? queued : forkAt(queued, checkpoint);
   if (from === undefined) {
     const error: RunError = { type: 'CheckpointNotFound', message: say.checkpointGone(String(checkpoint)) };
-    const changes = { status: 'failed' as const, status_reason: 'invalid_input' as const, error };
-    return updateRun(queued, run.run_id, now, { ...changes, ended_at: iso(now) }, 'run.failed');
+    const ending = { status: 'failed', status_reason: 'invalid_input', error, ended_at: iso(now) } as const;
+    return updateRun(queued, run.run_id, now, (failed) => ended(failed, ending), 'run.failed');
   }
   // A run through an assistant configures the thread from this run on.
   const config = next.config ?? from.thread.config;
@@ -111,12 +146,11 @@ export function startQueuedRun(state: ThreadState, now: number): Transition | un
     started_at_ms: now,
     model: run.model,
   };
-  const status = run.status === 'deferred' ? 'deferred' : 'running';
   return updateRun(
     { ...withInput.state, active },
     run.run_id,
     now,
-    { status, started_at: iso(now) },
+    (queuedRun) => started(queuedRun, iso(now)),
     'run.started',
   );
 }
@@ -151,22 +185,17 @@ export function finishRun(
       { role: 'assistant', content: [{ type: 'text', text }], model: 'keel', stop_reason: 'end_turn' },
     ]).state;
   }
-  return updateRun(
-    next,
-    active.run_id,
-    now,
-    {
-      status,
-      ended_at: iso(now),
-      ...(ending.reason === undefined ? {} : { status_reason: ending.reason }),
-      ...(ending.error === undefined ? {} : { error: ending.error }),
-      ...(ending.output === undefined
-        ? {}
-        : { output: truncateWithNote(ending.output, limits.runOutputChars) }),
-      summary: threadSummary(next),
-    },
-    `run.${status}`,
-  );
+  const fields: EndingFields = {
+    status,
+    ended_at: iso(now),
+    ...(ending.reason === undefined ? {} : { status_reason: ending.reason }),
+    ...(ending.error === undefined ? {} : { error: ending.error }),
+    ...(ending.output === undefined
+      ? {}
+      : { output: truncateWithNote(ending.output, limits.runOutputChars) }),
+    summary: threadSummary(next),
+  };
+  return updateRun(next, active.run_id, now, (run) => ended(run, fields), `run.${status}`);
 }
 
 /** Cancels a queued run, or the active one: its unfinished calls get results saying why. */
@@ -181,8 +210,8 @@ export function cancelRun(
   const error: RunError = { type: 'Cancelled', message: why.message ?? say.cancelledOnRequest };
   if (state.active?.run_id !== runId) {
     const dequeued = { ...state, queue: state.queue.filter((queued) => queued.run_id !== runId) };
-    const changes = { status: 'cancelled' as const, status_reason: why.reason, error, ended_at: iso(now) };
-    return updateRun(dequeued, runId, now, changes, 'run.cancelled');
+    const ending = { status: 'cancelled', status_reason: why.reason, error, ended_at: iso(now) } as const;
+    return updateRun(dequeued, runId, now, (run) => ended(run, ending), 'run.cancelled');
   }
   const interrupted = interruptToolStep(state, now, `cancelled: ${error.message}`);
   const finished = finishRun(interrupted.state, now, 'cancelled', { reason: why.reason, error });
@@ -196,7 +225,7 @@ export function cancelRun(
 export function deferRun(state: ThreadState, runId: string, now: number): Transition {
   const run = findRun(state, runId);
   if (run === undefined || isTerminal(run.status) || run.status === 'deferred') return unchanged(state);
-  return updateRun(state, runId, now, { status: 'deferred' }, 'run.deferred');
+  return updateRun(state, runId, now, deferred, 'run.deferred');
 }
 
 /** Closes the thread: the active run and every queued one are cancelled. */
