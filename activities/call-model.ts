@@ -57,7 +57,10 @@ export function createCallModel({ clients, registry, prices }: CallModelDependen
       async (signal) => {
         // Not a fault of the model: the workflow's worker may be gone, and the next attempt asks again.
         const messages = input.messages ?? (await messagesFromWorkflow(input));
-        const deltas = DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
+        const deltas =
+          input.deltas === false
+            ? undefined
+            : DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
         let reply;
         try {
           reply = await client.complete({

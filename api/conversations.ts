@@ -8,8 +8,11 @@ import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
+  type WorkflowUpdateHandle,
+  WorkflowUpdateStage,
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
 import type { KeelConfig } from '../common/config';
@@ -26,8 +29,25 @@ import { initialState, type ThreadState } from '../workflows/core/state';
 import { summarizeThread } from '../workflows/core/summaries';
 import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
 import { ApiError, threadNotFound } from './errors';
+import { withCallSignal } from './call-signal';
 import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
+
+/** A protobuf timestamp or duration in milliseconds. */
+function protoMs(
+  value: { seconds?: number | { toNumber(): number } | null; nanos?: number | null } | null | undefined,
+): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const seconds = value.seconds ?? 0;
+  return (typeof seconds === 'number' ? seconds : seconds.toNumber()) * 1000 + (value.nanos ?? 0) / 1e6;
+}
+
+/** A submitted run, and (for a caller that waits) the thread's answer at the run's end. */
+export interface Submitted {
+  run: Run;
+  /** Present when the thread itself took a waiting submission; see `submitRun`. */
+  settled?: (signal: AbortSignal) => Promise<Run>;
+}
 
 /** The event log of a thread that has published nothing yet. */
 const emptyStream = { log: [], base_offset: 0, publisher_sequences: {}, publisher_last_seen: {} };
@@ -111,10 +131,39 @@ export class Conversations {
   }
 
   /** Hands input to the thread by update, or by signal when it cannot take it now (see intake.ts). */
-  #deliver<T>(byUpdate: () => Promise<T>, bySignal: () => Promise<void>): Promise<Delivery<T>> {
+  #deliver<T>(
+    byUpdate: () => Promise<T>,
+    bySignal: () => Promise<void>,
+    holdSignal?: () => Promise<number>,
+  ): Promise<Delivery<T>> {
     const answerWithinMs = this.config.api.intakeWaitMs;
     const timings = { signalAfterMs: Math.min(250, Math.floor(answerWithinMs / 3)), answerWithinMs };
-    return deliver({ client: this.client, timings, byUpdate, bySignal });
+    return deliver({
+      client: this.client,
+      timings,
+      byUpdate,
+      bySignal,
+      ...(holdSignal === undefined ? {} : { holdSignal }),
+    });
+  }
+
+  /**
+   * How long a worker may still hold the thread's workflow task (0 when none does): a waiting
+   * run's first model call is made inside the task that accepts its input (a local activity), so
+   * the thread's answer comes when that call ends — at most the task's timeout, after which the
+   * worker reports the task and the acceptance with it, or is dead and the input goes by signal.
+   */
+  async #taskHeldFor(threadId: string): Promise<number> {
+    const { raw } = await this.client.withDeadline(Date.now() + this.config.api.readTimeoutMs, () =>
+      this.handle(threadId).describe(),
+    );
+    const task = raw.pendingWorkflowTask;
+    if (task?.state !== temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED)
+      return 0;
+    const startedMs = protoMs(task.startedTime);
+    const timeoutMs = protoMs(raw.executionConfig?.defaultWorkflowTaskTimeout) ?? 10_000;
+    if (startedMs === undefined) return 0;
+    return startedMs + timeoutMs + 1_000 - Date.now();
   }
 
   handle(threadId: string) {
@@ -285,30 +334,57 @@ export class Conversations {
    * Submits a run. A `run_id` already on the thread returns that run (creation is idempotent);
    * with `create` a missing thread is created in the same call. When the thread cannot take the
    * input at once, it is written to the thread's history by signal and answered as `queued`.
+   *
+   * With `wait`, the same update also answers once the run is over or waits on a human: the
+   * input counts as taken once the thread accepted it, `settled` then resolves with the run's
+   * answer (unfinished when the thread handed over first, or answered without waiting: a worker
+   * of an earlier release). One update for a `runs/wait`, no second one to await the run.
    */
   async submitRun(
     threadId: string,
     input: messages.SubmitInput,
     create: NewConversation | undefined,
-  ): Promise<Run> {
+    { wait = false }: { wait?: boolean } = {},
+  ): Promise<Submitted> {
     try {
+      if (wait) {
+        const delivery = await this.#deliver(
+          () => this.#startWaitingUpdate(threadId, input, create),
+          () => this.#submitBySignal(threadId, input, create),
+          () => this.#taskHeldFor(threadId),
+        );
+        if (delivery.kind === 'taken') {
+          const model = create?.config.model ?? this.config.model.default;
+          // The run as the thread took it is only known at its end; until then, as its input says.
+          const handle = delivery.value;
+          return {
+            run: queuedRun({ thread_id: threadId, model }, input, Date.now()),
+            settled: (signal) => withCallSignal(this.client, signal, () => handle.result()),
+          };
+        }
+        return { run: await this.#queued(threadId, input, create) };
+      }
       const delivery = await this.#deliver(
         () => this.#submitByUpdate(threadId, input, create),
         () => this.#submitBySignal(threadId, input, create),
       );
-      if (delivery.kind === 'taken') return delivery.value;
-      const model = create?.config.model ?? (await this.#modelOf(threadId));
-      return queuedRun({ thread_id: threadId, model }, input, Date.now());
+      if (delivery.kind === 'taken') return { run: delivery.value };
+      return { run: await this.#queued(threadId, input, create) };
     } catch (error) {
       if (
         error instanceof WorkflowUpdateFailedError &&
         error.cause instanceof ApplicationFailure &&
         error.cause.type === 'RunExists'
       ) {
-        return this.getRun(threadId, input.run_id);
+        return { run: await this.getRun(threadId, input.run_id) };
       }
       throw error;
     }
+  }
+
+  async #queued(threadId: string, input: messages.SubmitInput, create: NewConversation | undefined) {
+    const model = create?.config.model ?? (await this.#modelOf(threadId));
+    return queuedRun({ thread_id: threadId, model }, input, Date.now());
   }
 
   #submitByUpdate(
@@ -324,6 +400,29 @@ export class Conversations {
     );
     return this.client.workflow.executeUpdateWithStart(messages.submitInputUpdate, {
       args: [input],
+      startWorkflowOperation,
+    });
+  }
+
+  /** The same update asked to answer at the run's end: resolves once the thread accepted it. */
+  #startWaitingUpdate(
+    threadId: string,
+    input: messages.SubmitInput,
+    create: NewConversation | undefined,
+  ): Promise<WorkflowUpdateHandle<Run>> {
+    const args: [messages.SubmitInput, messages.SubmitOptions] = [input, { wait: true }];
+    if (create === undefined)
+      return this.handle(threadId).startUpdate(messages.submitInputUpdate, {
+        args,
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
+    const startWorkflowOperation = new WithStartWorkflowOperation<typeof conversationWorkflow>(
+      'conversationWorkflow',
+      { ...this.#startOptions(create, input), workflowIdConflictPolicy: 'USE_EXISTING' },
+    );
+    return this.client.workflow.startUpdateWithStart(messages.submitInputUpdate, {
+      args,
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
       startWorkflowOperation,
     });
   }

@@ -6,6 +6,7 @@ import { operation, route } from '../contract';
 import { toInterrupt } from '../protocol/interrupts';
 import { toLangChainMessages } from '../protocol/langchain-messages';
 import { cancelQuery, protocolRunBody, runListQuery } from '../protocol/run-schemas';
+import type { Submitted } from '../conversations';
 import { startRun, waitForRunOrInterrupt, type RunServices } from '../protocol/run-submission';
 import { finalValues as finalValuesSchema, run as runSchema } from '../response-schemas';
 import { waitForRun } from '../run-waiter';
@@ -163,19 +164,20 @@ export async function valuesAfter(services: RunServices, threadId: string, run: 
 export async function answerWhenDone(
   services: RunServices,
   threadId: string,
-  run: Run,
+  submitted: Submitted,
   timeoutS: number,
   response: Response,
   signal: AbortSignal,
   stopping: AbortSignal | undefined,
 ): Promise<Run> {
   const { conversations } = services;
+  const { run } = submitted;
   const location = `/threads/${threadId}/runs/${run.run_id}`;
   const waiting = eitherAborts(signal, stopping);
   const finished = await waitForRunOrInterrupt(
     conversations,
     threadId,
-    run,
+    submitted,
     timeoutS * 1000,
     waiting.signal,
   ).finally(waiting.release);
@@ -211,8 +213,8 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
   route(router, waitRun, async (request, response, { query: { timeout_s }, body }) => {
     const threadId = pathId(request, 'thread_id');
     const signal = clientGone(request, response);
-    const { run } = await startRun(services, threadId, body, response);
-    await answerWhenDone(services, threadId, run, timeout_s, response, signal, stopping);
+    const started = await startRun(services, threadId, body, response, { wait: true });
+    await answerWhenDone(services, threadId, started, timeout_s, response, signal, stopping);
   });
 
   route(router, listRuns, async (request, response, { query: { limit, offset, status } }) => {
@@ -247,7 +249,7 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
     const signal = clientGone(request, response);
     await conversations.authorize(threadId, ownerOf(response));
     const run = await conversations.getRun(threadId, runId);
-    await answerWhenDone(services, threadId, run, timeout_s, response, signal, stopping);
+    await answerWhenDone(services, threadId, { run }, timeout_s, response, signal, stopping);
   });
 
   /**

@@ -84,10 +84,10 @@ export async function deleteWhenDone(
 export function statelessRunRoutes(services: RunServices, stopping?: AbortSignal): Router {
   const router = Router();
 
-  const start = async (request: Request, response: Response) => {
+  const start = async (request: Request, response: Response, wait = false) => {
     const body = statelessBody(request);
-    const { run } = await startRun(services, randomUUID(), body, response);
-    return { body, run };
+    const started = await startRun(services, randomUUID(), body, response, { wait });
+    return { body, run: started.run, started };
   };
 
   route(router, createStatelessRun, async (request, response) => {
@@ -99,11 +99,11 @@ export function statelessRunRoutes(services: RunServices, stopping?: AbortSignal
 
   route(router, waitStatelessRun, async (request, response, { query: { timeout_s } }) => {
     const signal = clientGone(request, response);
-    const { body, run } = await start(request, response);
+    const { body, run, started } = await start(request, response, true);
     const answered = await answerWhenDone(
       services,
       run.thread_id,
-      run,
+      started,
       timeout_s,
       response,
       signal,
