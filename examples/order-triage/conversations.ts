@@ -60,7 +60,7 @@ export interface TriageWithLateNoteInput extends TriageOrderInput {
 
 export interface TriageWithLateNoteOutcome {
   first: AgentResult<Triage>;
-  /** What `send` and `decideApproval` threw at the closed agent: `AgentClosed`. */
+  /** What `send`, `decideApproval` and `cancel` threw at the closed agent: `AgentClosed`. */
   refused: Array<{ type: string; message: string }>;
   /** The agent started again from the conversation so far, the note last. */
   again: AgentResult<Triage>;
@@ -78,8 +78,8 @@ async function refusal(attempt: Promise<unknown>): Promise<{ type: string; messa
 }
 
 /**
- * An agent closes once its task is done: a late note (or a late decision on an approval) cannot
- * reach it, and says so with `AgentClosed`. The note goes to a new agent that starts from the
+ * An agent closes once its task is done: a late note (or a late decision on an approval, or a
+ * cancel) cannot reach it, and says so with `AgentClosed`. The note goes to a new agent that starts from the
  * conversation so far.
  */
 export async function triageWithLateNoteWorkflow(
@@ -96,6 +96,7 @@ export async function triageWithLateNoteWorkflow(
   const refused = [
     await refusal(agent.send(input.note)),
     await refusal(agent.decideApproval({ approval_id: 'late', decision: 'approve' })),
+    await refusal(agent.cancel()),
   ];
   const again = await runAgent<Triage>({
     messages: [

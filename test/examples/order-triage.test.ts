@@ -300,7 +300,7 @@ describe('an agent started from a conversation so far', () => {
 });
 
 describe('a note for an agent that has closed', () => {
-  it('is refused with AgentClosed, as is a late decision, and starts a new agent from the conversation', async () => {
+  it('is refused with AgentClosed, as are a late decision and a cancel, and starts a new agent from the conversation', async () => {
     const input: TriageWithLateNoteInput = {
       order_id: `order-${randomUUID().slice(0, 8)}`,
       complaint: `Scratched screen.\nrun: echo '{"priority":"normal","team":"returns"}'`,
@@ -329,6 +329,7 @@ describe('a note for an agent that has closed', () => {
         type: 'AgentClosed',
         message: expect.stringMatching(/cannot decide an approval of agent .*: it has closed/),
       },
+      { type: 'AgentClosed', message: expect.stringMatching(/cannot cancel agent .*: it has closed/) },
     ]);
     expect(outcome.again).toMatchObject({
       status: 'completed',
