@@ -24,6 +24,12 @@ const scenarios = [
   'parallel-tools.json',
   'plain-turn.json',
 ];
+/**
+ * Recorded since agents started from other workflows (workflows/agents/): `agent-parent` is the
+ * workflow Keel's Nexus operation starts, which starts an agent from earlier messages and awaits
+ * it; `task-conversation` is that agent, a task conversation with a tool call in between.
+ */
+const agentScenarios = ['agent-parent.json', 'task-conversation.json'];
 
 async function loadHistories(files: string[]) {
   return Promise.all(
@@ -74,8 +80,10 @@ async function historyFiles(): Promise<string[]> {
 }
 
 describe('recorded histories', () => {
-  it('include a plain turn, parallel tools, a crash-recovered turn and a continue-as-new, from this code and older', async () => {
-    expect((await readdir(directory)).filter((file) => file.endsWith('.json')).sort()).toEqual(scenarios);
+  it('include a plain turn, parallel tools, a crash-recovered turn and a continue-as-new, from this code and older, and an agent with its parent', async () => {
+    expect((await readdir(directory)).filter((file) => file.endsWith('.json')).sort()).toEqual(
+      [...agentScenarios, ...scenarios].sort(),
+    );
     for (const folder of olderDirectories) {
       expect((await readdir(path.join(directory, folder))).sort()).toEqual(scenarios);
     }
@@ -87,9 +95,10 @@ describe('recorded histories', () => {
   });
 
   it('store the current histories encrypted, the older ones in plaintext', async () => {
-    for (const file of scenarios) {
+    for (const file of [...scenarios, ...agentScenarios]) {
       const json: unknown = JSON.parse(await readFile(path.join(directory, file), 'utf8'));
       expect([file, [...contentEncodings(json)]]).toEqual([file, ['binary/encrypted']]);
+      if (!scenarios.includes(file)) continue;
       const older: unknown = JSON.parse(await readFile(path.join(directory, 'plaintext', file), 'utf8'));
       expect([file, [...contentEncodings(older)]]).toEqual([file, ['json/plain']]);
     }
