@@ -77,6 +77,8 @@ export function createCallModel({ clients, registry, prices }: CallModelDependen
           await deltas?.close();
           // A worker shutting down is not the model's fault (withHeartbeats turns it into WorkerShutdown).
           if (stoppedByWorkerShutdown()) throw error;
+          // Nor is a cancelled call: it ends as cancelled (a local activity would otherwise retry).
+          if (Context.current().cancellationSignal.aborted) throw error;
           throw countModelFault(error, faults);
         }
         const unpublished = await deltas?.finish();

@@ -17,7 +17,7 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
 import type { KeelConfig } from '../common/config';
 import * as messages from '../common/messages';
-import { queuedRun, type Run } from '../common/run';
+import { isTerminal, queuedRun, type Run } from '../common/run';
 import { coveredBy, parseHostEntry, type HostEntry } from '../common/network-hosts';
 import { searchAttributes } from '../common/search-attributes';
 import { workflowIdFor, type Thread, type ThreadConfig } from '../common/thread';
@@ -32,6 +32,9 @@ import { ApiError, threadNotFound } from './errors';
 import { withCallSignal } from './call-signal';
 import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
+
+/** How long a deferral is still tried after its caller was answered (a cosmetic mark). */
+const deferralWithinMs = 15_000;
 
 /** A protobuf timestamp or duration in milliseconds. */
 function protoMs(
@@ -122,6 +125,16 @@ export class Conversations {
       // tombstone has no worker to answer) is a 404, one under a key this API lacks says so.
       await this.requireExisting(threadId);
       if (!isStall(error)) throw error;
+      // A live worker holds the thread's workflow task (a waited run's model call is made inside
+      // it): the query is answered when that task ends, so it is awaited that long, not refused.
+      const heldMs = await this.#taskHeldFor(threadId).catch(() => 0);
+      if (heldMs > 0) {
+        try {
+          return await this.client.withDeadline(Date.now() + heldMs, query);
+        } catch (again) {
+          if (!isStall(again)) throw again;
+        }
+      }
       throw new ApiError(
         503,
         'thread_unavailable',
@@ -344,14 +357,17 @@ export class Conversations {
     threadId: string,
     input: messages.SubmitInput,
     create: NewConversation | undefined,
-    { wait = false }: { wait?: boolean } = {},
+    { wait = false, deadline = Infinity }: { wait?: boolean; deadline?: number } = {},
   ): Promise<Submitted> {
     try {
       if (wait) {
+        // The thread's acceptance is awaited while a worker holds its task, but never past the
+        // caller's own deadline: then the input goes by signal, durable before the caller hears.
+        const holdSignal = async () => Math.min(await this.#taskHeldFor(threadId), deadline - Date.now());
         const delivery = await this.#deliver(
           () => this.#startWaitingUpdate(threadId, input, create),
           () => this.#submitBySignal(threadId, input, create),
-          () => this.#taskHeldFor(threadId),
+          holdSignal,
         );
         if (delivery.kind === 'taken') {
           const model = create?.config.model ?? this.config.model.default;
@@ -467,14 +483,30 @@ export class Conversations {
    * when the thread cannot answer now, the run is returned as `known` and left as it is.
    */
   async deferRun(threadId: string, known: Run): Promise<Run> {
-    try {
-      return await this.client.withDeadline(Date.now() + this.config.api.intakeWaitMs, () =>
-        this.handle(threadId).executeUpdate(messages.deferRunUpdate, { args: [{ run_id: known.run_id }] }),
-      );
-    } catch (error) {
-      if (isStall(error)) return known;
-      throw error;
-    }
+    // Asked for longer than the caller is kept: a worker busy with the thread's task (a waited
+    // run's model call is made inside it) takes the update when that task ends.
+    const asking = this.client.withDeadline(Date.now() + deferralWithinMs, () =>
+      this.handle(threadId).executeUpdate(messages.deferRunUpdate, { args: [{ run_id: known.run_id }] }),
+    );
+    const answer = await Promise.race([
+      asking.then(
+        (run) => ({ run }),
+        (error: unknown) => ({ error }),
+      ),
+      new Promise<undefined>((resolve) =>
+        setTimeout(() => resolve(undefined), this.config.api.intakeWaitMs).unref(),
+      ),
+    ]);
+    if (answer !== undefined && 'run' in answer) return answer.run;
+    if (answer !== undefined && !isStall(answer.error)) throw answer.error;
+    if (
+      answer === undefined &&
+      !isTerminal(known.status) &&
+      (await this.#taskHeldFor(threadId).catch(() => 0)) > 0
+    )
+      // The thread records it once its task ends; the caller hears now what it will say.
+      return { ...known, status: 'deferred' };
+    return known;
   }
 
   /** Cancels a run; `queued` when the cancel went by signal (the thread applies it when it can). */

@@ -50,11 +50,14 @@ export async function startRun(
   threadId: string,
   body: ProtocolRunBody,
   response: Response,
-  { wait = false }: { wait?: boolean } = {},
+  { wait = false, deadline }: { wait?: boolean; deadline?: number } = {},
 ): Promise<StartedRun> {
   if (body.command !== undefined && body.command !== null)
     return resumeRun(services.conversations, threadId, body.command.resume, response);
-  return submitRun(services, threadId, body, response, wait);
+  return submitRun(services, threadId, body, response, {
+    wait,
+    ...(deadline === undefined ? {} : { deadline }),
+  });
 }
 
 async function resumeRun(
@@ -77,8 +80,9 @@ async function submitRun(
   threadId: string,
   body: ProtocolRunBody,
   response: Response,
-  wait: boolean,
+  options: { wait: boolean; deadline?: number },
 ): Promise<Submitted> {
+  const { wait } = options;
   const owner = ownerOf(response);
   const settings = await assistants.settingsFor(body.assistant_id, owner);
   if (body.webhook !== undefined) await conversations.checkWebhook(body.webhook);
@@ -118,7 +122,7 @@ async function submitRun(
   // that may go by signal must not be one the thread would only refuse.
   const invalid = checkInput(input);
   if (invalid !== undefined) throw new ApiError(422, 'invalid_input', invalid.message, 'input.messages');
-  const submitted = await conversations.submitRun(threadId, input, create, { wait });
+  const submitted = await conversations.submitRun(threadId, input, create, options);
   // As LangGraph does, the thread records the assistant its latest run went through (a thread
   // created bare, or by another assistant). Cosmetic: a thread that cannot answer now keeps its own.
   if (create === undefined && settings !== undefined)

@@ -213,8 +213,11 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
   route(router, waitRun, async (request, response, { query: { timeout_s }, body }) => {
     const threadId = pathId(request, 'thread_id');
     const signal = clientGone(request, response);
-    const started = await startRun(services, threadId, body, response, { wait: true });
-    await answerWhenDone(services, threadId, started, timeout_s, response, signal, stopping);
+    // The wait's time runs from the request: taking the input in is part of it.
+    const deadline = Date.now() + timeout_s * 1000;
+    const started = await startRun(services, threadId, body, response, { wait: true, deadline });
+    const left = Math.max(0, (deadline - Date.now()) / 1000);
+    await answerWhenDone(services, threadId, started, left, response, signal, stopping);
   });
 
   route(router, listRuns, async (request, response, { query: { limit, offset, status } }) => {

@@ -84,9 +84,10 @@ export async function deleteWhenDone(
 export function statelessRunRoutes(services: RunServices, stopping?: AbortSignal): Router {
   const router = Router();
 
-  const start = async (request: Request, response: Response, wait = false) => {
+  const start = async (request: Request, response: Response, deadline?: number) => {
     const body = statelessBody(request);
-    const started = await startRun(services, randomUUID(), body, response, { wait });
+    const options = deadline === undefined ? {} : { wait: true, deadline };
+    const started = await startRun(services, randomUUID(), body, response, options);
     return { body, run: started.run, started };
   };
 
@@ -99,12 +100,13 @@ export function statelessRunRoutes(services: RunServices, stopping?: AbortSignal
 
   route(router, waitStatelessRun, async (request, response, { query: { timeout_s } }) => {
     const signal = clientGone(request, response);
-    const { body, run, started } = await start(request, response, true);
+    const deadline = Date.now() + timeout_s * 1000;
+    const { body, run, started } = await start(request, response, deadline);
     const answered = await answerWhenDone(
       services,
       run.thread_id,
       started,
-      timeout_s,
+      Math.max(0, (deadline - Date.now()) / 1000),
       response,
       signal,
       stopping,

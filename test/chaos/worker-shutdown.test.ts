@@ -185,6 +185,24 @@ describe('a worker process stopped with SIGTERM', () => {
     expect(fake.requests.length - before).toBe(2 + 6);
   });
 
+  it('fails a model call made as a local activity after six faults of the model, as an ordinary one', async () => {
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const before = fake.requests.length;
+    const overloaded = {
+      kind: 'error' as const,
+      status: 529,
+      type: 'overloaded_error',
+      message: 'Overloaded',
+      headers: { 'retry-after': '0' },
+    };
+    fake.enqueue(...Array.from({ length: 6 }, () => overloaded));
+    await fleet.start();
+    const run = await conversation.submit('hello', { deltas: false });
+    const finished = await conversation.finished(run.run_id, 60_000);
+    expect(finished).toMatchObject({ status: 'failed', error: { type: 'ModelOverloaded' } });
+    expect(fake.requests.length - before).toBe(6);
+  });
+
   it('exits at once, with code 1, on a second signal', async () => {
     const worker = await fleet.start({ KEEL_SHUTDOWN_GRACE: '60' });
     const conversation = await TestConversation.start(client, config, anthropicModel);

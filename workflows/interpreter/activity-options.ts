@@ -49,6 +49,7 @@ export const modelCallOptions: ActivityOptions = {
 export const localModelCallOptions: LocalActivityOptions = {
   startToCloseTimeout: '10 minutes',
   retry: modelCallRetry,
+  cancellationType: 'TRY_CANCEL',
 };
 
 /**

@@ -48,8 +48,7 @@ const reject = (rejection: Rejection | undefined): void => {
 };
 
 /** A run a `runs/wait` caller is answered with: over, or waiting on a human. */
-const isSettled = (run: Run): boolean =>
-  isTerminal(run.status) || run.status_reason === 'awaiting_approval';
+const isSettled = (run: Run): boolean => isTerminal(run.status) || run.status_reason === 'awaiting_approval';
 
 const withReason = (reason: string | undefined) => (reason === undefined ? {} : { reason });
 
