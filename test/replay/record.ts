@@ -128,6 +128,14 @@ async function main(): Promise<void> {
       await record('crash-recovered-turn', crashed.handle.workflowId);
     }
 
+    if (wanted('waited-turn')) {
+      // As `runs/wait` sends it: the model calls are local activities (decision 0200).
+      const waited = await TestConversation.start(client, config);
+      await waited.ask('hello', { deltas: false });
+      await waited.ask('run: echo waited', { deltas: false });
+      await record('waited-turn', waited.handle.workflowId);
+    }
+
     if (wanted('continue-as-new')) {
       const long = await TestConversation.start(client, config);
       const firstRunId = (await long.handle.describe()).runId;
