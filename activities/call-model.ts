@@ -57,7 +57,10 @@ export function createCallModel({ clients, registry, prices }: CallModelDependen
       async (signal) => {
         // Not a fault of the model: the workflow's worker may be gone, and the next attempt asks again.
         const messages = input.messages ?? (await messagesFromWorkflow(input));
-        const deltas = DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
+        const deltas =
+          input.deltas === false
+            ? undefined
+            : DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
         let reply;
         try {
           reply = await client.complete({
@@ -74,6 +77,8 @@ export function createCallModel({ clients, registry, prices }: CallModelDependen
           await deltas?.close();
           // A worker shutting down is not the model's fault (withHeartbeats turns it into WorkerShutdown).
           if (stoppedByWorkerShutdown()) throw error;
+          // Nor is a cancelled call: it ends as cancelled (a local activity would otherwise retry).
+          if (Context.current().cancellationSignal.aborted) throw error;
           throw countModelFault(error, faults);
         }
         const unpublished = await deltas?.finish();

@@ -3,7 +3,7 @@
  * before its first token, or a quiet shell command, is alive, and its worker is too.
  */
 import { Context } from '@temporalio/activity';
-import { stoppedByWorkerShutdown, workerShutdownFailure } from './shutdown';
+import { localActivityStop, stoppedByWorkerShutdown, workerShutdownFailure } from './shutdown';
 
 /** Well inside every heartbeat timeout Keel sets (10 s); the SDK throttles what it sends. */
 const heartbeatIntervalMs = 1_000;
@@ -17,16 +17,24 @@ export async function withHeartbeats<T>(
   details?: unknown,
 ): Promise<T> {
   const context = Context.current();
+  // A local activity has no heartbeats: its worker's workflow task is what shows it alive.
+  if (context.info.isLocal) return runStoppable(work, localActivityStop());
   // The first beat goes out after a second, not at once: an activity that is done sooner (most
   // tool calls, a fast model) costs the server no heartbeat write at all.
   const timer = setInterval(() => context.heartbeat(details), heartbeatIntervalMs);
   try {
-    return await work(context.cancellationSignal);
+    return await runStoppable(work, context.cancellationSignal);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function runStoppable<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
+  try {
+    return await work(signal);
   } catch (error) {
     // Past the shutdown grace: fail retryably now rather than leave the next worker waiting.
     if (stoppedByWorkerShutdown()) throw workerShutdownFailure(error);
     throw error;
-  } finally {
-    clearInterval(timer);
   }
 }

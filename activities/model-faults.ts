@@ -22,7 +22,11 @@ export interface ModelCallProgress {
 
 /** Faults counted by the attempts before this one (0 on the first attempt). */
 export function faultsSoFar(): number {
-  const details: unknown = Context.current().info.heartbeatDetails;
+  const { info } = Context.current();
+  // A local activity's attempts are all made by the worker that holds its workflow task, so
+  // each earlier one was a fault of the model (a worker's death starts the count again).
+  if (info.isLocal) return info.attempt - 1;
+  const details: unknown = info.heartbeatDetails;
   if (typeof details !== 'object' || details === null) return 0;
   const faults = (details as Partial<ModelCallProgress>).model_faults;
   return typeof faults === 'number' && Number.isInteger(faults) && faults >= 0 ? faults : 0;
@@ -37,7 +41,8 @@ export function faultsSoFar(): number {
 export function countModelFault(error: unknown, before: number): unknown {
   if (error instanceof ApplicationFailure && error.nonRetryable) return error;
   const faults = before + 1;
-  Context.current().heartbeat({ model_faults: faults } satisfies ModelCallProgress);
+  if (!Context.current().info.isLocal)
+    Context.current().heartbeat({ model_faults: faults } satisfies ModelCallProgress);
   const known = error instanceof ApplicationFailure;
   const type = (known ? error.type : error instanceof Error ? error.name : undefined) ?? 'Error';
   const message = error instanceof Error ? error.message : String(error);

@@ -7,9 +7,28 @@
 import { Context } from '@temporalio/activity';
 import { failure } from './errors';
 
+/**
+ * Aborted when this process's worker is past its shutdown grace. The SDK cancels ordinary
+ * activities then, but lets local activities run to their end (a model call made inside its
+ * workflow task, decision 0200): they follow this instead, so the call is cut as an ordinary one
+ * would be, and the next worker makes it again.
+ */
+const pastGrace = new AbortController();
+
+/** Called by the worker process when its shutdown grace has run out. */
+export function shutdownGraceOver(): void {
+  pastGrace.abort();
+}
+
+/** What a local activity stops on: its own cancellation, or its worker past the grace. */
+export function localActivityStop(): AbortSignal {
+  return AbortSignal.any([Context.current().cancellationSignal, pastGrace.signal]);
+}
+
 /** True once this activity was cancelled because its worker is shutting down. */
 export function stoppedByWorkerShutdown(): boolean {
   const context = Context.current();
+  if (context.info.isLocal) return pastGrace.signal.aborted;
   return context.cancellationSignal.aborted && context.cancellationDetails?.workerShutdown === true;
 }
 

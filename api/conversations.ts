@@ -8,8 +8,11 @@ import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
+  type WorkflowUpdateHandle,
+  WorkflowUpdateStage,
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
 import type { KeelConfig } from '../common/config';
@@ -26,9 +29,29 @@ import { initialState, type ThreadState } from '../workflows/core/state';
 import { summarizeThread } from '../workflows/core/summaries';
 import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
 import { ApiError, threadExists, threadNotFound } from './errors';
+import { withCallSignal } from './call-signal';
 import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
 import { threadRef, unscopedRef, type ThreadRef } from './thread-ref';
+
+/** How long a deferral is still tried after its caller was answered (a cosmetic mark). */
+const deferralWithinMs = 15_000;
+
+/** A protobuf timestamp or duration in milliseconds. */
+function protoMs(
+  value: { seconds?: number | { toNumber(): number } | null; nanos?: number | null } | null | undefined,
+): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const seconds = value.seconds ?? 0;
+  return (typeof seconds === 'number' ? seconds : seconds.toNumber()) * 1000 + (value.nanos ?? 0) / 1e6;
+}
+
+/** A submitted run, and (for a caller that waits) the thread's answer at the run's end. */
+export interface Submitted {
+  run: Run;
+  /** Present when the thread itself took a waiting submission; see `submitRun`. */
+  settled?: (signal: AbortSignal) => Promise<Run>;
+}
 
 /** The event log of a thread that has published nothing yet. */
 const emptyStream = { log: [], base_offset: 0, publisher_sequences: {}, publisher_last_seen: {} };
@@ -112,6 +135,16 @@ export class Conversations {
       // tombstone has no worker to answer) is a 404, one under a key this API lacks says so.
       await this.requireExisting(thread);
       if (!isStall(error)) throw error;
+      // A live worker holds the thread's workflow task (a waited run's model call is made inside
+      // it): the query is answered when that task ends, so it is awaited that long, not refused.
+      const heldMs = await this.#taskHeldFor(thread).catch(() => 0);
+      if (heldMs > 0) {
+        try {
+          return await this.client.withDeadline(Date.now() + heldMs, query);
+        } catch (again) {
+          if (!isStall(again)) throw again;
+        }
+      }
       throw new ApiError(
         503,
         'thread_unavailable',
@@ -121,10 +154,39 @@ export class Conversations {
   }
 
   /** Hands input to the thread by update, or by signal when it cannot take it now (see intake.ts). */
-  #deliver<T>(byUpdate: () => Promise<T>, bySignal: () => Promise<void>): Promise<Delivery<T>> {
+  #deliver<T>(
+    byUpdate: () => Promise<T>,
+    bySignal: () => Promise<void>,
+    holdSignal?: () => Promise<number>,
+  ): Promise<Delivery<T>> {
     const answerWithinMs = this.config.api.intakeWaitMs;
     const timings = { signalAfterMs: Math.min(250, Math.floor(answerWithinMs / 3)), answerWithinMs };
-    return deliver({ client: this.client, timings, byUpdate, bySignal });
+    return deliver({
+      client: this.client,
+      timings,
+      byUpdate,
+      bySignal,
+      ...(holdSignal === undefined ? {} : { holdSignal }),
+    });
+  }
+
+  /**
+   * How long a worker may still hold the thread's workflow task (0 when none does): a waiting
+   * run's first model call is made inside the task that accepts its input (a local activity), so
+   * the thread's answer comes when that call ends — at most the task's timeout, after which the
+   * worker reports the task and the acceptance with it, or is dead and the input goes by signal.
+   */
+  async #taskHeldFor(thread: ThreadRef): Promise<number> {
+    const { raw } = await this.client.withDeadline(Date.now() + this.config.api.readTimeoutMs, () =>
+      this.handle(thread).describe(),
+    );
+    const task = raw.pendingWorkflowTask;
+    if (task?.state !== temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED)
+      return 0;
+    const startedMs = protoMs(task.startedTime);
+    const timeoutMs = protoMs(raw.executionConfig?.defaultWorkflowTaskTimeout) ?? 10_000;
+    if (startedMs === undefined) return 0;
+    return startedMs + timeoutMs + 1_000 - Date.now();
   }
 
   handle(thread: ThreadRef) {
@@ -329,30 +391,60 @@ export class Conversations {
    * Submits a run. A `run_id` already on the thread returns that run (creation is idempotent);
    * with `create` a missing thread is created in the same call. When the thread cannot take the
    * input at once, it is written to the thread's history by signal and answered as `queued`.
+   *
+   * With `wait`, the same update also answers once the run is over or waits on a human: the
+   * input counts as taken once the thread accepted it, `settled` then resolves with the run's
+   * answer (unfinished when the thread handed over first, or answered without waiting: a worker
+   * of an earlier release). One update for a `runs/wait`, no second one to await the run.
    */
   async submitRun(
     thread: ThreadRef,
     input: messages.SubmitInput,
     create: NewConversation | undefined,
-  ): Promise<Run> {
+    { wait = false, deadline = Infinity }: { wait?: boolean; deadline?: number } = {},
+  ): Promise<Submitted> {
     try {
+      if (wait) {
+        // The thread's acceptance is awaited while a worker holds its task, but never past the
+        // caller's own deadline: then the input goes by signal, durable before the caller hears.
+        const holdSignal = async () => Math.min(await this.#taskHeldFor(thread), deadline - Date.now());
+        const delivery = await this.#deliver(
+          () => this.#startWaitingUpdate(thread, input, create),
+          () => this.#submitBySignal(thread, input, create),
+          holdSignal,
+        );
+        if (delivery.kind === 'taken') {
+          const model = create?.config.model ?? this.config.model.default;
+          // The run as the thread took it is only known at its end; until then, as its input says.
+          const handle = delivery.value;
+          return {
+            run: queuedRun({ thread_id: thread.thread_id, model }, input, Date.now()),
+            settled: (signal) => withCallSignal(this.client, signal, () => handle.result()),
+          };
+        }
+        return { run: await this.#queued(thread, input, create) };
+      }
       const delivery = await this.#deliver(
         () => this.#submitByUpdate(thread, input, create),
         () => this.#submitBySignal(thread, input, create),
       );
-      if (delivery.kind === 'taken') return delivery.value;
-      const model = create?.config.model ?? (await this.#modelOf(thread));
-      return queuedRun({ thread_id: thread.thread_id, model }, input, Date.now());
+      if (delivery.kind === 'taken') return { run: delivery.value };
+      return { run: await this.#queued(thread, input, create) };
     } catch (error) {
       if (
         error instanceof WorkflowUpdateFailedError &&
         error.cause instanceof ApplicationFailure &&
         error.cause.type === 'RunExists'
       ) {
-        return this.getRun(thread, input.run_id);
+        return { run: await this.getRun(thread, input.run_id) };
       }
       throw error;
     }
+  }
+
+  async #queued(thread: ThreadRef, input: messages.SubmitInput, create: NewConversation | undefined) {
+    const model = create?.config.model ?? (await this.#modelOf(thread));
+    return queuedRun({ thread_id: thread.thread_id, model }, input, Date.now());
   }
 
   #submitByUpdate(
@@ -368,6 +460,29 @@ export class Conversations {
     );
     return this.client.workflow.executeUpdateWithStart(messages.submitInputUpdate, {
       args: [input],
+      startWorkflowOperation,
+    });
+  }
+
+  /** The same update asked to answer at the run's end: resolves once the thread accepted it. */
+  #startWaitingUpdate(
+    thread: ThreadRef,
+    input: messages.SubmitInput,
+    create: NewConversation | undefined,
+  ): Promise<WorkflowUpdateHandle<Run>> {
+    const args: [messages.SubmitInput, messages.SubmitOptions] = [input, { wait: true }];
+    if (create === undefined)
+      return this.handle(thread).startUpdate(messages.submitInputUpdate, {
+        args,
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
+    const startWorkflowOperation = new WithStartWorkflowOperation<typeof conversationWorkflow>(
+      'conversationWorkflow',
+      { ...this.#startOptions(thread, create, input), workflowIdConflictPolicy: 'USE_EXISTING' },
+    );
+    return this.client.workflow.startUpdateWithStart(messages.submitInputUpdate, {
+      args,
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
       startWorkflowOperation,
     });
   }
@@ -412,14 +527,30 @@ export class Conversations {
    * when the thread cannot answer now, the run is returned as `known` and left as it is.
    */
   async deferRun(thread: ThreadRef, known: Run): Promise<Run> {
-    try {
-      return await this.client.withDeadline(Date.now() + this.config.api.intakeWaitMs, () =>
-        this.handle(thread).executeUpdate(messages.deferRunUpdate, { args: [{ run_id: known.run_id }] }),
-      );
-    } catch (error) {
-      if (isStall(error)) return known;
-      throw error;
-    }
+    // Asked for longer than the caller is kept: a worker busy with the thread's task (a waited
+    // run's model call is made inside it) takes the update when that task ends.
+    const asking = this.client.withDeadline(Date.now() + deferralWithinMs, () =>
+      this.handle(thread).executeUpdate(messages.deferRunUpdate, { args: [{ run_id: known.run_id }] }),
+    );
+    const answer = await Promise.race([
+      asking.then(
+        (run) => ({ run }),
+        (error: unknown) => ({ error }),
+      ),
+      new Promise<undefined>((resolve) =>
+        setTimeout(() => resolve(undefined), this.config.api.intakeWaitMs).unref(),
+      ),
+    ]);
+    if (answer !== undefined && 'run' in answer) return answer.run;
+    if (answer !== undefined && !isStall(answer.error)) throw answer.error;
+    if (
+      answer === undefined &&
+      (known.status === 'queued' || known.status === 'running') &&
+      (await this.#taskHeldFor(thread).catch(() => 0)) > 0
+    )
+      // The thread records it once its task ends; the caller hears now what it will say.
+      return { ...known, status: 'deferred' as const };
+    return known;
   }
 
   /** Cancels a run; `queued` when the cancel went by signal (the thread applies it when it can). */

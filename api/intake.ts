@@ -62,9 +62,18 @@ export interface DeliverOptions<T> {
   timings: IntakeTimings;
   byUpdate: () => Promise<T>;
   bySignal: () => Promise<void>;
+  /**
+   * Asked when the thread has not answered within `signalAfterMs`: how much longer its answer is
+   * worth awaiting before the signal goes, because a live worker holds the thread's workflow task
+   * right now (a long task: a model call made inside it, as a local activity). 0: signal now.
+   */
+  holdSignal?: () => Promise<number>;
 }
 
 type Outcome<T> = { kind: 'taken'; value: T } | { kind: 'failed'; error: unknown };
+
+/** A held signal re-asks whether the worker still holds the task at least this often. */
+const maxHoldStepMs = 1_000;
 
 const after = (ms: number) =>
   new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), Math.max(0, ms)).unref());
@@ -80,6 +89,7 @@ export async function deliver<T>({
   timings,
   byUpdate,
   bySignal,
+  holdSignal,
 }: DeliverOptions<T>): Promise<Delivery<T>> {
   const started = Date.now();
   const giveUp = new AbortController();
@@ -88,7 +98,12 @@ export async function deliver<T>({
     (error: unknown) => ({ kind: 'failed', error }),
   );
   try {
-    const early = await Promise.race([update, after(timings.signalAfterMs)]);
+    let early = await Promise.race([update, after(timings.signalAfterMs)]);
+    while (early === undefined && holdSignal !== undefined) {
+      const holdMs = await holdSignal().catch(() => 0);
+      if (holdMs <= 0) break;
+      early = await Promise.race([update, after(Math.min(holdMs, maxHoldStepMs))]);
+    }
     if (early?.kind === 'taken') return early;
     if (early !== undefined && !isStall(early.error)) throw early.error;
     await bySignal();

@@ -24,6 +24,8 @@ export interface TurnSpan {
   /** The turn's user text. */
   text: string;
   ms: number;
+  /** History events the turn wrote: from the workflow task that took it to the next turn's. */
+  events: number;
 }
 
 /**
@@ -51,6 +53,6 @@ export async function turnSpans(client: Client, workflowId: string): Promise<Tur
     let last = end - 1;
     while (last > start.index && events[last]!.eventType !== EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
       last--;
-    return { text: start.text, ms: at(events[last]!) - at(events[start.index]!) };
+    return { text: start.text, ms: at(events[last]!) - at(events[start.index]!), events: end - start.index };
   });
 }

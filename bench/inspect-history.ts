@@ -46,8 +46,9 @@ async function main(): Promise<void> {
     /ready/,
   );
   try {
-    process.stdout.write('floor workflow: activities, client ms, server ms\n');
-    for (let round = 0; round < 8; round++) {
+    const floorRounds = process.argv.includes('--keel-only') ? 0 : 8;
+    if (floorRounds > 0) process.stdout.write('floor workflow: activities, client ms, server ms\n');
+    for (let round = 0; round < floorRounds; round++) {
       for (const activities of [1, 3]) {
         const workflowId = `floor-${randomUUID()}`;
         const started = performance.now();
@@ -64,8 +65,12 @@ async function main(): Promise<void> {
       }
     }
     const thread = `inspect-${randomUUID()}`;
-    expectCompleted(await turn(system.apiUrl, thread, 'hello'), 'plain turn');
+    expectCompleted(await turn(system.apiUrl, thread, 'hello'), 'first turn');
     const handle = system.client.workflow.getHandle(workflowIdFor(thread));
+    const first = (await handle.fetchHistory()).events?.length ?? 0;
+    expectCompleted(await turn(system.apiUrl, thread, 'hello again'), 'plain turn');
+    process.stdout.write('\nKeel plain turn (model):\n');
+    show((await handle.fetchHistory()).events?.slice(first) ?? []);
     const before = (await handle.fetchHistory()).events?.length ?? 0;
     expectCompleted(await turn(system.apiUrl, thread, 'run: true'), 'tool turn');
     process.stdout.write('\nKeel tool turn (model, bash, model):\n');

@@ -21,6 +21,11 @@ export interface CallModelInput {
    * into the history again at every step.
    */
   messages?: ModelMessage[];
+  /**
+   * `false`: nobody waits for the answer's text token by token (see `SubmitInput.deltas`), so
+   * none is published; the call then always brings its messages, and runs as a local activity.
+   */
+  deltas?: false;
 }
 
 /** Characters of JSON up to which a model call's messages travel inside its input. */

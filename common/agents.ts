@@ -8,7 +8,7 @@ import type { FailureType } from './failures';
 import type { SubmitInput } from './messages';
 import type { RunError, RunStatus, StatusReason } from './run';
 import { threadIdOf, workflowIdFor, type ApprovalMode, type ToolRule } from './thread';
-import type { UserContent } from './transcript';
+import type { AssistantContent, ModelMessage, UserContent } from './transcript';
 import type { Usage } from './usage';
 
 /** The workflow type every Keel agent (thread) runs as. */
@@ -47,10 +47,40 @@ export const AgentParentClosePolicy = {
 } as const;
 export type AgentParentClosePolicy = (typeof AgentParentClosePolicy)[keyof typeof AgentParentClosePolicy];
 
-/** What a workflow gives to start an agent. */
-export interface AgentInput {
-  /** The task: the agent's first user message (text, or content blocks). */
-  task: string | UserContent[];
+/**
+ * One message of a conversation the caller already had, in the transcript's shape (Anthropic's):
+ * text, or content blocks. An assistant's `tool_use` is answered by `tool_result`s in the next
+ * user message, as every model API requires.
+ */
+export type AgentMessage =
+  | { role: 'user'; content: string | UserContent[] }
+  | { role: 'assistant'; content: string | AssistantContent[] };
+
+/**
+ * What the agent is asked: a task, or a conversation so far. Give one of the two; the type
+ * refuses both or neither, and so does the check at start (`AgentConfigInvalid`).
+ */
+export type AgentPrompt =
+  | {
+      /** The task: the agent's first user message (text, or content blocks). */
+      task: string | UserContent[];
+      messages?: never;
+    }
+  | {
+      /**
+       * The conversation so far, oldest first: user and assistant turns alternating, from a user
+       * message to the last, which must be text. The earlier messages start the agent's
+       * transcript (the model sees them, the thread shows them); the last is its first run.
+       */
+      messages: AgentMessage[];
+      task?: never;
+    };
+
+/** What a workflow gives to start an agent: a task or messages, and settings. */
+export type AgentInput = AgentPrompt & AgentOptions;
+
+/** Everything in `AgentInput` but the prompt. */
+export interface AgentOptions {
   /** Settings; each one given wins over the assistant's. */
   config?: AgentConfig;
   /**
@@ -83,10 +113,15 @@ export interface AgentInput {
 export const AgentFailureType = {
   /** The answer is not JSON, or not JSON the caller's schema accepts. */
   structuredOutputInvalid: 'StructuredOutputInvalid',
-  /** The input cannot start an agent (empty task, unknown provider, bad budget, bad schema). */
+  /** The input cannot start an agent (empty task, messages of a bad shape, unknown provider, bad budget, bad schema). */
   agentConfigInvalid: 'AgentConfigInvalid',
   /** `assistant_id` names no assistant (or a deleted one). */
   assistantNotFound: 'AssistantNotFound',
+  /**
+   * Thrown by `send`, `decideApproval` and `cancel` when the agent has closed (its task is done,
+   * it was cancelled) or never existed: nothing can reach it any more.
+   */
+  agentClosed: 'AgentClosed',
 } as const;
 export type AgentFailureType = (typeof AgentFailureType)[keyof typeof AgentFailureType];
 
@@ -116,6 +151,8 @@ export interface AgentResult<Output = unknown> {
 export interface ConversationTask {
   /** Submitted as the thread's first run when the workflow starts. */
   input: SubmitInput;
+  /** Messages the caller had before the first run (`AgentInput.messages`): the transcript's start. */
+  earlier?: ModelMessage[];
   /** See `AgentInput.report_to`. */
   report_to?: string;
 }

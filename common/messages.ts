@@ -27,10 +27,26 @@ export interface SubmitInput {
    * `start`) instead of the newest; what came after is kept as an earlier branch.
    */
   checkpoint_id?: string;
+  /**
+   * `false`: the caller wants the run's answer, not its text token by token (`runs/wait`), so its
+   * model calls stream no deltas (and so may run as local activities: see the interpreter).
+   */
+  deltas?: false;
 }
 
 export interface RunRef {
   run_id: string;
+}
+
+/** How a `submitInput` caller wants its answer. */
+export interface SubmitOptions {
+  /**
+   * Answer once the run is over or waits on a human, instead of as soon as it is taken in: the
+   * caller awaits the update's result (having waited only for its acceptance to know the input
+   * landed), so a `runs/wait` costs one update, with no second one and no timer. Answered early,
+   * with the run unfinished, when the workflow hands over to continue-as-new (ask again).
+   */
+  wait?: boolean;
 }
 
 export interface CancelRunInput extends RunRef {
@@ -60,7 +76,7 @@ export interface ListRunsQuery {
 }
 
 /** Appends user input as a new run; rejected (by its validator) when empty, oversized, duplicate, closed or busy under `reject`. */
-export const submitInputUpdate = defineUpdate<Run, [SubmitInput]>('submitInput');
+export const submitInputUpdate = defineUpdate<Run, [SubmitInput, SubmitOptions?]>('submitInput');
 /**
  * Answers with the run once it has finished: one update per wait, completed in the same workflow
  * task as the run's end, instead of a stream poll per event. It also answers early, with the run

@@ -16,6 +16,7 @@ import { freeLoopbackPort, startMetricsServer, type MetricsServer } from '../tel
 import { startTracing } from '../telemetry/tracing';
 import { WorkerMetrics } from '../telemetry/worker-metrics';
 import { createKeelWorker } from './create-worker';
+import { shutdownGraceOver } from '../activities/shutdown';
 import { withDrainLog } from './drain-log';
 import { ensureSearchAttributes } from './search-attributes';
 
@@ -122,6 +123,8 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
       'shutting down: no new work is polled; in-flight work drains',
     );
     worker.shutdown();
+    // Local activities are not cancelled by the SDK at the grace's end: they are told here.
+    setTimeout(shutdownGraceOver, config.shutdownGraceS * 1000).unref();
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

@@ -9,7 +9,7 @@ import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
 import { isCheckpoint } from '../../workflows/core/branches';
 import { checkInput } from '../../workflows/core/validate';
-import type { Conversations } from '../conversations';
+import type { Conversations, Submitted } from '../conversations';
 import { ApiError } from '../errors';
 import { waitForRun } from '../run-waiter';
 import { inputContent, type CreateRunBody } from '../schemas';
@@ -37,24 +37,30 @@ export function idempotentRunId(key: string | undefined): string | undefined {
   return `idem-${createHash('sha256').update(key.trim()).digest('hex').slice(0, 32)}`;
 }
 
-export interface StartedRun {
-  run: Run;
+export interface StartedRun extends Submitted {
   /** The workflow that holds the run's thread (decision 0160). */
   thread: ThreadRef;
   /** For a resumed run: the stream offset before the answers, where its stream goes on from. */
   resumedFrom?: number;
 }
 
-/** Starts a turn, or resumes the run waiting on the thread's interrupts. */
+/**
+ * Starts a turn, or resumes the run waiting on the thread's interrupts. `wait`: the caller will
+ * wait for the run's end (`runs/wait`), which the submission itself then answers (`settled`).
+ */
 export async function startRun(
   services: RunServices,
   threadId: string,
   body: ProtocolRunBody,
   response: Response,
+  { wait = false, deadline }: { wait?: boolean; deadline?: number } = {},
 ): Promise<StartedRun> {
   if (body.command !== undefined && body.command !== null)
     return resumeRun(services.conversations, threadId, body.command.resume, response);
-  return submitRun(services, threadId, body, response);
+  return submitRun(services, threadId, body, response, {
+    wait,
+    ...(deadline === undefined ? {} : { deadline }),
+  });
 }
 
 async function resumeRun(
@@ -77,7 +83,9 @@ async function submitRun(
   threadId: string,
   body: ProtocolRunBody,
   response: Response,
+  options: { wait: boolean; deadline?: number },
 ): Promise<StartedRun> {
+  const { wait } = options;
   const owner = ownerOf(response);
   const settings = await assistants.settingsFor(body.assistant_id, owner);
   if (body.webhook !== undefined) await conversations.checkWebhook(body.webhook);
@@ -111,17 +119,19 @@ async function submitRun(
     ...(config === undefined ? {} : { config, model: config.model }),
     ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
     ...(checkpointId === undefined ? {} : { checkpoint_id: checkpointId }),
+    // A caller that waits for the answer is not streamed its text token by token.
+    ...(wait ? { deltas: false as const } : {}),
   };
   // Every rule that needs no thread state is checked here, before anything is sent: an input
   // that may go by signal must not be one the thread would only refuse.
   const invalid = checkInput(input);
   if (invalid !== undefined) throw new ApiError(422, 'invalid_input', invalid.message, 'input.messages');
-  const run = await conversations.submitRun(thread, input, create);
+  const submitted = await conversations.submitRun(thread, input, create, options);
   // As LangGraph does, the thread records the assistant its latest run went through (a thread
   // created bare, or by another assistant). Cosmetic: a thread that cannot answer now keeps its own.
   if (create === undefined && settings !== undefined)
     await conversations.recordAssistant(thread, runMetadataOf(body.assistant_id)).catch(() => undefined);
-  return { run, thread };
+  return { ...submitted, thread };
 }
 
 /**
@@ -148,40 +158,57 @@ async function forkPoint(
 /** How often a wait asks whether its run now waits on a human (a query: nothing is written). */
 const interruptCheckMs = 1_000;
 
+const isSettled = (current: Run | undefined): boolean =>
+  current !== undefined && (isTerminal(current.status) || current.status_reason === 'awaiting_approval');
+
 /**
  * Waits until the run is over or waits on a human (an interrupt), at most `timeoutMs`; undefined
- * when neither happened in time or the caller went away. The end is awaited by one `awaitRun`
- * update; an interrupt does not end the run, so it is watched for by query beside it.
+ * when neither happened in time or the caller went away. A submission that waits (`settled`)
+ * answers both itself; otherwise, or when it answered early (the thread handed over to
+ * continue-as-new, or its worker is of an earlier release), the end is awaited by one `awaitRun`
+ * update, and the interrupt, which does not end the run, is watched for by query beside it.
  */
 export async function waitForRunOrInterrupt(
   conversations: Conversations,
   thread: ThreadRef,
-  run: Run,
+  { run, settled }: Submitted,
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<Run | undefined> {
-  const settled = (current: Run | undefined) =>
-    current !== undefined && (isTerminal(current.status) || current.status_reason === 'awaiting_approval');
-  if (settled(run)) return run;
+  if (isSettled(run)) return run;
   // Already given up (the API began to stop while this request was still being taken in): an
   // abort listener added now would never fire.
   if (signal.aborted) return undefined;
+  const deadline = Date.now() + timeoutMs;
   const stop = new AbortController();
   const onGone = (): void => stop.abort();
   signal.addEventListener('abort', onGone, { once: true });
+  const timer = setTimeout(onGone, timeoutMs);
   try {
-    const ended = waitForRun(conversations.client, thread, run.run_id, timeoutMs, stop.signal);
+    if (settled !== undefined) {
+      const gaveUp = new Promise<undefined>((resolve) =>
+        stop.signal.addEventListener('abort', () => resolve(undefined), { once: true }),
+      );
+      const answer = settled(stop.signal).catch(() => undefined);
+      const current = await Promise.race([answer, gaveUp]);
+      if (stop.signal.aborted) return undefined;
+      if (current !== undefined && isSettled(current)) return current;
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) return undefined;
+    const ended = waitForRun(conversations.client, thread, run.run_id, left, stop.signal);
     const interrupted = (async (): Promise<Run | undefined> => {
       while (!stop.signal.aborted) {
         await sleep(interruptCheckMs, undefined, { signal: stop.signal }).catch(() => undefined);
         if (stop.signal.aborted) return undefined;
         const current = await conversations.getRun(thread, run.run_id).catch(() => undefined);
-        if (settled(current)) return current;
+        if (isSettled(current)) return current;
       }
       return undefined;
     })();
     return await Promise.race([ended, interrupted.then((current) => current ?? ended)]);
   } finally {
+    clearTimeout(timer);
     stop.abort();
     signal.removeEventListener('abort', onGone);
   }

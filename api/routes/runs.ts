@@ -6,6 +6,7 @@ import { operation, route } from '../contract';
 import { toInterrupt } from '../protocol/interrupts';
 import { toLangChainMessages } from '../protocol/langchain-messages';
 import { cancelQuery, protocolRunBody, runListQuery } from '../protocol/run-schemas';
+import type { Submitted } from '../conversations';
 import { startRun, waitForRunOrInterrupt, type RunServices } from '../protocol/run-submission';
 import { finalValues as finalValuesSchema, run as runSchema } from '../response-schemas';
 import { waitForRun } from '../run-waiter';
@@ -164,19 +165,20 @@ export async function valuesAfter(services: RunServices, thread: ThreadRef, run:
 export async function answerWhenDone(
   services: RunServices,
   thread: ThreadRef,
-  run: Run,
+  submitted: Submitted,
   timeoutS: number,
   response: Response,
   signal: AbortSignal,
   stopping: AbortSignal | undefined,
 ): Promise<Run> {
   const { conversations } = services;
+  const { run } = submitted;
   const location = `/threads/${thread.thread_id}/runs/${run.run_id}`;
   const waiting = eitherAborts(signal, stopping);
   const finished = await waitForRunOrInterrupt(
     conversations,
     thread,
-    run,
+    submitted,
     timeoutS * 1000,
     waiting.signal,
   ).finally(waiting.release);
@@ -212,8 +214,11 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
   route(router, waitRun, async (request, response, { query: { timeout_s }, body }) => {
     const threadId = pathId(request, 'thread_id');
     const signal = clientGone(request, response);
-    const { run, thread } = await startRun(services, threadId, body, response);
-    await answerWhenDone(services, thread, run, timeout_s, response, signal, stopping);
+    // The wait's time runs from the request: taking the input in is part of it.
+    const deadline = Date.now() + timeout_s * 1000;
+    const started = await startRun(services, threadId, body, response, { wait: true, deadline });
+    const left = Math.max(0, (deadline - Date.now()) / 1000);
+    await answerWhenDone(services, started.thread, started, left, response, signal, stopping);
   });
 
   route(router, listRuns, async (request, response, { query: { limit, offset, status } }) => {
@@ -245,7 +250,7 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
     const signal = clientGone(request, response);
     const thread = await conversations.authorize(threadId, ownerOf(response));
     const run = await conversations.getRun(thread, runId);
-    await answerWhenDone(services, thread, run, timeout_s, response, signal, stopping);
+    await answerWhenDone(services, thread, { run }, timeout_s, response, signal, stopping);
   });
 
   /**

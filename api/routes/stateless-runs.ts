@@ -84,9 +84,10 @@ export async function deleteWhenDone(
 export function statelessRunRoutes(services: RunServices, stopping?: AbortSignal): Router {
   const router = Router();
 
-  const start = async (request: Request, response: Response) => {
+  const start = async (request: Request, response: Response, deadline?: number) => {
     const body = statelessBody(request);
-    return { body, started: await startRun(services, randomUUID(), body, response) };
+    const options = deadline === undefined ? {} : { wait: true, deadline };
+    return { body, started: await startRun(services, randomUUID(), body, response, options) };
   };
 
   route(router, createStatelessRun, async (request, response) => {
@@ -99,9 +100,11 @@ export function statelessRunRoutes(services: RunServices, stopping?: AbortSignal
 
   route(router, waitStatelessRun, async (request, response, { query: { timeout_s } }) => {
     const signal = clientGone(request, response);
-    const { body, started } = await start(request, response);
-    const { run, thread } = started;
-    const answered = await answerWhenDone(services, thread, run, timeout_s, response, signal, stopping);
+    const deadline = Date.now() + timeout_s * 1000;
+    const { body, started } = await start(request, response, deadline);
+    const { thread } = started;
+    const left = Math.max(0, (deadline - Date.now()) / 1000);
+    const answered = await answerWhenDone(services, thread, started, left, response, signal, stopping);
     await deleteWhenDone(services, body, { run: answered, thread }, stopping);
   });
 

@@ -132,9 +132,12 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
   // The same turns, timed by the server: from the workflow task that took the update to the one
   // that ended the run, without the time the API takes to hear of it.
   const serverTurns = { plain: [] as number[], tool: [] as number[] };
+  // And what each turn wrote to the history, counted from the real histories.
+  const turnEvents = { plain: [] as number[], tool: [] as number[] };
   for (const thread of threads) {
     for (const span of (await turnSpans(system.client, workflowIdFor(thread))).slice(1)) {
       (span.text === toolTurn ? serverTurns.tool : serverTurns.plain).push(span.ms);
+      (span.text === toolTurn ? turnEvents.tool : turnEvents.plain).push(span.events);
     }
   }
   const keelServerStep = chunkedPerStep(serverTurns.tool, serverTurns.plain, options.trials);
@@ -232,6 +235,12 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
       },
       {
         scenario: '',
+        metric: 'history events per plain / tool turn',
+        value: `${showSpread(spread(turnEvents.plain), 0)} / ${showSpread(spread(turnEvents.tool), 0)}`,
+        note: 'from the threads’ real histories; target ≤ 8 / ≤ 15',
+      },
+      {
+        scenario: '',
         metric: 'floor: workflow + 1 no-op activity, ms',
         value: showSpread(spread(floor.one)),
         note: 'client.workflow.execute end to end',
@@ -245,6 +254,8 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
         server_tool_turn_ms: spread(serverTurns.tool),
         plain_turn_ms: spread(keel.plain),
         tool_turn_ms: spread(keel.tool),
+        plain_turn_events: spread(turnEvents.plain),
+        tool_turn_events: spread(turnEvents.tool),
       },
       in_process: {
         per_step_ms: localStep,

@@ -52,7 +52,8 @@ describe('a worker process killed with SIGKILL', () => {
     await closeTestClient();
   });
 
-  it('completes the same run after a kill mid-model-call, with exactly one assistant message', async () => {
+  /** `local`: as for a caller that waits (`runs/wait`), the call is a local activity. */
+  const killMidModelCall = async (local: boolean): Promise<void> => {
     const first = await fleet.start();
     const conversation = await TestConversation.start(client, config, anthropicModel);
     const before = fake.requests.length;
@@ -61,7 +62,7 @@ describe('a worker process killed with SIGKILL', () => {
       content: [{ type: 'text', text: 'a slow answer that never arrives '.repeat(20) }],
       tokenDelayMs: 200,
     });
-    const run = await conversation.submit('hello there');
+    const run = await conversation.submit('hello there', local ? { deltas: false } : {});
     await fake.waitForRequests(before + 1, 30_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     first.kill('SIGKILL');
@@ -71,7 +72,7 @@ describe('a worker process killed with SIGKILL', () => {
     const done = await conversation.finished(run.run_id, 60_000);
     const recoverySeconds = (Date.now() - killedAt) / 1000;
     process.stderr.write(
-      `[chaos] SIGKILL mid-model-call → run completed in ${recoverySeconds.toFixed(1)} s\n`,
+      `[chaos] SIGKILL mid-${local ? 'local-' : ''}model-call → run completed in ${recoverySeconds.toFixed(1)} s\n`,
     );
     expect(done.status).toBe('completed');
     const transcript = await conversation.transcript();
@@ -81,6 +82,19 @@ describe('a worker process killed with SIGKILL', () => {
     expect(lastAnswer(transcript)).toBe('You said: hello there');
     // At least the cut call and its retry (a loaded machine can add a retry; the transcript stays single).
     expect(fake.requests.length - before).toBeGreaterThanOrEqual(2);
+    const markers = (await conversation.handle.fetchHistory()).events?.filter(
+      (event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+    );
+    if (local) expect(markers?.length).toBe(1);
+    else expect(markers).toEqual([]);
+  };
+
+  it('completes the same run after a kill mid-model-call, with exactly one assistant message', async () => {
+    await killMidModelCall(false);
+  });
+
+  it('does the same when the call is a local activity (its caller waits for the answer)', async () => {
+    await killMidModelCall(true);
   });
 
   it('does not run a side-effecting tool twice: the model hears it was interrupted and the run goes on', async () => {

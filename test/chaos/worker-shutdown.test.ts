@@ -105,7 +105,8 @@ describe('a worker process stopped with SIGTERM', () => {
     expect(result!.content).toMatch(/interrupted by worker shutdown.*may have partly run/);
   });
 
-  it('past the grace, hands a model call to the next worker, which answers it once', async () => {
+  /** `local`: as for a caller that waits (`runs/wait`), the call is a local activity. */
+  const shutDownPastGrace = async (local: boolean): Promise<void> => {
     const worker = await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
     const conversation = await TestConversation.start(client, config, anthropicModel);
     const before = fake.requests.length;
@@ -114,7 +115,7 @@ describe('a worker process stopped with SIGTERM', () => {
       content: [{ type: 'text', text: 'a slow answer that is cut '.repeat(30) }],
       tokenDelayMs: 200,
     });
-    const run = await conversation.submit('hello');
+    const run = await conversation.submit('hello', local ? { deltas: false } : {});
     await fake.waitForRequests(before + 1, 30_000);
     worker.kill('SIGTERM');
     expect(await worker.exited).toEqual({ code: 0, signal: null });
@@ -130,6 +131,14 @@ describe('a worker process stopped with SIGTERM', () => {
     const transcript = await conversation.transcript();
     expect(transcript.filter((message) => message.role === 'assistant')).toHaveLength(1);
     expect(lastAnswer(transcript)).toBe('You said: hello');
+  };
+
+  it('past the grace, hands a model call to the next worker, which answers it once', async () => {
+    await shutDownPastGrace(false);
+  });
+
+  it('does the same with a model call made as a local activity (its caller waits for the answer)', async () => {
+    await shutDownPastGrace(true);
   });
 
   /** Waits for the model request a worker took (a new one unless given), then shuts it down past its grace. */
@@ -174,6 +183,24 @@ describe('a worker process stopped with SIGTERM', () => {
     const finished = await conversation.finished(run.run_id, 60_000);
     expect(finished).toMatchObject({ status: 'failed', error: { type: 'ModelOverloaded' } });
     expect(fake.requests.length - before).toBe(2 + 6);
+  });
+
+  it('fails a model call made as a local activity after six faults of the model, as an ordinary one', async () => {
+    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const before = fake.requests.length;
+    const overloaded = {
+      kind: 'error' as const,
+      status: 529,
+      type: 'overloaded_error',
+      message: 'Overloaded',
+      headers: { 'retry-after': '0' },
+    };
+    fake.enqueue(...Array.from({ length: 6 }, () => overloaded));
+    await fleet.start();
+    const run = await conversation.submit('hello', { deltas: false });
+    const finished = await conversation.finished(run.run_id, 60_000);
+    expect(finished).toMatchObject({ status: 'failed', error: { type: 'ModelOverloaded' } });
+    expect(fake.requests.length - before).toBe(6);
   });
 
   it('exits at once, with code 1, on a second signal', async () => {

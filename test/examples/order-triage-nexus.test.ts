@@ -6,14 +6,19 @@
 import { randomUUID } from 'node:crypto';
 import Long from 'long';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, type WorkflowHandle } from '@temporalio/client';
+import { Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure, NexusOperationFailure } from '@temporalio/common';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { agentServiceName } from '../../common/agent-service';
 import * as messages from '../../common/messages';
 import { workflowIdFor } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
 import { createOrderTriageWorker } from '../../examples/order-triage/worker';
-import type { TriageByNexusInput, TriageOrderOutcome } from '../../examples/order-triage/workflows';
+import type {
+  TriageByNexusInput,
+  TriageChatInput,
+  TriageOrderOutcome,
+} from '../../examples/order-triage/workflows';
 import { testDataConverter } from '../helpers/encryption';
 import { eventually, testAddress } from '../helpers/temporal';
 import { workerHarness } from '../helpers/worker-harness';
@@ -136,5 +141,73 @@ describe(`an order-triage workflow in its own namespace calling ${agentServiceNa
     expect(closed.status.name).toBe('COMPLETED');
     const task = await agent.query(messages.getRunQuery, { run_id: 'task' });
     expect(task?.status).toBe('cancelled');
+  });
+
+  it('starts the agent from a chat so far, through the same operation', async () => {
+    const orderId = `order-${randomUUID().slice(0, 8)}`;
+    const run = await orders.workflow.start<(input: TriageChatInput) => Promise<TriageOrderOutcome>>(
+      'triageChatWorkflow',
+      {
+        workflowId: `triage-chat-${orderId}`,
+        taskQueue: exampleQueue,
+        args: [
+          {
+            order_id: orderId,
+            model: 'scripted:demo',
+            endpoint,
+            chat: [
+              { role: 'user', content: 'Where is my parcel?' },
+              { role: 'assistant', content: 'It left the warehouse on Monday.' },
+              {
+                role: 'user',
+                content: `Still not here.\nrun: echo '{"priority":"normal","team":"shipping"}'`,
+              },
+            ],
+          },
+        ],
+      },
+    );
+    const outcome = await run.result();
+    expect(outcome.agent).toMatchObject({
+      status: 'completed',
+      output: { priority: 'normal', team: 'shipping' },
+    });
+    const transcript = await keel.client.workflow
+      .getHandle(workflowIdFor(outcome.agent.thread_id))
+      .query(messages.getTranscriptQuery, {});
+    expect(transcript.slice(0, 3).map(({ role, run_id }) => `${role}:${run_id}`)).toEqual([
+      'user:earlier',
+      'assistant:earlier',
+      'user:task',
+    ]);
+    expect(findTranscriptViolation(transcript)).toBeUndefined();
+  });
+
+  it('fails the operation with AgentConfigInvalid for a chat of a bad shape', async () => {
+    const orderId = `order-${randomUUID().slice(0, 8)}`;
+    const run = await orders.workflow.start<(input: TriageChatInput) => Promise<TriageOrderOutcome>>(
+      'triageChatWorkflow',
+      {
+        workflowId: `triage-chat-${orderId}`,
+        taskQueue: exampleQueue,
+        args: [
+          {
+            order_id: orderId,
+            model: 'scripted:demo',
+            endpoint,
+            chat: [{ role: 'assistant', content: 'Hi!' }],
+          },
+        ],
+      },
+    );
+    const failure = await run.result().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const operation = (failure as WorkflowFailedError).cause;
+    expect(operation).toBeInstanceOf(NexusOperationFailure);
+    let cause: unknown = operation;
+    while (cause instanceof Error && !(cause instanceof ApplicationFailure)) cause = cause.cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe('AgentConfigInvalid');
+    expect((cause as ApplicationFailure).message).toMatch(/messages\[0\] must be a user message/);
   });
 });

@@ -11,12 +11,16 @@ import * as messages from '../../common/messages';
 import { workflowIdFor } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
 import { createOrderTriageWorker } from '../../examples/order-triage/worker';
+import type { AgentMessage } from '../../workflows/agents';
 import {
   addNoteSignal,
   agentThreadQuery,
   decideSignal,
+  type TriageChatInput,
   type TriageOrderInput,
   type TriageOrderOutcome,
+  type TriageWithLateNoteInput,
+  type TriageWithLateNoteOutcome,
 } from '../../examples/order-triage/workflows';
 import { eventually, testAddress } from '../helpers/temporal';
 import { testDataConverter } from '../helpers/encryption';
@@ -195,6 +199,9 @@ describe('a triage workflow holding its agent’s handle', () => {
       return approvals.length > 0 ? approvals : undefined;
     }, 30_000);
     expect(pending?.tool).toBe('bash');
+    // A denial of an approval the agent does not have is ignored (signals reach it in order, so
+    // it comes first): the real approval still lets the command run.
+    await run.signal(decideSignal, { approval_id: `${pending!.approval_id}-unknown`, approve: false });
     await run.signal(decideSignal, { approval_id: pending!.approval_id, approve: true });
     const outcome = await run.result();
     expect(outcome.agent.output).toEqual({ priority: 'urgent', team: 'billing' });
@@ -212,5 +219,128 @@ describe('a triage workflow holding its agent’s handle', () => {
     expect(outcome.agent.output).toEqual({ priority: 'normal', team: 'returns' });
     const first = await keel.client.workflow.getHandle(run.workflowId, run.firstExecutionRunId).describe();
     expect(first.status.name).toBe('CONTINUED_AS_NEW');
+  });
+});
+
+/** A customer's chat with the shop's bot, which looked up the parcel with a tool. */
+const chat: AgentMessage[] = [
+  { role: 'user', content: 'My order has not arrived.' },
+  {
+    role: 'assistant',
+    content: [
+      { type: 'text', text: 'Let me check the tracking.' },
+      { type: 'tool_use', id: 'toolu_track', name: 'bash', input: { command: 'track 7' } },
+    ],
+  },
+  {
+    role: 'user',
+    content: [{ type: 'tool_result', tool_use_id: 'toolu_track', content: 'in transit since Monday' }],
+  },
+  { role: 'assistant', content: 'It has been in transit since Monday.' },
+];
+
+function triageChat(input: Partial<TriageChatInput> & Pick<TriageChatInput, 'chat'>) {
+  const order_id = `order-${randomUUID().slice(0, 8)}`;
+  return keel.client.workflow.start<(input: TriageChatInput) => Promise<TriageOrderOutcome>>(
+    'triageChatWorkflow',
+    {
+      workflowId: `triage-chat-${order_id}`,
+      taskQueue: exampleQueue,
+      args: [{ order_id, model: 'scripted:demo', keel_task_queue: keel.config.taskQueue, ...input }],
+    },
+  );
+}
+
+describe('an agent started from a conversation so far', () => {
+  it('starts from the earlier messages and answers the last after a tool call', async () => {
+    const last = `It is a gift for tomorrow.\nrun: echo '{"priority":"urgent","team":"shipping"}'`;
+    const run = await triageChat({ chat: [...chat, { role: 'user', content: last }] });
+    const outcome = await run.result();
+    expect(outcome.agent.status).toBe('completed');
+    expect(outcome.agent.output).toEqual({ priority: 'urgent', team: 'shipping' });
+    expect(outcome.agent.runs).toBe(1);
+    const transcript = await keel.client.workflow
+      .getHandle(workflowIdFor(outcome.agent.thread_id))
+      .query(messages.getTranscriptQuery, {});
+    expect(findTranscriptViolation(transcript)).toBeUndefined();
+    // The chat is the transcript's start, marked as earlier than any run; the task run follows it.
+    expect(transcript.slice(0, 4).map(({ role, run_id }) => ({ role, run_id }))).toEqual([
+      { role: 'user', run_id: 'earlier' },
+      { role: 'assistant', run_id: 'earlier' },
+      { role: 'user', run_id: 'earlier' },
+      { role: 'assistant', run_id: 'earlier' },
+    ]);
+    expect(transcript[1]?.content).toEqual(chat[1]?.content);
+    expect(transcript[4]).toMatchObject({
+      role: 'user',
+      run_id: 'task',
+      content: [{ type: 'text', text: last }],
+    });
+    expect(
+      transcript.slice(5).some((message) => message.content.some((block) => block.type === 'tool_use')),
+    ).toBe(true);
+  });
+
+  it.each<[string, AgentMessage[], RegExp]>([
+    ['a chat that ends with the bot', chat, /last of messages must be a user message/],
+    [
+      'a tool call left unanswered',
+      [chat[0]!, chat[1]!, { role: 'user', content: 'hello?' }],
+      /tool_use without tool_result: toolu_track/,
+    ],
+  ])('fails the start with AgentConfigInvalid for %s', async (_, given, message) => {
+    const run = await triageChat({ chat: given });
+    const failure = await run.result().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const cause = (failure as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe('AgentConfigInvalid');
+    expect(cause?.message).toMatch(message);
+  });
+});
+
+describe('a note for an agent that has closed', () => {
+  it('is refused with AgentClosed, as are a late decision and a cancel, and starts a new agent from the conversation', async () => {
+    const input: TriageWithLateNoteInput = {
+      order_id: `order-${randomUUID().slice(0, 8)}`,
+      complaint: `Scratched screen.\nrun: echo '{"priority":"normal","team":"returns"}'`,
+      note: `It is also cracked.\nrun: echo '{"priority":"urgent","team":"returns"}'`,
+      model: 'scripted:demo',
+      keel_task_queue: keel.config.taskQueue,
+    };
+    const run = await keel.client.workflow.start<
+      (input: TriageWithLateNoteInput) => Promise<TriageWithLateNoteOutcome>
+    >('triageWithLateNoteWorkflow', {
+      workflowId: `triage-late-${input.order_id}`,
+      taskQueue: exampleQueue,
+      args: [input],
+    });
+    const outcome = await run.result();
+    expect(outcome.first).toMatchObject({
+      status: 'completed',
+      output: { priority: 'normal', team: 'returns' },
+    });
+    expect(outcome.refused).toEqual([
+      {
+        type: 'AgentClosed',
+        message: expect.stringMatching(/cannot send a message to agent .*: it has closed/),
+      },
+      {
+        type: 'AgentClosed',
+        message: expect.stringMatching(/cannot decide an approval of agent .*: it has closed/),
+      },
+      { type: 'AgentClosed', message: expect.stringMatching(/cannot cancel agent .*: it has closed/) },
+    ]);
+    expect(outcome.again).toMatchObject({
+      status: 'completed',
+      output: { priority: 'urgent', team: 'returns' },
+    });
+    const first = await keel.client.workflow.getHandle(workflowIdFor(outcome.first.thread_id)).describe();
+    expect(first.status.name).toBe('COMPLETED');
+    const transcript = await keel.client.workflow
+      .getHandle(workflowIdFor(outcome.again.thread_id))
+      .query(messages.getTranscriptQuery, {});
+    expect(transcript[1]).toMatchObject({ role: 'assistant', run_id: 'earlier' });
+    expect(transcript[1]?.content).toEqual([{ type: 'text', text: outcome.first.answer }]);
   });
 });

@@ -24,6 +24,14 @@ const scenarios = [
   'parallel-tools.json',
   'plain-turn.json',
 ];
+/**
+ * Recorded since agents started from other workflows (workflows/agents/): `agent-parent` is the
+ * workflow Keel's Nexus operation starts, which starts an agent from earlier messages and awaits
+ * it; `task-conversation` is that agent, a task conversation with a tool call in between.
+ */
+const agentScenarios = ['agent-parent.json', 'task-conversation.json'];
+/** Recorded since a waited run's model calls are local activities (decision 0200): two turns. */
+const laterScenarios = [...agentScenarios, 'waited-turn.json'];
 
 async function loadHistories(files: string[]) {
   return Promise.all(
@@ -47,7 +55,7 @@ async function replay(files: string[], dataConverter = testDataConverter()): Pro
 }
 
 /**
- * Encodings of a history's payloads, apart from search attributes, the SDK's patch markers and
+ * Encodings of a history's payloads, apart from search attributes, the SDK's markers' own metadata and
  * the trace context header (`_tracer-data`: a W3C traceparent, ids only, which Temporal does not
  * pass through the codec; decision 0122).
  */
@@ -57,9 +65,14 @@ function contentEncodings(value: unknown, out = new Set<string>()): Set<string> 
   const metadata = record.metadata as Record<string, string> | undefined;
   if (metadata?.encoding !== undefined) out.add(Buffer.from(metadata.encoding, 'base64').toString('utf8'));
   else
-    for (const [name, child] of Object.entries(record))
-      if (name !== 'searchAttributes' && name !== 'markerRecordedEventAttributes' && name !== '_tracer-data')
-        contentEncodings(child, out);
+    for (const [name, child] of Object.entries(record)) {
+      // A local activity's marker holds its result (content, so encrypted) beside the SDK's own
+      // plain metadata (`data`: ids, type, times); patch markers hold only the patch's name.
+      if (name === 'markerRecordedEventAttributes') {
+        const marker = child as { markerName?: string; details?: Record<string, unknown> };
+        if (marker.markerName === 'core_local_activity') contentEncodings(marker.details?.result, out);
+      } else if (name !== 'searchAttributes' && name !== '_tracer-data') contentEncodings(child, out);
+    }
   return out;
 }
 
@@ -74,8 +87,10 @@ async function historyFiles(): Promise<string[]> {
 }
 
 describe('recorded histories', () => {
-  it('include a plain turn, parallel tools, a crash-recovered turn and a continue-as-new, from this code and older', async () => {
-    expect((await readdir(directory)).filter((file) => file.endsWith('.json')).sort()).toEqual(scenarios);
+  it('include a plain turn, parallel tools, a crash-recovered turn and a continue-as-new, from this code and older, and an agent with its parent', async () => {
+    expect((await readdir(directory)).filter((file) => file.endsWith('.json')).sort()).toEqual(
+      [...laterScenarios, ...scenarios].sort(),
+    );
     for (const folder of olderDirectories) {
       expect((await readdir(path.join(directory, folder))).sort()).toEqual(scenarios);
     }
@@ -87,9 +102,10 @@ describe('recorded histories', () => {
   });
 
   it('store the current histories encrypted, the older ones in plaintext', async () => {
-    for (const file of scenarios) {
+    for (const file of [...scenarios, ...laterScenarios]) {
       const json: unknown = JSON.parse(await readFile(path.join(directory, file), 'utf8'));
       expect([file, [...contentEncodings(json)]]).toEqual([file, ['binary/encrypted']]);
+      if (!scenarios.includes(file)) continue;
       const older: unknown = JSON.parse(await readFile(path.join(directory, 'plaintext', file), 'utf8'));
       expect([file, [...contentEncodings(older)]]).toEqual([file, ['json/plain']]);
     }

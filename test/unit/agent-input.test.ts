@@ -1,7 +1,7 @@
 /** The checks `startAgent` makes before anything starts, and the structured-output check after. */
-import type { AgentInput } from '../../common/agents';
+import type { AgentInput, AgentMessage, AgentOptions } from '../../common/agents';
 import { zeroUsage } from '../../common/usage';
-import { agentInputProblem, threadConfigOf } from '../../workflows/agents/agent-input';
+import { agentInputProblem, conversationFor, threadConfigOf } from '../../workflows/agents/agent-input';
 import { agentResult } from '../../workflows/agents/start-agent';
 
 const schema = {
@@ -12,7 +12,7 @@ const schema = {
 const valid: AgentInput = { task: 'triage this', config: { model: 'scripted:demo' } };
 
 describe('an agent input', () => {
-  it.each<[string, Partial<AgentInput>, RegExp]>([
+  it.each<[string, Partial<AgentOptions> & { task?: AgentInput['task'] }, RegExp]>([
     ['an empty task', { task: '  ' }, /task is empty/],
     ['no model', { config: {} }, /config.model is required/],
     ['an unknown provider', { config: { model: 'gpt5' } }, /unknown model provider "gpt5"/],
@@ -24,7 +24,7 @@ describe('an agent input', () => {
     ],
     ['a schema zod cannot read', { output_schema: { type: 'no-such-type' } }, /output_schema/],
   ])('is refused with %s', (_, change, message) => {
-    expect(agentInputProblem({ ...valid, ...change })).toMatch(message);
+    expect(agentInputProblem({ ...valid, ...change } as AgentInput)).toMatch(message);
   });
 
   it('is accepted with a model and a readable schema', () => {
@@ -39,6 +39,94 @@ describe('an agent input', () => {
     });
     expect(config.system).toMatch(/^Be brief\.\n\n.*JSON Schema:\n\{"type":"object"/s);
     expect(config).toMatchObject({ approval: 'auto', approval_timeout_s: 300, max_steps: 50 });
+  });
+});
+
+describe('an agent started from earlier messages', () => {
+  const config = { model: 'scripted:demo' };
+  const asked: AgentMessage = { role: 'user', content: 'What is in the repo?' };
+  const toolCall: AgentMessage = {
+    role: 'assistant',
+    content: [
+      { type: 'text', text: 'Let me look.' },
+      { type: 'tool_use', id: 'toolu_1', name: 'list_files', input: { path: '.' } },
+    ],
+  };
+  const toolResult: AgentMessage = {
+    role: 'user',
+    content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'README.md' }],
+  };
+  const answered: AgentMessage = { role: 'assistant', content: 'Only a README.' };
+  const next: AgentMessage = { role: 'user', content: 'Summarise it.' };
+  const conversation = [asked, toolCall, toolResult, answered, next];
+
+  it('starts with the earlier messages as the transcript and the last as the first run', () => {
+    expect(agentInputProblem({ messages: conversation, config })).toBeUndefined();
+    const started = conversationFor({ messages: conversation, config }, 't1', 'parent', 0);
+    expect(started.task?.input.content).toEqual([{ type: 'text', text: 'Summarise it.' }]);
+    expect(started.task?.earlier).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'What is in the repo?' }] },
+      toolCall,
+      toolResult,
+      { role: 'assistant', content: [{ type: 'text', text: 'Only a README.' }] },
+    ]);
+  });
+
+  it('takes one user message as a task', () => {
+    const started = conversationFor({ messages: [next], config }, 't1', 'parent', 0);
+    expect(started.task?.earlier).toBeUndefined();
+    expect(started.task?.input.content).toEqual([{ type: 'text', text: 'Summarise it.' }]);
+  });
+
+  it('keeps only the known fields of each block', () => {
+    const noisy = { type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } };
+    const started = conversationFor(
+      { messages: [{ role: 'user', content: [noisy as never] }], config },
+      't1',
+      'parent',
+      0,
+    );
+    expect(started.task?.input.content).toEqual([{ type: 'text', text: 'hi' }]);
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    ['both a task and messages', { task: 'x', messages: [next] }, /either task or messages/],
+    ['neither', {}, /task or messages is required/],
+    ['no messages at all', { messages: [] }, /non-empty array/],
+    ['messages that are not an array', { messages: 'hello' }, /non-empty array/],
+    ['an unknown role', { messages: [{ role: 'system', content: 'x' }] }, /messages\[0\]\.role/],
+    ['an assistant first', { messages: [answered, next] }, /messages\[0\] must be a user message/],
+    ['two user messages in a row', { messages: [asked, next] }, /messages\[1\] must be an? assistant/],
+    ['an assistant last', { messages: [asked, answered] }, /last of messages must be a user message/],
+    ['a tool result last', { messages: [asked, toolCall, toolResult] }, /last of messages must be text/],
+    ['a tool call never answered', { messages: [asked, toolCall, next] }, /tool_use without tool_result/],
+    [
+      'a tool result for no tool call',
+      { messages: [asked, answered, toolResult, answered, next] },
+      /tool_result for unknown tool_use/,
+    ],
+    [
+      'a tool call from the user',
+      { messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'a', name: 'b', input: {} }] }] },
+      /messages\[0\]\.content\[0\]: a user message holds text and tool_result blocks only/,
+    ],
+    [
+      'a block without its fields',
+      { messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+      /content\[0\]/,
+    ],
+    [
+      'an empty message',
+      { messages: [asked, { role: 'assistant', content: ' ' }, next] },
+      /messages\[1\] is empty/,
+    ],
+    [
+      'too much to carry',
+      { messages: [{ role: 'user', content: 'x'.repeat(250_000) }, answered, next] },
+      /at most 200000 characters/,
+    ],
+  ])('is refused with %s', (_, prompt, message) => {
+    expect(agentInputProblem({ ...(prompt as AgentInput), config })).toMatch(message);
   });
 });
 

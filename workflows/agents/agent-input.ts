@@ -5,8 +5,8 @@
 import { ApprovalMode, ToolRule, type ThreadConfig } from '../../common/thread';
 import type { AgentConfig, AgentInput } from '../../common/agents';
 import { parseModelSpec } from '../../common/model-spec';
-import type { UserContent } from '../../common/transcript';
 import type { NewConversation } from '../interpreter/workflow';
+import { promptOf } from './agent-prompt';
 import { outputInstruction, schemaFor } from './structured-output';
 
 /** The defaults `AgentConfig` documents (the same as a thread's). */
@@ -30,15 +30,10 @@ function configProblem(config: AgentConfig | undefined): string | undefined {
   return undefined;
 }
 
-function taskContent(task: AgentInput['task']): UserContent[] {
-  return typeof task === 'string' ? [{ type: 'text', text: task }] : task;
-}
-
 /** Why the input cannot start an agent, or undefined when it can. */
 export function agentInputProblem(input: AgentInput): string | undefined {
-  const content = taskContent(input.task);
-  const empty = content.every((block) => block.type === 'text' && block.text.trim() === '');
-  if (empty) return 'task is empty';
+  const prompt = promptOf(input);
+  if (typeof prompt === 'string') return prompt;
   const problem = configProblem(input.config);
   if (problem !== undefined) return problem;
   if (input.output_schema !== undefined) {
@@ -74,6 +69,9 @@ export function conversationFor(
   now: number,
 ): NewConversation {
   const createdAt = new Date(now).toISOString();
+  const prompt = promptOf(input);
+  // agentInputProblem made sure the prompt is sound.
+  const { earlier, first } = typeof prompt === 'string' ? { earlier: [], first: [] } : prompt;
   return {
     thread_id: threadId,
     ...(input.owner === undefined ? {} : { owner: input.owner }),
@@ -88,10 +86,11 @@ export function conversationFor(
       input: {
         run_id: 'task',
         assistant_id: input.assistant_id ?? 'agent',
-        content: taskContent(input.task),
+        content: first,
         multitask_strategy: 'enqueue',
         metadata: {},
       },
+      ...(earlier.length === 0 ? {} : { earlier }),
       ...(input.report_to === undefined ? {} : { report_to: input.report_to }),
     },
   };

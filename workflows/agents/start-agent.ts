@@ -11,7 +11,9 @@ import {
   type ChildWorkflowHandle,
   ChildWorkflowFailure,
   getExternalWorkflowHandle,
+  isCancellation,
   ParentClosePolicy,
+  type SignalDefinition,
   proxyActivities,
   startChild,
   uuid4,
@@ -33,6 +35,7 @@ import * as messages from '../../common/messages';
 import { isTerminal } from '../../common/run';
 import { searchAttributes } from '../../common/search-attributes';
 import { workflowIdFor } from '../../common/thread';
+import type { UserContent } from '../../common/transcript';
 import { zeroUsage } from '../../common/usage';
 import type { conversationWorkflow } from '../interpreter/workflow';
 import { agentInputProblem, conversationFor } from './agent-input';
@@ -53,12 +56,14 @@ export class AgentRef {
   }
 
   /**
-   * Sends a follow-up message; it runs after the current run. Returns its run id. Once the agent
-   * has no run left it has closed, and this fails (the signal finds no running workflow).
+   * Sends a follow-up message; it runs after the current run. Returns its run id. Throws
+   * `AgentClosed` once the agent has closed (no run was left, or it was cancelled). A message
+   * that reaches the agent while it closes is refused there: the thread shows it as a failed run
+   * (`thread_closed`) and the agent's result leaves it out.
    */
   async send(text: string): Promise<string> {
     const run_id = `message-${uuid4()}`;
-    await getExternalWorkflowHandle(this.workflowId).signal(messages.userMessageSignal, {
+    await this.#signal('send a message to', messages.userMessageSignal, {
       run_id,
       assistant_id: 'agent',
       content: [{ type: 'text', text }],
@@ -68,14 +73,41 @@ export class AgentRef {
     return run_id;
   }
 
-  /** Approves or denies a pending tool call (ids unknown or already decided are ignored by the agent). */
+  /**
+   * Approves or denies a pending tool call. Throws `AgentClosed` once the agent has closed; an
+   * id the running agent does not know, or has decided already, is ignored by it (a signal gets
+   * no answer; the API's update form refuses such ids).
+   */
   async decideApproval(decision: DecideApprovalInput): Promise<void> {
-    await getExternalWorkflowHandle(this.workflowId).signal(messages.approvalSignal, decision);
+    await this.#signal('decide an approval of', messages.approvalSignal, decision);
   }
 
-  /** Ends the agent: its current run is cancelled (tools see why), and its result says `cancelled`. */
+  /**
+   * Ends the agent: its current run is cancelled (tools see why), and its result says
+   * `cancelled`. Throws `AgentClosed` when it has closed already.
+   */
   async cancel(reason = 'cancelled by the workflow that started it'): Promise<void> {
-    await getExternalWorkflowHandle(this.workflowId).signal(messages.closeSignal, { reason });
+    await this.#signal('cancel', messages.closeSignal, { reason });
+  }
+
+  async #signal<Args extends unknown[]>(
+    what: string,
+    signal: SignalDefinition<Args>,
+    ...args: Args
+  ): Promise<void> {
+    try {
+      await getExternalWorkflowHandle(this.workflowId).signal(signal, ...args);
+    } catch (error) {
+      // The caller's own cancellation stays one. Otherwise the server found no open workflow to
+      // signal (its other refusal, too many signals, also means nothing reaches the agent now).
+      if (isCancellation(error)) throw error;
+      throw ApplicationFailure.create({
+        type: AgentFailureType.agentClosed,
+        message: `cannot ${what} agent ${this.threadId}: it has closed (or never started)`,
+        nonRetryable: true,
+        ...(error instanceof Error ? { cause: error } : {}),
+      });
+    }
   }
 }
 
@@ -154,9 +186,8 @@ export function agentResult<Output>(
   };
 }
 
-function firstLine(task: AgentInput['task']): string {
-  const text =
-    typeof task === 'string' ? task : task.map((block) => ('text' in block ? block.text : '')).join(' ');
+function firstLine(content: UserContent[]): string {
+  const text = content.map((block) => ('text' in block ? block.text : '')).join(' ');
   const line = text.trim().split('\n')[0] ?? '';
   return line.length > 100 ? `${line.slice(0, 99)}…` : line;
 }
@@ -209,7 +240,7 @@ export async function startAgent<Output = unknown>(given: AgentInput): Promise<A
     // An abandoned agent outlives the caller's cancellation as well as its close.
     ...(policy === 'abandon' ? { cancellationType: ChildWorkflowCancellationType.ABANDON } : {}),
     memo: { metadata: conversation.metadata, created_at: conversation.created_at },
-    staticSummary: `Agent: ${firstLine(input.task)}`,
+    staticSummary: `Agent: ${firstLine(conversation.task?.input.content ?? [])}`,
     staticDetails: [
       `Keel agent started by workflow \`${parent}\``,
       `- thread: \`${threadId}\``,

@@ -33,12 +33,15 @@ export const isCurrentModelStep = (state: ThreadState, runId: string, step: numb
 
 /**
  * The model call for a step. A long conversation stays out of the input (and so out of the
- * history at every step): the activity then asks the workflow for it.
+ * history at every step): the activity then asks the workflow for it. A call that streams no
+ * deltas always brings its messages: it runs as a local activity, whose input is never written
+ * to the history, and which could not ask its workflow while the workflow waits on it.
  */
 export function callModelCommand(state: ThreadState, active: ActiveRun, step: number): Command {
   const { thread_id, config } = state.thread;
   const messages = modelMessages(state);
-  const inline = JSON.stringify(messages).length <= inlineMessagesLimit;
+  const quiet = active.deltas === false;
+  const inline = quiet || JSON.stringify(messages).length <= inlineMessagesLimit;
   const input: CallModelInput = {
     thread_id,
     run_id: active.run_id,
@@ -46,6 +49,7 @@ export function callModelCommand(state: ThreadState, active: ActiveRun, step: nu
     model: active.model,
     ...(inline ? { messages } : {}),
     ...(config.system === undefined ? {} : { system: config.system }),
+    ...(quiet ? { deltas: false as const } : {}),
   };
   return { type: 'callModel', run_id: active.run_id, step, input };
 }

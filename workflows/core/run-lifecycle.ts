@@ -97,6 +97,7 @@ const queuedOf = (input: SubmitInput): QueuedRun => ({
   content: input.content,
   ...(input.config === undefined ? {} : { config: input.config }),
   ...(input.checkpoint_id === undefined ? {} : { checkpoint_id: input.checkpoint_id }),
+  ...(input.deltas === false ? { deltas: false as const } : {}),
 });
 
 /** A finished run's record removed; its messages stay in the transcript. */
@@ -145,6 +146,7 @@ export function startQueuedRun(state: ThreadState, now: number): Transition | un
     step: { kind: 'model' as const },
     started_at_ms: now,
     model: run.model,
+    ...(next.deltas === false ? { deltas: false as const } : {}),
   };
   return updateRun(
     { ...withInput.state, active },

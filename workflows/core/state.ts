@@ -86,11 +86,15 @@ export interface ActiveRun {
   started_at_ms: number;
   /** The model this run uses. */
   model: string;
+  /** `false`: its model calls stream no deltas (`SubmitInput.deltas`). */
+  deltas?: false;
 }
 
 export interface QueuedRun {
   run_id: string;
   content: UserContent[];
+  /** `false`: its model calls will stream no deltas (`SubmitInput.deltas`). */
+  deltas?: false;
   /** Set by a run through an assistant: the thread's configuration from this run on. */
   config?: ThreadConfig;
   /** A fork: the checkpoint the run goes on from when it starts (see branches.ts). */

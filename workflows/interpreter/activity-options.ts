@@ -1,7 +1,12 @@
 /**
  * Timeouts and retry policies. Temporal owns every retry: providers run with their own retries off.
  */
-import { ApplicationFailure, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  TimeoutFailure,
+  type ActivityOptions,
+  type LocalActivityOptions,
+} from '@temporalio/workflow';
 import { nonRetryableModelFailures } from '../../common/failures';
 import type { ToolFlags } from '../../common/tools';
 
@@ -20,15 +25,31 @@ export const modelCallAttempts = 50;
  * Model calls. The 10-minute start-to-close is the one hard timeout: a model call that streams
  * for longer than that is cut and retried.
  */
+const modelCallRetry = {
+  initialInterval: '1 second',
+  backoffCoefficient: 1,
+  maximumAttempts: modelCallAttempts,
+  nonRetryableErrorTypes: [...nonRetryableModelFailures],
+};
+
 export const modelCallOptions: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout,
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 1,
-    maximumAttempts: modelCallAttempts,
-    nonRetryableErrorTypes: [...nonRetryableModelFailures],
-  },
+  retry: modelCallRetry,
+};
+
+/**
+ * A model call nobody streams (`CallModelInput.deltas` false) runs as a local activity: in the
+ * worker that runs its workflow, inside the workflow task, recorded as one marker event instead
+ * of three activity events and a workflow task of its own. A worker that dies mid-call is noticed
+ * by the workflow task's timeout (10 s, as the heartbeat timeout of the ordinary call) and the
+ * call is made again by the worker that takes the task over. The activity counts the model's own
+ * faults by attempt (a local activity has no heartbeats), so the limits are the ordinary call's.
+ */
+export const localModelCallOptions: LocalActivityOptions = {
+  startToCloseTimeout: '10 minutes',
+  retry: modelCallRetry,
+  cancellationType: 'TRY_CANCEL',
 };
 
 /**

@@ -3,7 +3,14 @@
  * agents, timers, stream events, cancellations), feeding their results back as events. It holds
  * no decisions of its own: the switch in `#execute` is all it does.
  */
-import { CancellationScope, isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  isCancellation,
+  log,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 import type { KeelActivities, SendWebhookInput } from '../../common/activities';
 import type { ChildCompleted } from '../../common/children';
 import { isFailureType } from '../../common/failures';
@@ -14,7 +21,13 @@ import { summarizeModelCall, summarizeToolCall } from '../core/summaries';
 import type { Command, EventInput } from '../core/transitions';
 import { resumeCommands } from '../core/views';
 import { webhookDeliveries } from '../core/webhooks';
-import { describeFailure, modelCallOptions, toolCallOptions, webhookOptions } from './activity-options';
+import {
+  describeFailure,
+  localModelCallOptions,
+  modelCallOptions,
+  toolCallOptions,
+  webhookOptions,
+} from './activity-options';
 import { ApprovalTimers } from './approval-timers';
 import { ChildAgents, reportToParent } from './children';
 import { registerHandlers, type HandlerHost } from './handlers';
@@ -26,6 +39,10 @@ export { costAttributePerRunPatch } from './operator-view';
 export { refusedInputRunPatch } from './handlers';
 
 const activities = proxyActivities<KeelActivities>(modelCallOptions);
+const localActivities = proxyLocalActivities<KeelActivities>(localModelCallOptions);
+
+/** Since this patch a model call that streams no deltas runs as a local activity. */
+export const localModelCallPatch = 'keel-model-call-local';
 
 type Of<T extends Command['type']> = Extract<Command, { type: T }>;
 
@@ -155,7 +172,10 @@ export class Conversation implements HandlerHost {
   async #callModel({ run_id, step, input }: Of<'callModel'>): Promise<void> {
     const summary = summarizeModelCall(input.model, this.#state.totals.runs + 1, step);
     try {
-      const result = await activities.callModel.executeWithOptions({ ...modelCallOptions, summary }, [input]);
+      const result =
+        input.deltas === false && patched(localModelCallPatch)
+          ? await localActivities.callModel.executeWithOptions({ ...localModelCallOptions, summary }, [input])
+          : await activities.callModel.executeWithOptions({ ...modelCallOptions, summary }, [input]);
       this.dispatch({ type: 'modelResponded', run_id, step, result });
     } catch (error) {
       if (isCancellation(error)) throw error;

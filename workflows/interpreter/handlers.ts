@@ -47,6 +47,9 @@ const reject = (rejection: Rejection | undefined): void => {
   if (rejection !== undefined) throw ApplicationFailure.create({ ...rejection, nonRetryable: true });
 };
 
+/** A run a `runs/wait` caller is answered with: over, or waiting on a human. */
+const isSettled = (run: Run): boolean => isTerminal(run.status) || run.status_reason === 'awaiting_approval';
+
 const withReason = (reason: string | undefined) => (reason === undefined ? {} : { reason });
 
 export function registerHandlers(host: HandlerHost): void {
@@ -58,11 +61,18 @@ export function registerHandlers(host: HandlerHost): void {
   };
   setHandler(
     messages.submitInputUpdate,
-    (input) => {
+    (input, options) => {
       host.dispatch({ type: 'inputSubmitted', input, next_offset: host.nextOffset() });
-      return run(input.run_id);
+      // Without `wait` the answer is the run as taken in, in this task, as it always was.
+      if (options?.wait !== true) return run(input.run_id);
+      return condition(() => host.releasingWaiters || isSettled(run(input.run_id))).then(() =>
+        run(input.run_id),
+      );
     },
-    { validator: (input: messages.SubmitInput) => reject(validateSubmit(host.state, input)) },
+    {
+      validator: (input: messages.SubmitInput, _options?: messages.SubmitOptions) =>
+        reject(validateSubmit(host.state, input)),
+    },
   );
   setHandler(
     messages.deferRunUpdate,

@@ -19,7 +19,7 @@ import { Conversation } from './conversation';
 import { type ThreadState, fromCarried, initialState } from '../core/state';
 import { EventLog } from './stream';
 import { toThread } from '../core/views';
-import { agentFinished, reportTask, startTask, taskDone } from './task';
+import { agentFinished, reportTask, startTask, taskDone, withEarlierMessages } from './task';
 
 /** What the API starts a conversation with. */
 export interface NewConversation {
@@ -70,7 +70,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const { carried, ...thread } = input;
   const { task } = thread;
   const stream = new EventLog(carried?.stream);
-  const state = carried === undefined ? initialState(thread) : fromCarried(carried.state);
+  const state =
+    carried === undefined ? withEarlierMessages(initialState(thread), task) : fromCarried(carried.state);
   const conversation = new Conversation(state, stream);
   // Re-issue what the carried state implies before handlers run: an update delivered with the
   // start (update-with-start) or buffered across continue-as-new issues its own commands, and
