@@ -15,17 +15,18 @@ import { workspaceFor } from './tools/workspace';
 
 export interface RunToolDependencies {
   registry: ToolRegistry;
-  dataDir: string;
+  /** `KEEL_WORKSPACES_DIR`: one directory per thread below it. */
+  workspacesDir: string;
   environment: Record<string, string>;
   sandbox: Sandbox;
 }
 
-export function createRunTool({ registry, dataDir, environment, sandbox }: RunToolDependencies) {
+export function createRunTool({ registry, workspacesDir, environment, sandbox }: RunToolDependencies) {
   return async function runTool(input: RunToolInput): Promise<ToolOutcome> {
     const tool = registry.get(input.name);
     if (tool === undefined)
       return { is_error: true, content: `Tool "${input.name}" is not available on this worker.` };
-    const workspace = await workspaceFor(dataDir, input.thread_id);
+    const workspace = await workspaceFor(workspacesDir, input.thread_id);
     return withHeartbeats(async (signal) => {
       try {
         return await tool.run(input.input, {

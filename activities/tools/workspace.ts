@@ -7,10 +7,13 @@ import path from 'node:path';
 import { idPattern } from '../../common/limits';
 import { WorkspaceViolation } from '../errors';
 
-/** The workspace directory of a thread, created on first use. */
-export async function workspaceFor(dataDir: string, threadId: string): Promise<string> {
+/**
+ * The workspace directory of a thread under `workspacesDir` (`KEEL_WORKSPACES_DIR`, shared by the
+ * worker hosts of a cluster), created on first use.
+ */
+export async function workspaceFor(workspacesDir: string, threadId: string): Promise<string> {
   if (!idPattern.test(threadId)) throw new WorkspaceViolation(threadId, 'is not a valid thread id');
-  const directory = path.join(dataDir, 'workspaces', threadId);
+  const directory = path.join(workspacesDir, threadId);
   await mkdir(directory, { recursive: true });
   return realpath(directory);
 }
