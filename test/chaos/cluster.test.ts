@@ -93,6 +93,7 @@ describe('keel up --cluster', () => {
     expect(output).toContain(`Temporal   127.0.0.1:${env.KEEL_TEMPORAL_PORT}   (frontend; history`);
     expect(output).toContain(`Database   PostgreSQL 127.0.0.1:${env.KEEL_POSTGRES_PORT}`);
     expect(output).toMatch(/Workers {4}worker-1 \(.*hosts\/worker-1\), worker-2 \(.*hosts\/worker-2\)/);
+    expect(output).toContain(`Workspaces ${dataDir}/workspaces   (shared by every worker host)`);
     expect((await fetch(`http://127.0.0.1:${env.KEEL_TEMPORAL_UI_PORT}/`)).status).toBe(200);
     const processes = descendants(cluster!.process.pid!).map((row) => row.args);
     for (const service of ['frontend', 'history', 'matching', 'worker'])
