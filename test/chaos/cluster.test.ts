@@ -1,8 +1,11 @@
 /**
  * `keel up --cluster` as an operator meets it: PostgreSQL, the four Temporal services, the Web UI,
  * two Keel worker hosts and the API as real processes. Conversations chat through the API while
- * the worker hosts are replaced one at a time (a rolling deploy, SIGHUP), then while the history
- * and the matching services are SIGKILLed; then Ctrl-C, and a second start finds everything.
+ * the worker hosts are replaced one at a time (a rolling deploy, SIGHUP), then while a worker
+ * host, history, matching and the frontend are SIGKILLed and PostgreSQL restarts (requests all
+ * through the database's outage answer 200 or 503); a worker host is SIGKILLed mid-model-call and
+ * mid-command and kept down, and the other host finishes the run and reads the dead one's files;
+ * then Ctrl-C, and a second start finds everything.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
