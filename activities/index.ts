@@ -34,7 +34,7 @@ export const builtinTools = [
 export interface ActivityDependencies {
   config: Pick<
     KeelConfig,
-    | 'dataDir'
+    | 'workspacesDir'
     | 'providers'
     | 'pricesFile'
     | 'childEnvironment'
@@ -71,7 +71,7 @@ export function createActivities({
     runTool: observeToolCall(
       createRunTool({
         registry: tools,
-        dataDir: config.dataDir,
+        workspacesDir: config.workspacesDir,
         environment: config.childEnvironment,
         sandbox: sandbox ?? new Sandbox(config.sandbox, config.childEnvironment.PATH),
       }),

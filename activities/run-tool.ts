@@ -16,7 +16,8 @@ import { workspaceFor } from './tools/workspace';
 
 export interface RunToolDependencies {
   registry: ToolRegistry;
-  dataDir: string;
+  /** `KEEL_WORKSPACES_DIR`: one directory per thread below it. */
+  workspacesDir: string;
   environment: Record<string, string>;
   sandbox: Sandbox;
 }
@@ -28,14 +29,14 @@ function scopedKey(input: RunToolInput, scope: string | undefined): string {
   return `${workspaceNameOf(input.thread_id, scope)}:${input.idempotency_key.slice(unscoped.length)}`;
 }
 
-export function createRunTool({ registry, dataDir, environment, sandbox }: RunToolDependencies) {
+export function createRunTool({ registry, workspacesDir, environment, sandbox }: RunToolDependencies) {
   return async function runTool(input: RunToolInput): Promise<ToolOutcome> {
     const tool = registry.get(input.name);
     if (tool === undefined)
       return { is_error: true, content: `Tool "${input.name}" is not available on this worker.` };
     // Scoped as the thread's workflow id is: two owners' threads of one id are two workspaces.
     const scope = scopeOf(Context.current().info.workflowExecution?.workflowId ?? '');
-    const workspace = await workspaceFor(dataDir, input.thread_id, scope);
+    const workspace = await workspaceFor(workspacesDir, input.thread_id, scope);
     return withHeartbeats(async (signal) => {
       try {
         return await tool.run(input.input, {

@@ -13,6 +13,7 @@ import { type FakeAnthropic, startFakeAnthropic } from '../test/fakes/anthropic-
 import { type System, startSystem } from './harness';
 import { progress } from './progress';
 import { type Row, type ScenarioResult, table } from './report';
+import { clusterThroughput } from './scenarios/cluster';
 import { codecCost } from './scenarios/codec';
 import { intake } from './scenarios/intake';
 import { longConversation } from './scenarios/long-conversation';
@@ -94,6 +95,18 @@ const scenarios: Scenario[] = [
     name: 'tracing',
     title: '10. tracing: a tool turn per step, OTLP export to a Collector on vs off',
     run: (system, { quick }) => tracingCost(system, { turns: quick ? 5 : 20, trials: quick ? 1 : 3 }),
+  },
+  {
+    name: 'cluster',
+    title:
+      '11. cluster: the throughput workload on the dev server vs PostgreSQL + 4 services with 1–3 worker hosts',
+    run: (system, { quick }) =>
+      clusterThroughput(system, {
+        conversations: quick ? 10 : 40,
+        turns: 5,
+        workerHosts: [1, 2, 3],
+        trials: quick ? 1 : 2,
+      }),
   },
 ];
 

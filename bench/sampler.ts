@@ -2,7 +2,7 @@
  * Samples the CPU and memory of the system's processes while a scenario runs, so a figure comes
  * with what was busy: the Temporal server, the worker, the API or this benchmark's own client.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { processStats } from './harness';
 
 export interface ProcessUsage {
@@ -27,8 +27,41 @@ async function machineTicks(): Promise<{ busy: number; total: number }> {
   return { busy: total - idle, total };
 }
 
+/**
+ * CPU seconds of a process and every process below it (PostgreSQL's backends are children of its
+ * postmaster): live descendants' own, plus what exited children left in their parents' counters.
+ */
+export async function treeCpuSeconds(root: number): Promise<number> {
+  const rows: { pid: number; parent: number; ticks: number }[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => undefined);
+    if (stat === undefined) continue;
+    // After ")": state, ppid, …; utime, stime, cutime, cstime are fields 14–17.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = [11, 12, 13, 14].reduce((sum, index) => sum + Number(fields[index]), 0);
+    rows.push({ pid: Number(name), parent: Number(fields[1]), ticks });
+  }
+  let total = 0;
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.shift()!;
+    for (const row of rows) {
+      if (row.pid === pid) total += row.ticks;
+      if (row.parent === pid) queue.push(row.pid);
+    }
+  }
+  return total / 100;
+}
+
+export interface SamplerOptions {
+  /** Names whose CPU includes every process below them (a PostgreSQL server). */
+  trees?: string[];
+}
+
 export class Sampler {
   readonly #pids: Record<string, number>;
+  readonly #trees: Set<string>;
   readonly #start = new Map<string, number>();
   readonly #peak = new Map<string, number>();
   readonly #last = new Map<string, number>();
@@ -36,8 +69,14 @@ export class Sampler {
   #machine = { busy: 0, total: 0 };
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(pids: Record<string, number>) {
+  constructor(pids: Record<string, number>, options: SamplerOptions = {}) {
     this.#pids = pids;
+    this.#trees = new Set(options.trees ?? []);
+  }
+
+  async #cpuSeconds(name: string, pid: number): Promise<number> {
+    if (this.#trees.has(name)) return treeCpuSeconds(pid);
+    return (await processStats(pid))?.cpuS ?? 0;
   }
 
   async start(everyMs = 500): Promise<void> {
@@ -45,7 +84,7 @@ export class Sampler {
     this.#machine = await machineTicks();
     for (const [name, pid] of Object.entries(this.#pids)) {
       const stats = await processStats(pid);
-      this.#start.set(name, stats?.cpuS ?? 0);
+      this.#start.set(name, await this.#cpuSeconds(name, pid));
       this.#note(name, stats?.rssBytes ?? 0);
     }
     this.#timer = setInterval(() => void this.#sample(), everyMs);
@@ -70,8 +109,7 @@ export class Sampler {
     const machine = await machineTicks();
     const processes: Record<string, ProcessUsage> = {};
     for (const [name, pid] of Object.entries(this.#pids)) {
-      const stats = await processStats(pid);
-      const cpu = (stats?.cpuS ?? 0) - (this.#start.get(name) ?? 0);
+      const cpu = (await this.#cpuSeconds(name, pid)) - (this.#start.get(name) ?? 0);
       processes[name] = {
         cpu_percent: (cpu / seconds) * 100,
         peak_rss_bytes: this.#peak.get(name) ?? 0,

@@ -25,9 +25,19 @@ export async function turn(
   return { ms, status: response.status, outcome: outcomeOf(response.status, body), bytes: body.length };
 }
 
-/** A `runs/wait` or `join` answer's outcome: `completed`, the run's error, or the HTTP status. */
+/** A `runs/wait` or `join` answer's outcome: `completed`, the run's error, or the HTTP status and error code. */
 export function outcomeOf(status: number, body: string): string {
-  if (status !== 200) return `HTTP ${status}`;
+  if (status !== 200) {
+    // The API's error code, when it sent one (`HTTP 503 temporal_unavailable`).
+    const code = (() => {
+      try {
+        return (JSON.parse(body) as { error?: { code?: string } }).error?.code;
+      } catch {
+        return undefined;
+      }
+    })();
+    return code === undefined ? `HTTP ${status}` : `HTTP ${status} ${code}`;
+  }
   return (JSON.parse(body) as { __error__?: { error: string } }).__error__?.error ?? 'completed';
 }
 

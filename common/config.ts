@@ -39,6 +39,7 @@ const schema = z
     KEEL_CLUSTER_WORKERS: z.coerce.number().int().min(1).max(16).default(2),
     KEEL_TASK_QUEUE: z.string().min(1).default('keel'),
     KEEL_DATA_DIR: z.string().default('.keel'),
+    KEEL_WORKSPACES_DIR: optionalString,
     KEEL_API_HOST: z.string().default('127.0.0.1'),
     KEEL_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     KEEL_API_TOKENS: optionalString,
@@ -213,6 +214,12 @@ export interface KeelConfig {
   };
   taskQueue: string;
   dataDir: string;
+  /**
+   * Where threads' workspaces live, one directory per thread (`KEEL_WORKSPACES_DIR`). Worker hosts
+   * that share it (a shared volume) let a thread's files follow it from host to host (decision 0170).
+   * @default `<data dir>/workspaces`
+   */
+  workspacesDir: string;
   api: {
     host: string;
     port: number;
@@ -382,6 +389,12 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     ...(env.TEMPORAL_TLS_SERVER_NAME === undefined ? {} : { serverName: env.TEMPORAL_TLS_SERVER_NAME }),
   };
   const dataDir = env.KEEL_DATA_DIR.startsWith('/') ? env.KEEL_DATA_DIR : `${cwd}/${env.KEEL_DATA_DIR}`;
+  const workspacesDir =
+    env.KEEL_WORKSPACES_DIR === undefined
+      ? `${dataDir}/workspaces`
+      : env.KEEL_WORKSPACES_DIR.startsWith('/')
+        ? env.KEEL_WORKSPACES_DIR
+        : `${cwd}/${env.KEEL_WORKSPACES_DIR}`;
   // `KEEL_MODEL=ollama` alone means the model `OLLAMA_MODEL` names.
   const configured = env.KEEL_MODEL === 'ollama' ? `ollama:${env.OLLAMA_MODEL}` : env.KEEL_MODEL;
   const model = configured ?? (env.ANTHROPIC_API_KEY === undefined ? 'scripted:demo' : defaultAnthropicModel);
@@ -398,6 +411,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     cluster: { postgresPort: env.KEEL_POSTGRES_PORT, workerHosts: env.KEEL_CLUSTER_WORKERS },
     taskQueue: env.KEEL_TASK_QUEUE,
     dataDir,
+    workspacesDir,
     api: {
       host: env.KEEL_API_HOST,
       port: env.KEEL_API_PORT,

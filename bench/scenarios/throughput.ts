@@ -18,11 +18,13 @@ export interface ThroughputOptions {
   trials: (concurrency: number) => number;
 }
 
-interface Trial {
+export interface Trial {
   turns_per_s: number;
   p50_ms: number;
   p95_ms: number;
   failed: number;
+  /** Why turns failed: the run's error or the HTTP status, counted. */
+  failures?: Record<string, number>;
   usage: Usage;
 }
 
@@ -33,36 +35,55 @@ async function trial(system: System, conversations: number, turns: number): Prom
     api: system.api.pid,
     bench: process.pid,
   });
+  await sampler.start();
+  const load = await toolTurns(system.apiUrl, conversations, turns);
+  return { ...load, usage: await sampler.stop() };
+}
+
+/**
+ * The throughput workload: `conversations` threads at once through the API at `apiUrl`, each
+ * taking `turns` turns that run a tool (model → bash → model). Shared with the cluster scenario.
+ */
+export async function toolTurns(
+  apiUrl: string,
+  conversations: number,
+  turns: number,
+): Promise<Omit<Trial, 'usage'>> {
   const latencies: number[] = [];
   let failed = 0;
+  const failures: Record<string, number> = {};
   let done = 0;
   const total = conversations * turns;
-  await sampler.start();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: conversations }, async () => {
       const thread = `bench-load-${randomUUID()}`;
       for (let index = 0; index < turns; index++) {
-        const result = await turn(system.apiUrl, thread, `run: true`).catch(() => undefined);
-        if (result?.outcome === 'completed') latencies.push(result.ms);
-        else failed++;
+        const result = await turn(apiUrl, thread, `run: true`).catch((error: unknown) => ({
+          outcome: String(error),
+          ms: 0,
+        }));
+        if (result.outcome === 'completed') latencies.push(result.ms);
+        else {
+          failed++;
+          failures[result.outcome] = (failures[result.outcome] ?? 0) + 1;
+        }
         progress.count(`${conversations} conversations, turns`, ++done, total);
       }
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  const usage = await sampler.stop();
   return {
     turns_per_s: latencies.length / seconds,
     p50_ms: percentile(latencies, 0.5),
     p95_ms: percentile(latencies, 0.95),
     failed,
-    usage,
+    failures,
   };
 }
 
 /** The process that used the most CPU, and whether the machine was near full. */
-function busiest(usage: Usage): string {
+export function busiest(usage: Usage): string {
   const [name, top] = Object.entries(usage.processes).sort((a, b) => b[1].cpu_percent - a[1].cpu_percent)[0]!;
   const shares = Object.entries(usage.processes)
     .map(([process, value]) => `${process} ${value.cpu_percent.toFixed(0)}%`)

@@ -1,7 +1,8 @@
 /**
  * `keel up --cluster` (`npm run cluster`): the production topology on this machine. A private
  * PostgreSQL, the four Temporal services, the Web UI, several Keel worker hosts (each with its
- * own data dir, as separate machines have) and the API; prints where everything is. SIGHUP rolls
+ * own data dir, as separate machines have, and one workspaces directory they all share, as a
+ * shared volume is: decision 0170) and the API; prints where everything is. SIGHUP rolls
  * the worker hosts one at a time, as a deploy does. Ctrl-C or SIGTERM stops everything in order:
  * API, worker hosts (draining), UI, Temporal services, PostgreSQL. The next start finds every
  * conversation.
@@ -30,6 +31,7 @@ export async function upCluster(config: KeelConfig): Promise<number> {
     return 2;
   }
   await mkdir(config.dataDir, { recursive: true });
+  await mkdir(config.workspacesDir, { recursive: true });
   // Generated once into the data dir; every worker host and the API get the same keys.
   const keys = await loadEncryptionKeys(config.encryption);
   const encryptionKeys = keys.map((key) => `${key.id}:${key.key.toString('base64')}`).join(',');
@@ -99,6 +101,8 @@ export async function upCluster(config: KeelConfig): Promise<number> {
         KEEL_WORKFLOW_BUNDLE: workflowBundle,
         KEEL_LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json',
         KEEL_DATA_DIR: dataDir,
+        // One directory for every host: a thread's files follow it to whichever host runs its next tool.
+        KEEL_WORKSPACES_DIR: config.workspacesDir,
       });
     const spawnKeel = (name: string, command: string, dataDir: string) => {
       const child = new Supervised({
@@ -142,6 +146,7 @@ export async function upCluster(config: KeelConfig): Promise<number> {
       `  Database   PostgreSQL 127.0.0.1:${ports.postgres}   (data in ${shown(path.join(cluster.directory, 'postgresql'))})`,
     );
     say(`  Workers    ${hosts.map((host) => `${host.name} (${shown(host.dataDir)})`).join(', ')}`);
+    say(`  Workspaces ${shown(config.workspacesDir)}   (shared by every worker host)`);
     say(`  Logs       ${shown(cluster.logsDirectory)}`);
     say(`  Model      ${modelBanner(config)}`);
     say('');

@@ -3,7 +3,13 @@
  * ports for a whole cluster, and conversations chatting through an API until told to stop.
  */
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { allPorts, clusterPorts, portsInUse } from '../../launch/cluster/ports';
 import { freePort } from '../helpers/api';
 import { type KeelUp, keelUp } from '../helpers/keel-up';
@@ -128,5 +134,177 @@ export class Traffic {
   async stop(): Promise<void> {
     this.#stopping = true;
     await Promise.all(this.#loops);
+  }
+}
+
+/** The worker host (`worker-N`) a `keel worker` process serves, by the data dir it was given. */
+export async function hostOf(pid: number): Promise<string | undefined> {
+  const environ = await readFile(`/proc/${pid}/environ`, 'latin1').catch(() => '');
+  const dataDir = environ.split('\0').find((entry) => entry.startsWith('KEEL_DATA_DIR='));
+  return dataDir === undefined ? undefined : path.basename(dataDir);
+}
+
+/** The pid in a worker identity (`pid@host`, the SDK's default). */
+export const pidOf = (identity: string): number => Number(identity.split('@')[0]);
+
+/**
+ * The worker identity running the thread's pending activity of this type (started, not yet
+ * finished), or undefined.
+ */
+export async function runningActivity(
+  handle: WorkflowHandle,
+  activity: 'callModel' | 'runTool',
+): Promise<string | undefined> {
+  const { raw } = await handle.describe();
+  const pending = (raw.pendingActivities ?? []).find(
+    (candidate) =>
+      candidate.activityType?.name === activity &&
+      candidate.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
+  );
+  return pending?.lastWorkerIdentity ?? undefined;
+}
+
+/** The worker identity that ran each finished activity of the thread, in order, by activity type. */
+export async function activityIdentities(
+  handle: WorkflowHandle,
+): Promise<{ activity: string; identity: string }[]> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const scheduled = new Map<string, string>();
+  const found: { activity: string; identity: string }[] = [];
+  for (const event of events) {
+    const attributes = event.activityTaskScheduledEventAttributes;
+    if (attributes) scheduled.set(String(event.eventId), attributes.activityType?.name ?? '');
+    const started = event.activityTaskStartedEventAttributes;
+    if (started)
+      found.push({
+        activity: scheduled.get(String(started.scheduledEventId)) ?? '',
+        identity: started.identity ?? '',
+      });
+  }
+  return found;
+}
+
+/**
+ * Keeps a SIGKILLed worker host down, as a machine that died stays down: the supervisor's
+ * replacement process is stopped (SIGSTOP) as soon as it appears, before it can poll, so the
+ * other host is the only one left. `release` lets it go on (SIGCONT).
+ */
+export function holdReplacement(
+  cluster: Cluster,
+  host: string,
+  killed: number,
+): { held: Promise<number>; release: () => Promise<void> } {
+  let stopped: number | undefined;
+  let giveUp = false;
+  const held = (async () => {
+    const deadline = Date.now() + 60_000;
+    while (!giveUp && Date.now() < deadline) {
+      for (const row of descendants(cluster.process.pid!)) {
+        if (row.pid === killed || !row.args.includes('keel.ts worker')) continue;
+        if ((await hostOf(row.pid)) !== host) continue;
+        process.kill(row.pid, 'SIGSTOP');
+        stopped = row.pid;
+        return row.pid;
+      }
+      await sleep(50);
+    }
+    throw new Error(`no replacement for ${host} appeared`);
+  })();
+  return {
+    held,
+    release: async () => {
+      giveUp = true;
+      await held.catch(() => undefined);
+      if (stopped !== undefined) process.kill(stopped, 'SIGCONT');
+    },
+  };
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const done = (answer: boolean) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+export interface ProbeAnswer {
+  request: string;
+  status: number;
+  code: string | undefined;
+  retryAfter: string | null;
+  /** Whether PostgreSQL refused connections when the request was sent. */
+  databaseDown: boolean;
+}
+
+/**
+ * Requests through the API every 150 ms (reads, a search on visibility, a new thread) while a
+ * disruption lasts, each noted with whether PostgreSQL took connections when it was sent.
+ */
+export class OutageProbe {
+  readonly answers: ProbeAnswer[] = [];
+  #stopping = false;
+  readonly #inFlight = new Set<Promise<void>>();
+  #loop: Promise<void> | undefined;
+
+  constructor(
+    readonly api: string,
+    readonly threadId: string,
+    readonly postgresPort: number,
+  ) {}
+
+  start(): void {
+    const requests: [string, string, unknown?][] = [
+      ['GET', `/threads/${this.threadId}`],
+      ['GET', `/threads/${this.threadId}/state`],
+      ['POST', '/threads/search', { limit: 1 }],
+      ['POST', '/threads', undefined],
+    ];
+    this.#loop = (async () => {
+      for (let index = 0; !this.#stopping; index++) {
+        const [method, route, body] = requests[index % requests.length]!;
+        const databaseDown = !(await accepts(this.postgresPort));
+        const payload =
+          route === '/threads' && method === 'POST' ? { thread_id: `probe-${randomUUID()}` } : body;
+        const sent = this.#send(method, route, payload, databaseDown);
+        this.#inFlight.add(sent);
+        void sent.finally(() => this.#inFlight.delete(sent));
+        await sleep(150);
+      }
+    })();
+  }
+
+  async #send(method: string, route: string, body: unknown, databaseDown: boolean): Promise<void> {
+    const request = `${method} ${route.replace(/probe-[\w-]+|cluster-[\w-]+/, ':id')}`;
+    try {
+      const response = await fetch(`${this.api}${route}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(90_000),
+      });
+      const json = (await response.json().catch(() => ({}))) as { error?: { code?: string } };
+      this.answers.push({
+        request,
+        status: response.status,
+        code: json.error?.code,
+        retryAfter: response.headers.get('retry-after'),
+        databaseDown,
+      });
+    } catch (error) {
+      this.answers.push({ request, status: 0, code: String(error), retryAfter: null, databaseDown });
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await this.#loop;
+    await Promise.all([...this.#inFlight]);
   }
 }

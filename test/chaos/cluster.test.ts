@@ -1,8 +1,11 @@
 /**
  * `keel up --cluster` as an operator meets it: PostgreSQL, the four Temporal services, the Web UI,
  * two Keel worker hosts and the API as real processes. Conversations chat through the API while
- * the worker hosts are replaced one at a time (a rolling deploy, SIGHUP), then while the history
- * and the matching services are SIGKILLed; then Ctrl-C, and a second start finds everything.
+ * the worker hosts are replaced one at a time (a rolling deploy, SIGHUP), then while a worker
+ * host, history, matching and the frontend are SIGKILLed and PostgreSQL restarts (requests all
+ * through the database's outage answer 200 or 503); a worker host is SIGKILLed mid-model-call and
+ * mid-command and kept down, and the other host finishes the run and reads the dead one's files;
+ * then Ctrl-C, and a second start finds everything.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -15,18 +18,25 @@ import { startApi } from '../../api/server';
 import { parseConfig } from '../../common/config';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
 import { call } from '../helpers/api';
-import { TestConversation, toolResults } from '../helpers/conversation';
+import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
 import { testDataConverter, testEncryptionKeys } from '../helpers/encryption';
 import { startWorkerProcess } from '../helpers/worker-process';
 import { IntakeLedger } from './api-chat';
 import { buildBuild2Bundle } from './build-2/bundle';
 import { anthropicModel, anyToolResponder, lines, userTexts, workerEnv } from './chaos-helpers';
+import { IntakeLedger as Ledger, awaitRunEnd, submitUntilAccepted } from './api-chat';
 import {
   type Cluster,
   childPid,
   descendants,
   freeClusterPorts,
   keelUpCluster,
+  activityIdentities,
+  holdReplacement,
+  hostOf,
+  OutageProbe,
+  pidOf,
+  runningActivity,
   Traffic,
 } from './cluster-helpers';
 import { waitForOutput } from '../helpers/keel-up';
@@ -86,6 +96,7 @@ describe('keel up --cluster', () => {
     expect(output).toContain(`Temporal   127.0.0.1:${env.KEEL_TEMPORAL_PORT}   (frontend; history`);
     expect(output).toContain(`Database   PostgreSQL 127.0.0.1:${env.KEEL_POSTGRES_PORT}`);
     expect(output).toMatch(/Workers {4}worker-1 \(.*hosts\/worker-1\), worker-2 \(.*hosts\/worker-2\)/);
+    expect(output).toContain(`Workspaces ${dataDir}/workspaces   (shared by every worker host)`);
     expect((await fetch(`http://127.0.0.1:${env.KEEL_TEMPORAL_UI_PORT}/`)).status).toBe(200);
     const processes = descendants(cluster!.process.pid!).map((row) => row.args);
     for (const service of ['frontend', 'history', 'matching', 'worker'])
@@ -136,13 +147,39 @@ describe('keel up --cluster', () => {
       // SIGINT is PostgreSQL's fast shutdown: every session is cut, and the supervisor restarts it.
       ['postgres -D ', 'SIGINT', 'postgresql stopped unexpectedly'],
     ];
+    const probe = new OutageProbe(api, traffic.threads[0]!, Number(env.KEEL_POSTGRES_PORT));
     for (const [match, signal, said] of disruptions) {
       const before = cluster!.output().length;
+      // Requests all through the database's outage, not only those the chatting threads happen to send.
+      if (match === 'postgres -D ') probe.start();
       process.kill(childPid(cluster!, match), signal);
       await waitForOutput(cluster!, said, 30_000, before);
       await traffic.progress(4, 180_000);
     }
+    await probe.stop();
     await traffic.stop();
+    const duringOutage = probe.answers.filter((answer) => answer.databaseDown);
+    process.stderr.write(
+      `cluster PostgreSQL outage probe: ${JSON.stringify(
+        Object.entries(
+          probe.answers.reduce<Record<string, number>>((counts, answer) => {
+            const key = `${answer.databaseDown ? 'down' : 'up'} ${answer.request} ${answer.status} ${answer.code ?? ''}`;
+            counts[key] = (counts[key] ?? 0) + 1;
+            return counts;
+          }, {}),
+        ),
+      )}\n`,
+    );
+    // The probe saw the database down, and every answer then and after was a success or the documented 503.
+    expect(duringOutage.length).toBeGreaterThan(0);
+    const undocumented = probe.answers.filter(
+      (answer) =>
+        !(
+          answer.status === 200 ||
+          (answer.status === 503 && answer.code !== undefined && answer.retryAfter !== null)
+        ),
+    );
+    expect(undocumented).toEqual([]);
     process.stderr.write(
       `cluster crashes: ${JSON.stringify({ refusals: Object.fromEntries(crashes.refusals), unavailable_reads: Object.fromEntries(crashes.unavailableReads), turns_completed: traffic.completed })}\n`,
     );
@@ -166,14 +203,8 @@ describe('keel up --cluster', () => {
         const texts = userTexts(transcript);
         // Nothing lost, nothing doubled: every message the client sent is there once.
         expect(texts).toEqual(traffic.sent.get(threadId));
-        // Each worker host has its own workspace; a side effect ran once across all of them.
-        const markers = (
-          await Promise.all(
-            ['worker-1', 'worker-2'].map((host) =>
-              lines(path.join(dataDir!, 'hosts', host, 'workspaces', threadId, 'marker')),
-            ),
-          )
-        ).flat();
+        // The worker hosts share the workspaces: a side effect ran once across all of them.
+        const markers = await lines(path.join(dataDir!, 'workspaces', threadId, 'marker'));
         duplicates += markers.length - new Set(markers).size;
         expect(toolResults(transcript).length).toBeGreaterThan(0);
       }
@@ -182,6 +213,163 @@ describe('keel up --cluster', () => {
     } finally {
       await client.connection.close();
     }
+  });
+
+  describe('a worker host SIGKILLed and kept down, as a dead machine stays', () => {
+    let client: Client;
+    const sent = new Map<string, string[]>();
+
+    beforeAll(async () => {
+      client = new Client({
+        connection: await Connection.connect({
+          address: `127.0.0.1:${env.KEEL_TEMPORAL_PORT}`,
+          interceptors: guardedInterceptors(),
+        }),
+        dataConverter: testDataConverter(),
+      });
+    });
+
+    afterAll(async () => {
+      fake.setResponder(anyToolResponder);
+      await client?.connection.close();
+    });
+
+    /** One turn through the API, to its end. */
+    const chat = async (threadId: string, text: string) => {
+      const ledger = new Ledger();
+      const turn = (sent.get(threadId)?.length ?? 0) + 1;
+      sent.set(threadId, [...(sent.get(threadId) ?? []), text]);
+      const run = await submitUntilAccepted(api, threadId, text, ledger, {
+        runId: `turn-${turn}`,
+        create: turn === 1,
+        deadline: Date.now() + 120_000,
+      });
+      return awaitRunEnd(api, threadId, run.run_id, ledger, Date.now() + 180_000);
+    };
+
+    const until = async (condition: () => boolean | Promise<boolean>, what: string) => {
+      const deadline = Date.now() + 60_000;
+      while (!(await condition())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await sleep(100);
+      }
+    };
+
+    /** Waits until the thread's activity of this type runs on some host; that host's name and pid. */
+    const runningOn = async (threadId: string, activity: 'callModel' | 'runTool') => {
+      const handle = TestConversation.attach(client, threadId).handle;
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const identity = await runningActivity(handle, activity).catch(() => undefined);
+        if (identity !== undefined) {
+          const pid = pidOf(identity);
+          const host = await hostOf(pid);
+          if (host !== undefined) return { pid, host };
+        }
+        if (Date.now() > deadline) throw new Error(`no ${activity} of ${threadId} running`);
+        await sleep(200);
+      }
+    };
+
+    /** SIGKILLs the host's worker process and keeps its replacement from polling until `release`. */
+    const killAndHold = async (running: { pid: number; host: string }) => {
+      const hold = holdReplacement(cluster!, running.host, running.pid);
+      const before = cluster!.output().length;
+      process.kill(running.pid, 'SIGKILL');
+      await waitForOutput(cluster!, `${running.host} stopped unexpectedly (SIGKILL)`, 30_000, before);
+      await hold.held;
+      return hold;
+    };
+
+    it('finishes a run cut mid-model-call on the other host, with one assistant message', async () => {
+      const threadId = `killed-model-${randomUUID()}`;
+      const text = `a slow answer for ${threadId}`;
+      let slow = 0;
+      fake.setResponder((request, index) => {
+        const last = request.messages.at(-1)!;
+        const said = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
+        // The first call streams slowly, so the kill lands while it is in flight; the retry is quick.
+        if (said.includes(text) && slow++ === 0)
+          return {
+            kind: 'message',
+            content: [{ type: 'text', text: 'cut off mid-stream '.repeat(60) }],
+            tokenDelayMs: 200,
+          };
+        return anyToolResponder(request, index);
+      });
+      let running: { pid: number; host: string } | undefined;
+      let hold: Awaited<ReturnType<typeof killAndHold>> | undefined;
+      try {
+        const ended = chat(threadId, text);
+        running = await runningOn(threadId, 'callModel');
+        // The model's reply is streaming to this host (its first tokens are out) when it dies.
+        await until(() => slow > 0, 'the model call to reach the fake');
+        await sleep(1_000);
+        hold = await killAndHold(running);
+        const done = await ended;
+        expect(done.status).toBe('completed');
+        const conversation = TestConversation.attach(client, threadId);
+        const transcript = await conversation.transcript();
+        expect(userTexts(transcript)).toEqual([text]);
+        expect(transcript.filter((message) => message.role === 'assistant')).toHaveLength(1);
+        expect(lastAnswer(transcript)).toBe(`You said: ${text}`);
+        // The call that finished ran on the other host.
+        const calls = (await activityIdentities(conversation.handle)).filter(
+          (row) => row.activity === 'callModel',
+        );
+        expect(await hostOf(pidOf(calls.at(-1)!.identity))).toBe(
+          running.host === 'worker-1' ? 'worker-2' : 'worker-1',
+        );
+        expect(slow).toBeGreaterThanOrEqual(2);
+        expect(fake.violations).toEqual([]);
+      } finally {
+        await hold?.release();
+        fake.setResponder(anyToolResponder);
+      }
+    });
+
+    it('interrupts a tool cut mid-command once, and the next tool on the other host reads the files it wrote', async () => {
+      const threadId = `killed-tool-${randomUUID()}`;
+      const workspace = path.join(dataDir!, 'workspaces', threadId);
+      let hold: Awaited<ReturnType<typeof killAndHold>> | undefined;
+      try {
+        const ended = chat(
+          threadId,
+          'run: echo written-before-the-kill > note; echo ran >> marker; sleep 60',
+        );
+        // Provably running: its first side effect is on disk and the activity is still started.
+        await until(
+          async () => (await lines(path.join(workspace, 'marker'))).length > 0,
+          `the command's first side effect in the shared workspaces (${workspace})`,
+        );
+        const running = await runningOn(threadId, 'runTool');
+        hold = await killAndHold(running);
+        const done = await ended;
+        expect(done.status).toBe('completed');
+        const other = running.host === 'worker-1' ? 'worker-2' : 'worker-1';
+        const conversation = TestConversation.attach(client, threadId);
+        // One attempt for a side-effecting tool: the model hears it was interrupted, and it never ran again.
+        const [interrupted] = toolResults(await conversation.transcript());
+        expect(interrupted).toMatchObject({ is_error: true });
+        expect(interrupted!.content).toMatch(/interrupted.*may have partly run/);
+        expect(await lines(path.join(workspace, 'marker'))).toEqual(['ran']);
+
+        // The next tool runs on the only host left, and finds the file the dead host's tool wrote.
+        expect((await chat(threadId, 'run: cat note; ls')).status).toBe('completed');
+        const transcript = await conversation.transcript();
+        const read = toolResults(transcript).at(-1)!;
+        expect(read.is_error).toBeFalsy();
+        expect(read.content).toContain('written-before-the-kill');
+        const tools = (await activityIdentities(conversation.handle)).filter(
+          (row) => row.activity === 'runTool',
+        );
+        expect(await hostOf(pidOf(tools.at(-1)!.identity))).toBe(other);
+        expect(userTexts(transcript)).toEqual(sent.get(threadId));
+        expect(fake.violations).toEqual([]);
+      } finally {
+        await hold?.release();
+      }
+    });
   });
 
   it('rolls a build 2 with a new step in the loop out worker by worker: no non-determinism, new conversations run it, running ones take it at their next model call', async () => {

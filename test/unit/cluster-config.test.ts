@@ -2,9 +2,15 @@ import { chmod, mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../common/config';
-import { cachedBinaryPath, ensureClusterBinaries } from '../../launch/cluster/binaries';
-import { writeClusterConfig } from '../../launch/cluster/cluster-config';
-import { clusterPorts, portsProblem } from '../../launch/cluster/ports';
+import { allSearchAttributes } from '../../common/search-attributes';
+import {
+  cachedBinaryPath,
+  ensureClusterBinaries,
+  temporalServerVersion,
+  temporalUiVersion,
+} from '../../launch/cluster/binaries';
+import { dynamicConfigSource, historyShards, writeClusterConfig } from '../../launch/cluster/cluster-config';
+import { clusterPorts, portsProblem, temporalServices } from '../../launch/cluster/ports';
 
 describe("the cluster's ports", () => {
   it.each([
@@ -46,6 +52,32 @@ describe("the cluster's generated config", () => {
     const ui = await readFile(path.join(files.uiRoot, 'config', 'keel.yaml'), 'utf8');
     expect(ui).toContain('temporalGrpcAddress: 127.0.0.1:7233');
     expect(ui).toContain('endpoint: "http://127.0.0.1:8080/codec"');
+  });
+});
+
+describe('docker-compose.yml', () => {
+  it('runs the topology, versions and settings `keel up --cluster` runs', async () => {
+    const compose = await readFile(path.resolve(__dirname, '../../docker-compose.yml'), 'utf8');
+    expect(compose).toContain(`temporalio/server:${temporalServerVersion}`);
+    expect(compose).toContain(`temporalio/admin-tools:${temporalServerVersion}`);
+    expect(compose).toContain(`temporalio/ui:${temporalUiVersion}`);
+    expect(compose).toContain(`NUM_HISTORY_SHARDS: ${historyShards}`);
+    expect(compose).toContain('--retention 30d');
+    for (const service of temporalServices) expect(compose).toContain(`SERVICES: ${service}`);
+    // The dynamic config is one file, mounted there and copied here.
+    expect(compose).toContain(`./${path.relative(path.resolve(__dirname, '../..'), dynamicConfigSource)}:`);
+    // The CLI's names of the types: KEYWORD_LIST → KeywordList.
+    const cliType = (type: string) =>
+      type
+        .toLowerCase()
+        .split('_')
+        .map((word) => word[0]!.toUpperCase() + word.slice(1))
+        .join('');
+    for (const key of allSearchAttributes) expect(compose).toContain(`${key.name}:${cliType(key.type)}`);
+    // Two worker hosts sharing the workspaces volume, each with its own data dir.
+    expect(compose).toMatch(
+      /keel-worker:[\s\S]*KEEL_WORKSPACES_DIR: \/workspaces[\s\S]*scale: 2[\s\S]*- workspaces:\/workspaces/,
+    );
   });
 });
 

@@ -14,6 +14,16 @@ describe('configuration', () => {
     });
   });
 
+  it('keeps workspaces in the data dir unless KEEL_WORKSPACES_DIR names a shared one', () => {
+    expect(parseConfig({}, '/srv/keel').workspacesDir).toBe('/srv/keel/.keel/workspaces');
+    expect(parseConfig({ KEEL_WORKSPACES_DIR: '/mnt/efs/keel' }, '/srv/keel').workspacesDir).toBe(
+      '/mnt/efs/keel',
+    );
+    expect(parseConfig({ KEEL_WORKSPACES_DIR: 'shared' }, '/srv/keel').workspacesDir).toBe(
+      '/srv/keel/shared',
+    );
+  });
+
   it('uses Anthropic when a key is set and no model is named', () => {
     expect(parseConfig({ ANTHROPIC_API_KEY: 'sk-ant-x' }, '/').model.default).toMatch(/^anthropic:claude-/);
   });
