@@ -44,7 +44,7 @@ describe('thread ids per owner (decision 0160)', () => {
     const unscoped = await workspaceFor(root, 't1');
     const alice = await workspaceFor(root, 't1', scopeFor('alice'));
     const bob = await workspaceFor(root, 't1', scopeFor('bob'));
-    expect(unscoped).toBe(path.join(root, 'workspaces', 't1'));
+    expect(unscoped).toBe(path.join(root, 't1'));
     expect(new Set([unscoped, alice, bob]).size).toBe(3);
     expect(path.basename(alice)).toBe(workspaceNameOf('t1', scopeFor('alice')));
     await expect(workspaceFor(root, 't1', '../x')).rejects.toBeInstanceOf(WorkspaceViolation);
