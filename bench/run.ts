@@ -17,6 +17,7 @@ import { codecCost } from './scenarios/codec';
 import { intake } from './scenarios/intake';
 import { longConversation } from './scenarios/long-conversation';
 import { memory } from './scenarios/memory';
+import { peer } from './scenarios/peer';
 import { recovery } from './scenarios/recovery';
 import { sandboxCost } from './scenarios/sandbox';
 import { stepOverhead } from './scenarios/step-overhead';
@@ -94,6 +95,17 @@ const scenarios: Scenario[] = [
     name: 'tracing',
     title: '10. tracing: a tool turn per step, OTLP export to a Collector on vs off',
     run: (system, { quick }) => tracingCost(system, { turns: quick ? 5 : 20, trials: quick ? 1 : 3 }),
+  },
+  {
+    name: 'peer',
+    title: "11. the peer: LangGraph's Agent Server (langgraph dev) and Keel, same client, same workload",
+    run: (_system, { quick, fake }) =>
+      peer(fake, {
+        sequentialTurns: quick ? 10 : 30,
+        threads: 20,
+        turnsPerThread: quick ? 2 : 5,
+        plainTurns: quick ? 5 : 10,
+      }),
   },
 ];
 
