@@ -233,6 +233,8 @@ async function langgraphSide(fake: FakeAnthropic, options: PeerOptions): Promise
 
 interface KeelSide extends Side {
   events: { tool_turn: number[]; plain_turn: number[]; first_turn: number[] };
+  /** Tool turns whose input the API also sent by signal (its update not answered in 250 ms). */
+  by_signal: number;
   plain_latency_ms: { p50: number; p95: number };
 }
 
@@ -275,6 +277,7 @@ async function keelSide(fake: FakeAnthropic, options: PeerOptions): Promise<Keel
           .filter((record) => record.first)
           .map((record) => record.events),
       },
+      by_signal: toolRecords.filter((record) => !record.first && record.by === 'signal').length,
       plain_latency_ms: p50p95(plainLatencies),
     };
   } finally {
@@ -353,7 +356,7 @@ export async function peer(fake: FakeAnthropic, options: PeerOptions): Promise<S
         scenario: '',
         metric: 'Keel history events per tool turn',
         value: showSpread(toolEvents, 0),
-        note: `${toolEvents.n} turns from real histories; target ≤ 15`,
+        note: `${toolEvents.n} turns from real histories (${keel.by_signal} of them also sent by signal); target ≤ 15`,
       },
       {
         scenario: '',
@@ -376,6 +379,7 @@ export async function peer(fake: FakeAnthropic, options: PeerOptions): Promise<S
         events_per_tool_turn: toolEvents,
         events_per_plain_turn: plainEvents,
         events_first_turn: spread(keel.events.first_turn),
+        tool_turns_by_signal: keel.by_signal,
       },
       langgraph: {
         sequential: strip(langgraph.sequential),
