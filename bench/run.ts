@@ -18,6 +18,7 @@ import { codecCost } from './scenarios/codec';
 import { intake } from './scenarios/intake';
 import { longConversation } from './scenarios/long-conversation';
 import { memory } from './scenarios/memory';
+import { peer } from './scenarios/peer';
 import { recovery } from './scenarios/recovery';
 import { sandboxCost } from './scenarios/sandbox';
 import { stepOverhead } from './scenarios/step-overhead';
@@ -106,6 +107,17 @@ const scenarios: Scenario[] = [
         turns: 5,
         workerHosts: [1, 2, 3],
         trials: quick ? 1 : 2,
+      }),
+  },
+  {
+    name: 'peer',
+    title: "12. the peer: LangGraph's Agent Server (langgraph dev) and Keel, same client, same workload",
+    run: (_system, { quick, fake }) =>
+      peer(fake, {
+        sequentialTurns: quick ? 10 : 30,
+        threads: 20,
+        turnsPerThread: quick ? 2 : 5,
+        plainTurns: quick ? 5 : 10,
       }),
   },
 ];
