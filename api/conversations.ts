@@ -22,12 +22,14 @@ import { workflowIdFor, type Thread, type ThreadConfig } from '../common/thread'
 import { textOf, type Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
 import type { NewConversation, conversationWorkflow } from '../workflows/interpreter/workflow';
+import { splitCarried } from '../workflows/interpreter/carried';
 import { initialState, type ThreadState } from '../workflows/core/state';
 import { summarizeThread } from '../workflows/core/summaries';
 import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
 import { ApiError, threadNotFound } from './errors';
 import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
+import { TranscriptReader } from './transcript-reader';
 
 /** The event log of a thread that has published nothing yet. */
 const emptyStream = { log: [], base_offset: 0, publisher_sequences: {}, publisher_last_seen: {} };
@@ -65,6 +67,8 @@ export function grantNetworkHosts(asked: readonly string[], granted: readonly Ho
 }
 
 export class Conversations {
+  readonly #transcripts = new TranscriptReader();
+
   constructor(
     readonly client: Client,
     private readonly config: Pick<
@@ -265,10 +269,16 @@ export class Conversations {
     return this.read(threadId, () => this.handle(threadId).query(messages.getStateQuery));
   }
 
-  /** The transcript; with `after`, only the messages after the first `after` ever appended. */
+  /**
+   * The transcript; with `after`, only the messages after the first `after` ever appended. Read
+   * in bounded pages, and only what is new since this API's last read of the thread.
+   */
   async transcript(threadId: string, after?: number): Promise<Message[]> {
+    const handle = this.handle(threadId);
     return this.read(threadId, () =>
-      this.handle(threadId).query(messages.getTranscriptQuery, after === undefined ? {} : { after }),
+      after === undefined
+        ? this.#transcripts.read(threadId, handle)
+        : this.#transcripts.readAfter(handle, after),
     );
   }
 
@@ -438,9 +448,11 @@ export class Conversations {
       // The earlier branches forks left, so the copy's history lists the same checkpoints.
       ...(source.branches === undefined ? {} : { branches: source.branches }),
     };
-    await this.client.workflow.start('conversationWorkflow', {
+    // In parts, as continue-as-new carries it: no payload is the whole transcript.
+    const { carried, parts } = splitCarried(state, emptyStream);
+    await this.client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
       ...this.#startOptions(created),
-      args: [{ ...created, carried: { state, stream: emptyStream } }],
+      args: [{ ...created, carried }, ...parts],
     });
     return this.getThread(created.thread_id, owner);
   }

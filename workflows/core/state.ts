@@ -147,6 +147,11 @@ export interface ThreadState {
   children?: ChildRecord[];
   /** Earlier branches that forks cut off the transcript, bounded (absent until the first fork). */
   branches?: Branch[];
+  /**
+   * Bumped whenever the transcript changes other than by appending (compaction, a fork), so a
+   * reader that holds its front can tell it still holds it (absent in states from earlier releases).
+   */
+  transcript_revision?: number;
 }
 
 export function initialState(thread: ThreadInfo): ThreadState {
@@ -163,6 +168,11 @@ export function initialState(thread: ThreadInfo): ThreadState {
     updated_at: thread.created_at,
     closed: false,
   };
+}
+
+/** The state with its transcript marked as rewritten (see `ThreadState.transcript_revision`). */
+export function revised(state: ThreadState): ThreadState {
+  return { ...state, transcript_revision: (state.transcript_revision ?? 0) + 1 };
 }
 
 /** A tool call as releases before the states union carried it: no `status`, optional fields. */

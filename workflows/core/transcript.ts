@@ -15,7 +15,7 @@ import type {
 } from '../../common/transcript';
 import { withoutOrphans } from './branches';
 import { iso } from './emit';
-import type { ThreadState } from './state';
+import { revised, type ThreadState } from './state';
 
 type NewMessage =
   | { role: 'user'; content: UserContent[] }
@@ -116,5 +116,5 @@ export function compact(state: ThreadState): ThreadState {
   // Branches hanging off messages compacted away go with them.
   const branches =
     state.branches === undefined ? {} : { branches: withoutOrphans(transcript, state.branches, compacted) };
-  return { ...state, transcript, compacted_messages: compacted, ...branches };
+  return { ...revised(state), transcript, compacted_messages: compacted, ...branches };
 }

@@ -12,11 +12,11 @@ import {
   patched,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import type { AgentFinished, ConversationTask } from '../../common/agents';
 import type { ThreadSummary, ThreadConfig } from '../../common/thread';
+import { type Carried, type CarriedPart, joinCarried, splitCarried } from './carried';
 import { Conversation } from './conversation';
-import { type ThreadState, fromCarried, initialState } from '../core/state';
+import { fromCarried, initialState } from '../core/state';
 import { EventLog } from './stream';
 import { toThread } from '../core/views';
 import { agentFinished, reportTask, startTask, taskDone } from './task';
@@ -36,8 +36,11 @@ export interface NewConversation {
 }
 
 export interface ConversationInput extends NewConversation {
-  /** Present when this run continues an earlier one. */
-  carried?: { state: ThreadState; stream: WorkflowStreamState };
+  /**
+   * Present when this run continues an earlier one: whole (earlier releases, a copied thread), or
+   * without its long lists, which follow as further arguments (see carried.ts).
+   */
+  carried?: Carried;
 }
 
 /**
@@ -63,11 +66,15 @@ export interface ConversationOutcome {
   agent?: AgentFinished;
 }
 
-export async function conversationWorkflow(input: ConversationInput): Promise<ConversationOutcome> {
+export async function conversationWorkflow(
+  input: ConversationInput,
+  ...parts: CarriedPart[]
+): Promise<ConversationOutcome> {
   // Before any command: histories from before the patch hand over only when the server suggests
   // it, on replay too.
   const bySize = patched(handOverBySizePatch);
-  const { carried, ...thread } = input;
+  const { carried: carriedInput, ...thread } = input;
+  const carried = carriedInput === undefined ? undefined : joinCarried(carriedInput, parts);
   const { task } = thread;
   const stream = new EventLog(carried?.stream);
   const state = carried === undefined ? initialState(thread) : fromCarried(carried.state);
@@ -110,10 +117,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   }
   conversation.beginDraining();
   await condition(allHandlersFinished);
-  return continueAsNew<typeof conversationWorkflow>({
-    ...thread,
-    carried: { state: conversation.state, stream: stream.carriedState() },
-  });
+  const handed = splitCarried(conversation.state, stream.carriedState());
+  return continueAsNew<typeof conversationWorkflow>({ ...thread, carried: handed.carried }, ...handed.parts);
 }
 
 /** Closes a task conversation (a no-op when it is closed already) and reports its result. */
