@@ -59,6 +59,14 @@ export const handOverBySizePatch = 'keel-continue-as-new-by-size';
  */
 export const handOverHistory = { bytes: 1024 * 1024, events: 1_500 } as const;
 
+/**
+ * Since this patch the bytes `handOverHistory` counts are those the run wrote, not the state it
+ * started with: a long conversation carries ~1 MiB (transcript, runs, event log), and counting it
+ * made every run hand over within a few turns (22 times in 300 turns), each hand-over writing the
+ * whole state twice more. Replaying the one event that holds it costs one decode, not many events.
+ */
+export const handOverByGrowthPatch = 'keel-hand-over-by-growth';
+
 export interface ConversationOutcome {
   thread_id: string;
   summary: ThreadSummary;
@@ -73,6 +81,8 @@ export async function conversationWorkflow(
   // Before any command: histories from before the patch hand over only when the server suggests
   // it, on replay too.
   const bySize = patched(handOverBySizePatch);
+  // The history's size before this run did anything: its start, with the state it carries.
+  const startedBytes = patched(handOverByGrowthPatch) ? workflowInfo().historySize : 0;
   const { carried: carriedInput, ...thread } = input;
   const carried = carriedInput === undefined ? undefined : joinCarried(carriedInput, parts);
   const { task } = thread;
@@ -90,7 +100,9 @@ export async function conversationWorkflow(
     const info = workflowInfo();
     return (
       info.continueAsNewSuggested ||
-      (bySize && (info.historySize > handOverHistory.bytes || info.historyLength > handOverHistory.events))
+      (bySize &&
+        (info.historySize - startedBytes > handOverHistory.bytes ||
+          info.historyLength > handOverHistory.events))
     );
   };
   const done = (): boolean =>
