@@ -54,10 +54,11 @@ export interface ModelMessagesQuery {
 }
 
 /**
- * Characters of JSON in one page of a long read (`getStepMessages`, `getTranscriptPage`): well
- * under the 512 KiB at which the Temporal server warns about a payload, encryption included.
+ * Characters of JSON in one page of a long read (`getStepMessages`, `getTranscriptPage`): under
+ * the 512 KiB at which the Temporal server warns about a payload even at three bytes a character
+ * (UTF-8), encryption included.
  */
-export const readPageChars = 256 * 1024;
+export const readPageChars = 128 * 1024;
 
 export interface TranscriptQuery {
   /** Only messages appended after message `m<after>` (for paging). @default 0 */

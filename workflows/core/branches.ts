@@ -122,8 +122,10 @@ export function forkAt(state: ThreadState, checkpointId: string): ThreadState | 
     branch.messages.push(message);
     endingWith.set(message.id, branch);
   }
+  // The new transcript's size is counted afresh when next needed.
+  const { transcript_chars: _stale, ...forked } = revised(state);
   return {
-    ...revised(state),
+    ...forked,
     transcript: path,
     branches: bounded(path, branches, state.compacted_messages),
   };

@@ -152,6 +152,11 @@ export interface ThreadState {
    * reader that holds its front can tell it still holds it (absent in states from earlier releases).
    */
   transcript_revision?: number;
+  /**
+   * `JSON.stringify(transcript).length`, kept as messages are appended so compaction need not
+   * serialize the whole transcript at every append (absent: computed once when needed).
+   */
+  transcript_chars?: number;
 }
 
 export function initialState(thread: ThreadInfo): ThreadState {
