@@ -23,7 +23,7 @@ interface Kept {
  * Characters of messages kept across all threads (the least recently used go first). A thread
  * whose messages travel inline (under 64 KiB) is never kept.
  */
-const keptCharsLimit = 64 * 1024 * 1024;
+const keptCharsLimit = 32 * 1024 * 1024;
 
 export interface ReadStepMessagesOptions {
   /** Characters per page. @default readPageChars */

@@ -21,7 +21,7 @@ const maxRestarts = 5;
 export interface TranscriptReaderOptions {
   /** Characters per page. @default readPageChars */
   pageChars?: number;
-  /** Characters kept across all threads; the least recently read go first. @default 32 MiB */
+  /** Characters kept across all threads; the least recently read go first. @default 16 Mi */
   keptChars?: number;
 }
 
@@ -33,7 +33,7 @@ export class TranscriptReader {
 
   constructor(options: TranscriptReaderOptions = {}) {
     this.#pageChars = options.pageChars ?? readPageChars;
-    this.#keptCharsLimit = options.keptChars ?? 32 * 1024 * 1024;
+    this.#keptCharsLimit = options.keptChars ?? 16 * 1024 * 1024;
   }
 
   /** The whole transcript (kept for the next read of the same thread). */
