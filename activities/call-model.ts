@@ -5,11 +5,11 @@
 import { Context } from '@temporalio/activity';
 import type { CallModelInput, CallModelResult } from '../common/activities';
 import { FailureType } from '../common/failures';
-import { getStepMessagesQuery } from '../common/messages';
 import { parseModelSpec } from '../common/model-spec';
 import { type ModelMessage, toolUsesOf } from '../common/transcript';
 import { DeltaPublisher } from './delta-publisher';
 import { failure } from './errors';
+import { StepMessagesReader } from './model-messages';
 import { withHeartbeats } from './heartbeat';
 import { countModelFault, faultsSoFar, type ModelCallProgress } from './model-faults';
 import { stoppedByWorkerShutdown } from './shutdown';
@@ -29,25 +29,27 @@ export interface CallModelDependencies {
   clients: ModelClients;
   registry: ToolRegistry;
   prices: PriceTable;
+  /** Reads (and keeps) the messages of long conversations. @default a reader of its own */
+  messages?: StepMessagesReader;
 }
 
 /** The messages of a call whose input left them out: read from the workflow that asked for it. */
-async function messagesFromWorkflow(input: CallModelInput): Promise<ModelMessage[]> {
+function messagesFromWorkflow(reader: StepMessagesReader, input: CallModelInput): Promise<ModelMessage[]> {
   const context = Context.current();
   const execution = context.info.workflowExecution;
   if (execution === undefined)
     throw failure(FailureType.modelRequestInvalid, 'no messages and no workflow to read them from', {
       nonRetryable: true,
     });
-  const answer = await context.client.workflow
-    .getHandle(execution.workflowId, execution.runId)
-    .query(getStepMessagesQuery, { run_id: input.run_id, step: input.step });
-  // Anything that throws here (the workflow's worker is busy or gone) heals on the next attempt.
-  if (!answer.current) throw failure(answer.type, answer.message, { nonRetryable: true });
-  return answer.messages;
+  return reader.read(context.client, execution, input);
 }
 
-export function createCallModel({ clients, registry, prices }: CallModelDependencies) {
+export function createCallModel({
+  clients,
+  registry,
+  prices,
+  messages: reader = new StepMessagesReader(),
+}: CallModelDependencies) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
     const spec = parseModelSpec(input.model);
     if (typeof spec === 'string') throw failure('ModelNotConfigured', spec, { nonRetryable: true });
@@ -56,7 +58,7 @@ export function createCallModel({ clients, registry, prices }: CallModelDependen
     return withHeartbeats(
       async (signal) => {
         // Not a fault of the model: the workflow's worker may be gone, and the next attempt asks again.
-        const messages = input.messages ?? (await messagesFromWorkflow(input));
+        const messages = input.messages ?? (await messagesFromWorkflow(reader, input));
         const deltas =
           input.deltas === false
             ? undefined

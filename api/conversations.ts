@@ -25,6 +25,7 @@ import type { Thread, ThreadConfig } from '../common/thread';
 import { textOf, type Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
 import type { NewConversation, conversationWorkflow } from '../workflows/interpreter/workflow';
+import { splitCarried } from '../workflows/interpreter/carried';
 import { initialState, type ThreadState } from '../workflows/core/state';
 import { summarizeThread } from '../workflows/core/summaries';
 import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
@@ -33,6 +34,7 @@ import { withCallSignal } from './call-signal';
 import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
 import { threadRef, unscopedRef, type ThreadRef } from './thread-ref';
+import { TranscriptReader } from './transcript-reader';
 
 /** How long a deferral is still tried after its caller was answered (a cosmetic mark). */
 const deferralWithinMs = 15_000;
@@ -98,6 +100,8 @@ export function grantNetworkHosts(asked: readonly string[], granted: readonly Ho
 }
 
 export class Conversations {
+  readonly #transcripts = new TranscriptReader();
+
   constructor(
     readonly client: Client,
     private readonly config: Pick<
@@ -371,10 +375,16 @@ export class Conversations {
     return this.read(thread, () => this.handle(thread).query(messages.getStateQuery));
   }
 
-  /** The transcript; with `after`, only the messages after the first `after` ever appended. */
+  /**
+   * The transcript; with `after`, only the messages after the first `after` ever appended. Read
+   * in bounded pages, and only what is new since this API's last read of the thread.
+   */
   async transcript(thread: ThreadRef, after?: number): Promise<Message[]> {
+    const handle = this.handle(thread);
     return this.read(thread, () =>
-      this.handle(thread).query(messages.getTranscriptQuery, after === undefined ? {} : { after }),
+      after === undefined
+        ? this.#transcripts.read(thread.workflow_id, handle)
+        : this.#transcripts.readAfter(handle, after),
     );
   }
 
@@ -614,9 +624,11 @@ export class Conversations {
       ...(source.branches === undefined ? {} : { branches: source.branches }),
     };
     const copied = threadRef(created.thread_id, owner);
-    await this.client.workflow.start('conversationWorkflow', {
+    // In parts, as continue-as-new carries it: no payload is the whole transcript.
+    const { carried, parts } = splitCarried(state, emptyStream);
+    await this.client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
       ...this.#startOptions(copied, created),
-      args: [{ ...created, carried: { state, stream: emptyStream } }],
+      args: [{ ...created, carried }, ...parts],
     });
     return this.getThread(copied, owner);
   }

@@ -28,6 +28,8 @@ import { tokenLatency } from './scenarios/token-latency';
 
 interface Sizes {
   quick: boolean;
+  /** Turns of the long conversation (`--long-turns`), instead of 1,000 (200 with --quick). */
+  longTurns?: number;
   /** The fake Anthropic server the worker's `anthropic:` models talk to. */
   fake: FakeAnthropic;
 }
@@ -74,7 +76,8 @@ const scenarios: Scenario[] = [
   {
     name: 'long',
     title: '6. long conversation: turns in one thread',
-    run: (system, { quick }) => longConversation(system, { turns: quick ? 200 : 1_000, window: 20 }),
+    run: (system, { quick, longTurns }) =>
+      longConversation(system, { turns: longTurns ?? (quick ? 200 : 1_000), window: 20 }),
   },
   {
     name: 'intake',
@@ -132,8 +135,11 @@ async function main(): Promise<void> {
       ),
     )
     .option('--quick', 'fewer trials and smaller sizes (a smoke run, not for the record)', false)
+    .option('--long-turns <n>', 'turns of the long conversation (default 1000, 200 with --quick)', (value) =>
+      Number.parseInt(value, 10),
+    )
     .parse(process.argv);
-  const options = program.opts<{ only?: string; quick: boolean }>();
+  const options = program.opts<{ only?: string; quick: boolean; longTurns?: number }>();
   const chosen = options.only?.split(',').map((name) => name.trim());
   const unknown = chosen?.filter((name) => !scenarios.some((scenario) => scenario.name === name)) ?? [];
   if (unknown.length > 0) program.error(`unknown scenario ${unknown.join(', ')}`);
@@ -164,7 +170,11 @@ async function main(): Promise<void> {
     for (const scenario of selected) {
       progress.phase(scenario.title);
       try {
-        const result = await scenario.run(system, { quick: options.quick, fake });
+        const result = await scenario.run(system, {
+          quick: options.quick,
+          fake,
+          ...(options.longTurns === undefined ? {} : { longTurns: options.longTurns }),
+        });
         rows.push(...result.rows);
         results[scenario.name] = result.data;
         progress.done();

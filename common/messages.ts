@@ -63,7 +63,18 @@ export interface ModelMessagesQuery {
   run_id: string;
   /** The model step (model call index within the run) the messages are for. */
   step: number;
+  /** A page: leave out the first `from` messages (the caller holds them). @default 0 */
+  from?: number;
+  /** A page: end it once it holds about this many characters of JSON (always one message at least). */
+  max_chars?: number;
 }
+
+/**
+ * Characters of JSON in one page of a long read (`getStepMessages`, `getTranscriptPage`): under
+ * the 512 KiB at which the Temporal server warns about a payload even at three bytes a character
+ * (UTF-8), encryption included.
+ */
+export const readPageChars = 128 * 1024;
 
 export interface TranscriptQuery {
   /** Only messages appended after message `m<after>` (for paging). @default 0 */
@@ -103,6 +114,26 @@ export const listRunsQuery = defineQuery<Run[], [ListRunsQuery]>('listRuns');
 export const getStreamBaseQuery = defineQuery<number>('getStreamBase');
 export const getTranscriptQuery = defineQuery<Message[], [TranscriptQuery]>('getTranscript');
 
+export interface TranscriptPageQuery {
+  /** Only messages appended after message `m<after>`. @default 0 */
+  after?: number;
+  /** End the page once it holds about this many characters of JSON (always one message at least). */
+  max_chars: number;
+}
+
+export interface TranscriptPage {
+  messages: Message[];
+  /** More messages follow the page's last one. */
+  more: boolean;
+  /**
+   * Changes whenever the transcript changes other than by appending (compaction, a fork): a
+   * reader that holds messages read under the same revision holds the transcript's front.
+   */
+  revision: string;
+}
+/** The transcript in bounded pages, for readers of long threads (the API). */
+export const getTranscriptPageQuery = defineQuery<TranscriptPage, [TranscriptPageQuery]>('getTranscriptPage');
+
 /** The earlier branches forks cut off (oldest first), beside the transcript, the current one. */
 export interface ThreadBranches {
   branches: Branch[];
@@ -120,7 +151,14 @@ export const getModelMessagesQuery = defineQuery<ModelMessage[], [ModelMessagesQ
  * `current` field: a query's failure reaches a client only as message text.
  */
 export type StepMessages =
-  | { current: true; messages: ModelMessage[] }
+  | {
+      current: true;
+      messages: ModelMessage[];
+      /** Asked for a page (`from`, `max_chars`): how many messages the step has in all. */
+      total?: number;
+      /** Asked for a page: as `TranscriptPage.revision`, for the messages before `from`. */
+      revision?: string;
+    }
   | { current: false; type: typeof FailureType.modelStepNotCurrent; message: string };
 export const getStepMessagesQuery = defineQuery<StepMessages, [ModelMessagesQuery]>('getStepMessages');
 

@@ -10,7 +10,7 @@
  */
 import { limits } from '../../common/limits';
 import { endsStep, sequenceOf, type Branch, type Message } from '../../common/transcript';
-import type { ThreadState } from './state';
+import { revised, type ThreadState } from './state';
 
 /** The id of the empty checkpoint a thread starts from (api/protocol/checkpoints.ts). */
 export const startCheckpoint = 'start';
@@ -122,7 +122,13 @@ export function forkAt(state: ThreadState, checkpointId: string): ThreadState | 
     branch.messages.push(message);
     endingWith.set(message.id, branch);
   }
-  return { ...state, transcript: path, branches: bounded(path, branches, state.compacted_messages) };
+  // The new transcript's size is counted afresh when next needed.
+  const { transcript_chars: _stale, ...forked } = revised(state);
+  return {
+    ...forked,
+    transcript: path,
+    branches: bounded(path, branches, state.compacted_messages),
+  };
 }
 
 /**

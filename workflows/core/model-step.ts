@@ -3,7 +3,7 @@
  * on its answer: run the tools it asks for, go on after a pause, or end the run with its text.
  */
 import { inlineMessagesLimit, type CallModelInput } from '../../common/activities';
-import { textOf, toolUsesOf } from '../../common/transcript';
+import { type ModelMessage, textOf, toolUsesOf } from '../../common/transcript';
 import { addUsage } from '../../common/usage';
 import { exceededEvent, warnIfNear } from './budget';
 import { emit } from './emit';
@@ -32,6 +32,21 @@ export const isCurrentModelStep = (state: ThreadState, runId: string, step: numb
   currentModelStep(state, runId, step) !== undefined;
 
 /**
+ * Whether `JSON.stringify(messages).length <= inlineMessagesLimit`, serializing no more than
+ * that many characters' worth of messages (a long conversation's every step would otherwise
+ * serialize all of it).
+ */
+function fitsInline(messages: readonly ModelMessage[]): boolean {
+  // "[" + each message and its "," or "]": the array's JSON length, counted until it is too long.
+  let chars = messages.length === 0 ? 2 : 1;
+  for (const message of messages) {
+    chars += JSON.stringify(message).length + 1;
+    if (chars > inlineMessagesLimit) return false;
+  }
+  return chars <= inlineMessagesLimit;
+}
+
+/**
  * The model call for a step. A long conversation stays out of the input (and so out of the
  * history at every step): the activity then asks the workflow for it. A call that streams no
  * deltas always brings its messages: it runs as a local activity, whose input is never written
@@ -41,7 +56,7 @@ export function callModelCommand(state: ThreadState, active: ActiveRun, step: nu
   const { thread_id, config } = state.thread;
   const messages = modelMessages(state);
   const quiet = active.deltas === false;
-  const inline = quiet || JSON.stringify(messages).length <= inlineMessagesLimit;
+  const inline = quiet || fitsInline(messages);
   const input: CallModelInput = {
     thread_id,
     run_id: active.run_id,

@@ -151,6 +151,16 @@ export interface ThreadState {
   children?: ChildRecord[];
   /** Earlier branches that forks cut off the transcript, bounded (absent until the first fork). */
   branches?: Branch[];
+  /**
+   * Bumped whenever the transcript changes other than by appending (compaction, a fork), so a
+   * reader that holds its front can tell it still holds it (absent in states from earlier releases).
+   */
+  transcript_revision?: number;
+  /**
+   * `JSON.stringify(transcript).length`, kept as messages are appended so compaction need not
+   * serialize the whole transcript at every append (absent: computed once when needed).
+   */
+  transcript_chars?: number;
 }
 
 export function initialState(thread: ThreadInfo): ThreadState {
@@ -167,6 +177,11 @@ export function initialState(thread: ThreadInfo): ThreadState {
     updated_at: thread.created_at,
     closed: false,
   };
+}
+
+/** The state with its transcript marked as rewritten (see `ThreadState.transcript_revision`). */
+export function revised(state: ThreadState): ThreadState {
+  return { ...state, transcript_revision: (state.transcript_revision ?? 0) + 1 };
 }
 
 /** A tool call as releases before the states union carried it: no `status`, optional fields. */

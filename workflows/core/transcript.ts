@@ -15,7 +15,7 @@ import type {
 } from '../../common/transcript';
 import { withoutOrphans } from './branches';
 import { iso } from './emit';
-import type { ThreadState } from './state';
+import { revised, type ThreadState } from './state';
 
 type NewMessage =
   | { role: 'user'; content: UserContent[] }
@@ -40,7 +40,15 @@ export function appendMessages(
           created_at: createdAt,
         } satisfies AssistantMessage),
   );
-  const next = { ...state, transcript: [...state.transcript, ...appended], next_sequence: sequence };
+  // The transcript's size grows by the appended messages' own: no need to serialize it all again.
+  const chars =
+    charsOf(state) + appended.reduce((sum, message) => sum + JSON.stringify(message).length + 1, 0);
+  const next = {
+    ...state,
+    transcript: [...state.transcript, ...appended],
+    next_sequence: sequence,
+    transcript_chars: chars,
+  };
   return { state: compact(next), appended };
 }
 
@@ -79,6 +87,19 @@ function sizeOf(messages: readonly Message[]): number {
   return JSON.stringify(messages).length;
 }
 
+/**
+ * `sizeOf(state.transcript)`, from the count the state keeps when it has one: each message's
+ * JSON and a separator, plus the brackets less one separator, which is the same number for any
+ * non-empty transcript (and 1 for an empty one, where sizeOf says 2: both far under any limit).
+ */
+function charsOf(state: ThreadState): number {
+  return state.transcript_chars ?? countedChars(state.transcript);
+}
+
+function countedChars(transcript: readonly Message[]): number {
+  return sizeOf(transcript) - (transcript.length === 0 ? 1 : 0);
+}
+
 /** A user message that starts a run: a safe place for the transcript to begin. */
 function startsRun(message: Message): boolean {
   return message.role === 'user' && message.content.every((block) => block.type === 'text');
@@ -89,7 +110,7 @@ function startsRun(message: Message): boolean {
  * loses its tool_use); if one run alone is still too large, the oldest tool outputs are elided.
  */
 export function compact(state: ThreadState): ThreadState {
-  if (sizeOf(state.transcript) <= limits.transcriptChars) return state;
+  if (charsOf(state) <= limits.transcriptChars) return state;
   const target = Math.floor(limits.transcriptChars * 0.7);
   let transcript = state.transcript;
   let dropped = 0;
@@ -116,5 +137,11 @@ export function compact(state: ThreadState): ThreadState {
   // Branches hanging off messages compacted away go with them.
   const branches =
     state.branches === undefined ? {} : { branches: withoutOrphans(transcript, state.branches, compacted) };
-  return { ...state, transcript, compacted_messages: compacted, ...branches };
+  return {
+    ...revised(state),
+    transcript,
+    compacted_messages: compacted,
+    transcript_chars: countedChars(transcript),
+    ...branches,
+  };
 }

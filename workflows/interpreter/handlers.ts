@@ -22,7 +22,7 @@ import { pendingApprovals, validateDecision } from '../core/approvals';
 import { validateLimits } from '../core/budget';
 import { isCurrentModelStep } from '../core/reducer';
 import { findRun, type ThreadState } from '../core/state';
-import { modelMessages } from '../core/transcript';
+import { stepMessagesAnswer, transcriptPage } from '../core/pages';
 import type { EventInput } from '../core/transitions';
 import { isValidRunId, validateSubmit, type Rejection } from '../core/validate';
 import { toThread } from '../core/views';
@@ -114,10 +114,10 @@ export function registerHandlers(host: HandlerHost): void {
   setHandler(messages.getRunQuery, ({ run_id }) => findRun(host.state, run_id) ?? null);
   setHandler(messages.listRunsQuery, ({ limit }) => [...host.state.runs].reverse().slice(0, limit ?? 100));
   setHandler(messages.getStreamBaseQuery, () => host.baseOffset);
-  setHandler(messages.getStepMessagesQuery, ({ run_id, step }) => stepMessages(host.state, run_id, step));
+  setHandler(messages.getStepMessagesQuery, (query) => stepMessages(host.state, query));
   // The older form, which fails instead (model activities of earlier releases ask it).
   setHandler(messages.getModelMessagesQuery, ({ run_id, step }) => {
-    const answer = stepMessages(host.state, run_id, step);
+    const answer = stepMessages(host.state, { run_id, step });
     if (!answer.current) throw ApplicationFailure.create({ ...answer, nonRetryable: true });
     return answer.messages;
   });
@@ -128,6 +128,7 @@ export function registerHandlers(host: HandlerHost): void {
     const start = found === -1 ? transcript.length : found;
     return transcript.slice(start, limit === undefined ? undefined : start + limit);
   });
+  setHandler(messages.getTranscriptPageQuery, (query) => transcriptPage(host.state, query));
   setHandler(messages.getBranchesQuery, () => ({
     branches: host.state.branches ?? [],
     compacted_messages: host.state.compacted_messages,
@@ -195,8 +196,9 @@ function registerApprovalHandlers(host: HandlerHost): void {
   setHandler(messages.getPendingApprovalsQuery, () => pendingApprovals(host.state));
 }
 
-function stepMessages(state: ThreadState, runId: string, step: number): messages.StepMessages {
-  if (isCurrentModelStep(state, runId, step)) return { current: true, messages: modelMessages(state) };
+function stepMessages(state: ThreadState, query: messages.ModelMessagesQuery): messages.StepMessages {
+  const { run_id: runId, step } = query;
+  if (isCurrentModelStep(state, runId, step)) return stepMessagesAnswer(state, query);
   const type = FailureType.modelStepNotCurrent;
   return {
     current: false,

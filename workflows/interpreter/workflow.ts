@@ -12,11 +12,11 @@ import {
   patched,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import type { AgentFinished, ConversationTask } from '../../common/agents';
 import type { ThreadSummary, ThreadConfig } from '../../common/thread';
+import { type Carried, type CarriedPart, joinCarried, splitCarried } from './carried';
 import { Conversation } from './conversation';
-import { type ThreadState, fromCarried, initialState } from '../core/state';
+import { fromCarried, initialState } from '../core/state';
 import { EventLog } from './stream';
 import { toThread } from '../core/views';
 import { agentFinished, reportTask, startTask, taskDone, withEarlierMessages } from './task';
@@ -36,8 +36,11 @@ export interface NewConversation {
 }
 
 export interface ConversationInput extends NewConversation {
-  /** Present when this run continues an earlier one. */
-  carried?: { state: ThreadState; stream: WorkflowStreamState };
+  /**
+   * Present when this run continues an earlier one: whole (earlier releases, a copied thread), or
+   * without its long lists, which follow as further arguments (see carried.ts).
+   */
+  carried?: Carried;
 }
 
 /**
@@ -56,6 +59,14 @@ export const handOverBySizePatch = 'keel-continue-as-new-by-size';
  */
 export const handOverHistory = { bytes: 1024 * 1024, events: 1_500 } as const;
 
+/**
+ * Since this patch the bytes `handOverHistory` counts are those the run wrote, not the state it
+ * started with: a long conversation carries ~1 MiB (transcript, runs, event log), and counting it
+ * made every run hand over within a few turns (22 times in 300 turns), each hand-over writing the
+ * whole state twice more. Replaying the one event that holds it costs one decode, not many events.
+ */
+export const handOverByGrowthPatch = 'keel-hand-over-by-growth';
+
 export interface ConversationOutcome {
   thread_id: string;
   summary: ThreadSummary;
@@ -63,11 +74,17 @@ export interface ConversationOutcome {
   agent?: AgentFinished;
 }
 
-export async function conversationWorkflow(input: ConversationInput): Promise<ConversationOutcome> {
+export async function conversationWorkflow(
+  input: ConversationInput,
+  ...parts: CarriedPart[]
+): Promise<ConversationOutcome> {
   // Before any command: histories from before the patch hand over only when the server suggests
   // it, on replay too.
   const bySize = patched(handOverBySizePatch);
-  const { carried, ...thread } = input;
+  // The history's size before this run did anything: its start, with the state it carries.
+  const startedBytes = patched(handOverByGrowthPatch) ? workflowInfo().historySize : 0;
+  const { carried: carriedInput, ...thread } = input;
+  const carried = carriedInput === undefined ? undefined : joinCarried(carriedInput, parts);
   const { task } = thread;
   const stream = new EventLog(carried?.stream);
   const state =
@@ -84,7 +101,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     const info = workflowInfo();
     return (
       info.continueAsNewSuggested ||
-      (bySize && (info.historySize > handOverHistory.bytes || info.historyLength > handOverHistory.events))
+      (bySize &&
+        (info.historySize - startedBytes > handOverHistory.bytes ||
+          info.historyLength > handOverHistory.events))
     );
   };
   const done = (): boolean =>
@@ -111,10 +130,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   }
   conversation.beginDraining();
   await condition(allHandlersFinished);
-  return continueAsNew<typeof conversationWorkflow>({
-    ...thread,
-    carried: { state: conversation.state, stream: stream.carriedState() },
-  });
+  const handed = splitCarried(conversation.state, stream.carriedState());
+  return continueAsNew<typeof conversationWorkflow>({ ...thread, carried: handed.carried }, ...handed.parts);
 }
 
 /** Closes a task conversation (a no-op when it is closed already) and reports its result. */

@@ -1,0 +1,55 @@
+/**
+ * Long reads in bounded pages. A thread's transcript may hold ~600,000 characters; a query that
+ * answers it whole is one payload of that size, past the 512 KiB at which the Temporal server
+ * warns. Readers ask for pages instead, and readers that keep what they read (the model activity,
+ * the API) ask only for what was appended since, checking the revision that says their copy of
+ * the front is still the transcript's front.
+ */
+import type { StepMessages, TranscriptPage, TranscriptPageQuery } from '../../common/messages';
+import { sequenceOf, type Message, type ModelMessage } from '../../common/transcript';
+import type { ThreadState } from './state';
+import { modelMessages } from './transcript';
+
+/** Equal for two states whose transcripts differ only by messages appended to the later one. */
+export function transcriptRevision(state: ThreadState): string {
+  return `${state.thread.thread_id}/${state.thread.created_at}/${state.transcript_revision ?? 0}`;
+}
+
+/** `items` from `from` on, as many as fit in `maxChars` of JSON (one at least), and whether more follow. */
+function page<T>(items: readonly T[], from: number, maxChars: number): { items: T[]; more: boolean } {
+  let chars = 0;
+  let end = from;
+  while (end < items.length) {
+    const size = JSON.stringify(items[end]).length + 1;
+    if (end > from && chars + size > maxChars) break;
+    chars += size;
+    end++;
+  }
+  return { items: items.slice(from, end), more: end < items.length };
+}
+
+/** The current step's model messages, whole or (with `from`/`maxChars`) one page of them. */
+export function stepMessagesAnswer(
+  state: ThreadState,
+  range: { from?: number; max_chars?: number },
+): StepMessages & { current: true } {
+  const messages: ModelMessage[] = modelMessages(state);
+  if (range.from === undefined && range.max_chars === undefined) return { current: true, messages };
+  const from = Math.max(0, range.from ?? 0);
+  const { items } = page(messages, from, range.max_chars ?? Number.POSITIVE_INFINITY);
+  return { current: true, messages: items, total: messages.length, revision: transcriptRevision(state) };
+}
+
+/** One page of the transcript after message `m<after>` (by id: after a fork the n-th message is not the n-th appended). */
+export function transcriptPage(
+  state: ThreadState,
+  { after, max_chars }: TranscriptPageQuery,
+): TranscriptPage {
+  const transcript: readonly Message[] = state.transcript;
+  // Ids grow along the transcript (a parent always comes before its children), so the scan from
+  // the end stops at once for a reader that holds all but the newest messages.
+  let start = transcript.length;
+  while (start > 0 && (sequenceOf(transcript[start - 1]?.id ?? '') ?? 0) > (after ?? 0)) start--;
+  const { items, more } = page(transcript, start, max_chars);
+  return { messages: items, more, revision: transcriptRevision(state) };
+}
