@@ -37,8 +37,8 @@ const variants: Array<{ name: string; args: string[] }> = [
 /** Milliseconds from each `scheduled` event to the `started` event that follows it. */
 function scheduleToStart(
   events: temporal.api.history.v1.IHistoryEvent[],
-  scheduled: number,
-  started: number,
+  scheduled: temporal.api.enums.v1.EventType,
+  started: temporal.api.enums.v1.EventType,
 ): number[] {
   const spans: number[] = [];
   for (const [index, event] of events.entries()) {
