@@ -3,6 +3,7 @@
  * queries. Routes call this and nothing else touches the client.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Client,
   WithStartWorkflowOperation,
@@ -35,6 +36,11 @@ import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
 import { threadRef, unscopedRef, type ThreadRef } from './thread-ref';
 import { TranscriptReader } from './transcript-reader';
+
+/** Between asks of a thread whose task a worker holds (see `read`). */
+const heldQueryPauseMs = 100;
+/** The last ask after a held task ended has at least this long. */
+const heldQueryLastMs = 500;
 
 /** How long a deferral is still tried after its caller was answered (a cosmetic mark). */
 const deferralWithinMs = 15_000;
@@ -132,6 +138,7 @@ export class Conversations {
    * (a deploy, an outage) the server would hold it for minutes. 503 with Retry-After instead.
    */
   async read<T>(thread: ThreadRef, query: () => Promise<T>): Promise<T> {
+    const started = Date.now();
     try {
       return await this.client.withDeadline(Date.now() + this.config.api.readTimeoutMs, query);
     } catch (error) {
@@ -141,13 +148,24 @@ export class Conversations {
       if (!isStall(error)) throw error;
       // A live worker holds the thread's workflow task (a waited run's model call is made inside
       // it): the query is answered when that task ends, so it is awaited that long, not refused.
-      const heldMs = await this.#taskHeldFor(thread).catch(() => 0);
-      if (heldMs > 0) {
+      // The server holds one query per workflow while its task runs and refuses others at once
+      // (RESOURCE_EXHAUSTED): those ask again, a moment later, until the task's time is up.
+      const heldUntil = Date.now() + (await this.#taskHeldFor(thread).catch(() => 0));
+      while (Date.now() < heldUntil) {
         try {
-          return await this.client.withDeadline(Date.now() + heldMs, query);
+          return await this.client.withDeadline(heldUntil, query);
         } catch (again) {
           if (!isStall(again)) throw again;
+          await sleep(heldQueryPauseMs);
         }
+      }
+      // The queries a task held are refused when it ends: asked once more, what is left of the
+      // read's own time (a moment at least), it is answered by the thread as it now is.
+      const leftMs = Math.max(heldQueryLastMs, started + this.config.api.readTimeoutMs - Date.now());
+      try {
+        return await this.client.withDeadline(Date.now() + leftMs, query);
+      } catch (last) {
+        if (!isStall(last)) throw last;
       }
       throw new ApiError(
         503,
