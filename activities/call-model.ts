@@ -72,7 +72,12 @@ export function createCallModel({
             tools: registry.schemas(),
             maxTokens: maxOutputTokens,
             signal,
-            ...(deltas === undefined ? {} : { onTextDelta: deltas.push }),
+            // A call that publishes nothing still streams: its first token is timed all the same.
+            ...(deltas !== undefined
+              ? { onTextDelta: deltas.push }
+              : input.deltas === false
+                ? { onTextDelta: () => undefined }
+                : {}),
           });
         } catch (error) {
           // A failed attempt's partial text is published for what it is: the retry's deltas replace it.

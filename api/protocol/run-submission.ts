@@ -21,6 +21,12 @@ import { initialCheckpointId } from './checkpoints';
 import { decisionsFor } from './interrupts';
 import { checkpointIdOf, type ProtocolRunBody } from './run-schemas';
 
+/**
+ * A wait at least this long makes a run's model calls local activities; a shorter one is expected
+ * to give up before the run ends, and the run then behaves as a background run does.
+ */
+export const localCallsFromWaitMs = 60_000;
+
 /** What submitting a run needs. */
 export interface RunServices {
   conversations: Conversations;
@@ -119,8 +125,12 @@ async function submitRun(
     ...(config === undefined ? {} : { config, model: config.model }),
     ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
     ...(checkpointId === undefined ? {} : { checkpoint_id: checkpointId }),
-    // A caller that waits for the answer is not streamed its text token by token.
-    ...(wait ? { deltas: false as const } : {}),
+    // A caller that waits for the whole answer is not streamed its text token by token, so its
+    // model calls may be local activities (decision 0200). One that may well give up first (a
+    // short timeout) comes back to a run that streams, and is marked deferred, as any other.
+    ...(wait && (options.deadline ?? Infinity) - Date.now() >= localCallsFromWaitMs
+      ? { deltas: false as const }
+      : {}),
   };
   // Every rule that needs no thread state is checked here, before anything is sent: an input
   // that may go by signal must not be one the thread would only refuse.
