@@ -134,6 +134,11 @@ export interface System {
   dir: string;
   server: DevServer;
   client: Client;
+  /**
+   * A client without Keel's codec, for the floor workflow: its worker has none, and an encrypted
+   * input would fail its every workflow task (the floor hung on this since encryption at rest).
+   */
+  floorClient: Client;
   cliPath: string;
   bundlePath: string;
   taskQueue: string;
@@ -206,6 +211,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     dir,
     server,
     client,
+    floorClient: new Client({ connection }),
     cliPath,
     bundlePath,
     taskQueue,

@@ -52,13 +52,13 @@ async function main(): Promise<void> {
       for (const activities of [1, 3]) {
         const workflowId = `floor-${randomUUID()}`;
         const started = performance.now();
-        await system.client.workflow.execute('floorWorkflow', {
+        await system.floorClient.workflow.execute('floorWorkflow', {
           taskQueue: queue,
           workflowId,
           args: [activities],
         });
         const client = performance.now() - started;
-        const server = await workflowSpan(system.client, workflowId);
+        const server = await workflowSpan(system.floorClient, workflowId);
         process.stdout.write(
           `${activities} ${client.toFixed(0).padStart(5)} ${server.toFixed(0).padStart(5)}\n`,
         );

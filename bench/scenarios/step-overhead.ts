@@ -71,7 +71,7 @@ async function measureFloor(
     const execute = async (activities: number) => {
       const started = performance.now();
       const workflowId = `floor-${randomUUID()}`;
-      await system.client.workflow.execute('floorWorkflow', {
+      await system.floorClient.workflow.execute('floorWorkflow', {
         taskQueue: floorQueue,
         workflowId,
         args: [activities],
@@ -100,7 +100,7 @@ async function measureFloor(
     await worker.stop();
   }
   const spans = async (workflowIds: string[]) =>
-    Promise.all(workflowIds.map((workflowId) => workflowSpan(system.client, workflowId)));
+    Promise.all(workflowIds.map((workflowId) => workflowSpan(system.floorClient, workflowId)));
   floor.serverStep = chunkedPerStep(await spans(ids.three), await spans(ids.one.slice(1)), options.trials);
   return floor;
 }
