@@ -114,7 +114,7 @@ export class Conversations {
       KeelConfig,
       'taskQueue' | 'model' | 'defaults' | 'webhookAllowHosts' | 'sandbox'
     > & {
-      api: Pick<KeelConfig['api'], 'intakeWaitMs' | 'readTimeoutMs'>;
+      api: Pick<KeelConfig['api'], 'intakeWaitMs' | 'readTimeoutMs' | 'localModelCalls'>;
     },
   ) {}
 
@@ -173,6 +173,11 @@ export class Conversations {
         `thread ${thread.thread_id} did not answer within ${this.config.api.readTimeoutMs} ms: no worker holds it right now (a restart or a deploy); nothing is lost, retry shortly`,
       );
     }
+  }
+
+  /** Whether waited runs make their model calls as local activities (`KEEL_LOCAL_MODEL_CALLS`). */
+  get localModelCalls(): boolean {
+    return this.config.api.localModelCalls;
   }
 
   /** Hands input to the thread by update, or by signal when it cannot take it now (see intake.ts). */

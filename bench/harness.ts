@@ -192,6 +192,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     KEEL_API_HOST: '127.0.0.1',
     KEEL_API_PORT: String(apiPort),
     KEEL_ENCRYPTION_KEYS: `${encryptionKey.id}:${encryptionKey.key.toString('base64')}`,
+    // `KEEL_LOCAL_MODEL_CALLS=1 npm run bench` measures waited runs with local model calls.
+    ...(process.env.KEEL_LOCAL_MODEL_CALLS === undefined
+      ? {}
+      : { KEEL_LOCAL_MODEL_CALLS: process.env.KEEL_LOCAL_MODEL_CALLS }),
     ...options.env,
   };
   const startWorker = (extraEnv: Record<string, string> = {}) =>

@@ -46,6 +46,7 @@ const schema = z
     KEEL_API_CORS_ORIGINS: optionalString,
     KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(500),
     KEEL_READ_TIMEOUT_MS: z.coerce.number().int().min(1).max(120_000).default(3_000),
+    KEEL_LOCAL_MODEL_CALLS: z.enum(['0', '1']).default('0'),
     KEEL_MODEL: optionalString,
     ANTHROPIC_API_KEY: optionalString,
     ANTHROPIC_BASE_URL: optionalString,
@@ -237,6 +238,12 @@ export interface KeelConfig {
     intakeWaitMs: number;
     /** How long a read (a query) may wait for the thread's worker before 503 (`KEEL_READ_TIMEOUT_MS`). @default 3000 */
     readTimeoutMs: number;
+    /**
+     * Whether a run waited for 60 s or more makes its model calls as local activities
+     * (`KEEL_LOCAL_MODEL_CALLS=1`; decision 0200): 8 history events for a plain turn, 15 for a tool
+     * turn. Off by default: at 100 conversations at once it failed turns (BENCHMARKS.md). @default false
+     */
+    localModelCalls: boolean;
   };
   model: { default: string; explicit: boolean };
   providers: {
@@ -424,6 +431,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
           : list(env.KEEL_API_CORS_ORIGINS),
       intakeWaitMs: env.KEEL_INTAKE_WAIT_MS,
       readTimeoutMs: env.KEEL_READ_TIMEOUT_MS,
+      localModelCalls: env.KEEL_LOCAL_MODEL_CALLS === '1',
     },
     model: { default: model, explicit: env.KEEL_MODEL !== undefined },
     providers: {

@@ -128,7 +128,9 @@ async function submitRun(
     // A caller that waits for the whole answer is not streamed its text token by token, so its
     // model calls may be local activities (decision 0200). One that may well give up first (a
     // short timeout) comes back to a run that streams, and is marked deferred, as any other.
-    ...(wait && (options.deadline ?? Infinity) - Date.now() >= localCallsFromWaitMs
+    ...(wait &&
+    conversations.localModelCalls &&
+    (options.deadline ?? Infinity) - Date.now() >= localCallsFromWaitMs
       ? { deltas: false as const }
       : {}),
   };

@@ -129,6 +129,7 @@ export async function throughput(system: System, options: ThroughputOptions): Pr
       p95_ms: spread(trials.map((t) => t.p95_ms)),
       worker_peak_rss_mib: rss,
       failed_turns: trials.map((t) => t.failed),
+      failures: trials.map((t) => t.failures ?? {}),
       usage: trials.map((t) => t.usage),
     };
     progress.note(

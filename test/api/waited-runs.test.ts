@@ -16,7 +16,7 @@ const EventType = temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 describe('a run whose caller waits', () => {
-  const harness = apiHarness();
+  const harness = apiHarness(() => ({ KEEL_LOCAL_MODEL_CALLS: '1' }));
 
   const history = async (threadId: string): Promise<HistoryEvent[]> =>
     (await harness.client.workflow.getHandle(workflowIdFor(threadId)).fetchHistory()).events ?? [];
