@@ -53,6 +53,15 @@ describe('a worker process stopped with SIGTERM', () => {
     await closeTestClient();
   });
 
+  /** Anthropic's overloaded answer, retryable at once: one fault of the model. */
+  const overloaded = {
+    kind: 'error' as const,
+    status: 529,
+    type: 'overloaded_error',
+    message: 'Overloaded',
+    headers: { 'retry-after': '0' },
+  };
+
   const toolStarted = (file: string) =>
     eventually(async () => ((await lines(file)).length > 0 ? true : undefined), 30_000, 'the tool to start');
 
@@ -167,13 +176,6 @@ describe('a worker process stopped with SIGTERM', () => {
   it('still fails a model call after six faults of the model, however many workers shut down first', async () => {
     const conversation = await TestConversation.start(client, config, anthropicModel);
     const before = fake.requests.length;
-    const overloaded = {
-      kind: 'error' as const,
-      status: 529,
-      type: 'overloaded_error',
-      message: 'Overloaded',
-      headers: { 'retry-after': '0' },
-    };
     fake.enqueue({ kind: 'hang' }, { kind: 'hang' }, ...Array.from({ length: 6 }, () => overloaded));
     const first = await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
     const run = await conversation.submit('hello');
@@ -188,13 +190,6 @@ describe('a worker process stopped with SIGTERM', () => {
   it('fails a model call made as a local activity after six faults of the model, as an ordinary one', async () => {
     const conversation = await TestConversation.start(client, config, anthropicModel);
     const before = fake.requests.length;
-    const overloaded = {
-      kind: 'error' as const,
-      status: 529,
-      type: 'overloaded_error',
-      message: 'Overloaded',
-      headers: { 'retry-after': '0' },
-    };
     fake.enqueue(...Array.from({ length: 6 }, () => overloaded));
     await fleet.start();
     const run = await conversation.submit('hello', { deltas: false });
