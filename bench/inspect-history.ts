@@ -1,14 +1,19 @@
 /**
  * Where a step's time goes, from the server's history: the floor workflow run 8 times each with
  * 1 and 3 no-op activities on a fresh floor worker (client and server time of each), then one
- * Keel tool turn, event by event with its time and size.
+ * Keel plain turn and one tool turn, event by event with its time and size, then an agent that
+ * another workflow started (`agentWorkflow`, as the Nexus operation starts it) doing a task with
+ * one tool call: its whole history, each patch marker and search-attribute write named.
  *
- *   npx tsx bench/inspect-history.ts
+ *   npx tsx bench/inspect-history.ts              # all of it
+ *   npx tsx bench/inspect-history.ts --keel-only  # without the floor workflow
+ *   npx tsx bench/inspect-history.ts --agent      # only the agent run
  */
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
+import type { AgentInput, AgentResult } from '../common/agents';
 import { workflowIdFor } from '../common/thread';
-import { spawnNode, startSystem } from './harness';
+import { spawnNode, startSystem, type System } from './harness';
 import { at, workflowSpan } from './history-spans';
 import { expectCompleted, turn } from './turns';
 
@@ -22,21 +27,52 @@ function show(events: temporal.api.history.v1.IHistoryEvent[]): void {
     const update = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
     const activity = event.activityTaskScheduledEventAttributes?.activityType?.name;
     const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
+    const marker = event.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+    const attributes = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+    const memo = event.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields;
     const detail = update
       ? `update ${update}`
       : activity
         ? `activity ${activity}`
         : signal
           ? `signal ${signal}`
-          : '';
+          : marker
+            ? `patch ${(JSON.parse(Buffer.from(marker).toString('utf8')) as { id: string }).id}`
+            : attributes
+              ? Object.keys(attributes).sort().join(' ')
+              : memo
+                ? `memo ${Object.keys(memo).sort().join(' ')}`
+                : '';
     process.stdout.write(
       `${String(event.eventId).padStart(4)} +${(at(event) - start).toFixed(1).padStart(7)} ms ${name.padEnd(40)} ${String(bytes).padStart(7)} B ${detail}\n`,
     );
   }
 }
 
+/** An agent started the way the Nexus operation starts one, with one tool call; its history. */
+async function agentRun(system: System): Promise<void> {
+  const input: AgentInput = { task: 'run: echo inspected', config: { model: 'scripted:demo' } };
+  const result = await system.client.workflow.execute<(input: AgentInput) => Promise<AgentResult>>(
+    'agentWorkflow',
+    { workflowId: `inspect-agent-${randomUUID()}`, taskQueue: system.taskQueue, args: [input] },
+  );
+  if (result.status !== 'completed') throw new Error(`the agent ended ${result.status}`);
+  const events = (await system.client.workflow.getHandle(workflowIdFor(result.thread_id)).fetchHistory())
+    .events;
+  process.stdout.write(`\nKeel agent run (model, bash, model): ${events?.length ?? 0} events\n`);
+  show(events ?? []);
+}
+
 async function main(): Promise<void> {
   const system = await startSystem();
+  if (process.argv.includes('--agent')) {
+    try {
+      await agentRun(system);
+    } finally {
+      await system.stop();
+    }
+    return;
+  }
   const queue = `floor-${randomUUID()}`;
   const floor = await spawnNode(
     'floor worker',
@@ -75,6 +111,7 @@ async function main(): Promise<void> {
     expectCompleted(await turn(system.apiUrl, thread, 'run: true'), 'tool turn');
     process.stdout.write('\nKeel tool turn (model, bash, model):\n');
     show((await handle.fetchHistory()).events?.slice(before) ?? []);
+    await agentRun(system);
   } finally {
     await floor.stop();
     await system.stop();

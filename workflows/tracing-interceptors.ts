@@ -3,7 +3,7 @@
  * which moves commands by a microtask or two: a history recorded without them would not replay
  * with them. So a workflow that began before tracing existed (its history has no marker) keeps
  * running without them, and every new workflow or continue-as-new records the marker and is
- * traced. Spans leave the sandbox through the SDK's `exporter` sink, which is not called on
+ * traced (since `leanHistoryPatch`, that marker stands for this one). Spans leave the sandbox through the SDK's `exporter` sink, which is not called on
  * replay; their ids come from the workflow's seeded randomness, so a replay makes the same ones.
  */
 import {
@@ -12,6 +12,7 @@ import {
   OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow';
 import { patched, type WorkflowInterceptors } from '@temporalio/workflow';
+import { leanHistoryPatch } from './interpreter/patches';
 
 /** The patch id every traced workflow records first. */
 export const tracingPatch = 'keel-otel-interceptors';
@@ -39,8 +40,9 @@ export const interceptors = (): WorkflowInterceptors => {
       {
         ...inbound,
         // Decided once, as the workflow starts (before any handler runs), and recorded in history.
+        // The lean-history patch is asked first, so a run since it records that marker alone.
         execute(input, next) {
-          traced = patched(tracingPatch);
+          traced = patched(leanHistoryPatch) || patched(tracingPatch);
           return execute(input, next);
         },
       },

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { workflowIdFor } from '../../common/thread';
 import { apiHarness, call, userInput } from '../helpers/api';
+import { outlineHistory } from '../helpers/history';
 
 jest.setTimeout(120_000);
 
@@ -49,5 +50,32 @@ describe('a thread in the Temporal Web UI', () => {
     expect(await currentDetails(threadId)).toMatch(
       /^\*\*Thread:\*\* Where is my parcel\?\n\*\*Status:\*\* idle/,
     );
+  });
+
+  it('holds one patch marker per workflow run, and a visibility write only when the status changes', async () => {
+    const threadId = randomUUID();
+    for (const text of ['Where is my parcel?', 'run: echo tracking']) {
+      const run = await call(
+        harness.base,
+        'POST',
+        `/threads/${threadId}/runs/wait`,
+        userInput(text, { if_not_exists: 'create' }),
+      );
+      expect(run.status).toBe(200);
+    }
+    const history = await harness.client.workflow.getHandle(workflowIdFor(threadId)).fetchHistory();
+    const { outline } = outlineHistory(history.events ?? []);
+    // One marker for every patch (decision 0220), whose name Temporal's core upserts beside it.
+    expect(outline.filter((event) => event.startsWith('patch '))).toEqual(['patch keel-lean-history']);
+    expect(outline.filter((event) => event === 'visibility TemporalChangeVersion')).toHaveLength(1);
+    // The API started the thread idle: busy and idle again per turn, nothing else (the cost goes
+    // with them), and no write of what the thread started with.
+    expect(outline.filter((event) => event.startsWith('visibility Keel'))).toHaveLength(4);
+    expect(outline.filter((event) => event.startsWith('schedule '))).toEqual([
+      'schedule callModel',
+      'schedule callModel',
+      'schedule runTool',
+      'schedule callModel',
+    ]);
   });
 });

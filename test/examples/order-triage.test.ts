@@ -8,6 +8,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { assistantWorkflowIdFor, type NewAssistant } from '../../common/assistants';
 import * as messages from '../../common/messages';
+import { searchAttributes } from '../../common/search-attributes';
 import { workflowIdFor } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
 import { createOrderTriageWorker } from '../../examples/order-triage/worker';
@@ -24,6 +25,7 @@ import {
 } from '../../examples/order-triage/workflows';
 import { eventually, testAddress } from '../helpers/temporal';
 import { testDataConverter } from '../helpers/encryption';
+import { outlineHistory } from '../helpers/history';
 import { workerHarness } from '../helpers/worker-harness';
 
 jest.setTimeout(180_000);
@@ -112,6 +114,47 @@ describe('an order-triage workflow that starts a Keel agent', () => {
     expect(cause).toBeInstanceOf(ApplicationFailure);
     expect((cause as ApplicationFailure).type).toBe('AgentConfigInvalid');
     expect(cause?.message).toMatch(/unknown model provider/);
+  });
+});
+
+describe('an agent’s history, as an operator reads it in the Temporal Web UI', () => {
+  it('holds 27 events for a task with one tool call: one patch marker, and visibility written as it starts and as it closes', async () => {
+    const run = await triage(`Box dented.\nrun: echo '{"priority":"low","team":"returns"}'`);
+    const outcome = await run.result();
+    expect(outcome.agent.status).toBe('completed');
+    const agent = keel.client.workflow.getHandle(workflowIdFor(outcome.agent.thread_id));
+    const history = outlineHistory((await agent.fetchHistory()).events ?? []);
+    const visibility = 'visibility KeelCostUsd KeelModel KeelRunStatuses KeelStatus KeelTurns';
+    expect(history.outline).toEqual([
+      'workflow_execution_started',
+      'task',
+      // One marker stands for every patch (decision 0220); Temporal's core upserts its name.
+      'patch keel-lean-history',
+      'visibility TemporalChangeVersion',
+      'schedule callModel',
+      visibility, // busy, one run
+      'activity_task_started',
+      'activity_task_completed',
+      'task',
+      'schedule runTool',
+      'activity_task_started',
+      'activity_task_completed',
+      'task',
+      'schedule callModel',
+      'activity_task_started',
+      'activity_task_completed',
+      'task',
+      visibility, // closed, not idle first
+      'workflow_execution_completed',
+    ]);
+    // 19 events of its own and 2 more per workflow task (scheduled, started), unless a task had
+    // to be retried on a loaded machine.
+    expect(history.events - history.retried).toBe(27);
+    const attributes = (await agent.describe()).typedSearchAttributes;
+    expect(attributes.get(searchAttributes.status)).toBe('closed');
+    expect(attributes.get(searchAttributes.turns)).toBe(1);
+    expect(attributes.get(searchAttributes.costUsd)).toBe(outcome.agent.usage.cost_usd);
+    expect(attributes.get(searchAttributes.runStatuses) ?? []).toEqual([]);
   });
 });
 

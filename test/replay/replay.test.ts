@@ -12,12 +12,6 @@ import { Worker } from '@temporalio/worker';
 import { testDataConverter } from '../helpers/encryption';
 
 const directory = path.join(__dirname, 'histories');
-/**
- * Histories written by older workflow code, kept while a `patched()` branch still serves them
- * (docs/replay-and-patching.md): the code must replay both its own and these. `before-tracing`:
- * recorded before the tracing interceptors (patch `keel-otel-interceptors`, decision 0122).
- */
-const olderDirectories = ['before-tracing', 'before-cost-patch', 'plaintext'];
 const scenarios = [
   'continue-as-new.json',
   'crash-recovered-turn.json',
@@ -32,24 +26,43 @@ const scenarios = [
 const agentScenarios = ['agent-parent.json', 'task-conversation.json'];
 /** Recorded since a waited run's model calls are local activities (decision 0200): two turns. */
 const laterScenarios = [...agentScenarios, 'waited-turn.json'];
+/**
+ * Histories written by older workflow code, kept while a `patched()` branch still serves them
+ * (docs/replay-and-patching.md): the code must replay both its own and these, each folder's
+ * scenarios. `before-tracing`: recorded before the tracing interceptors (patch
+ * `keel-otel-interceptors`, decision 0122). `before-lean-history`: every scenario as recorded
+ * before the patch `keel-lean-history` (one marker for all patches, fewer visibility writes;
+ * decision 0220), each with a marker per patch.
+ */
+const olderDirectories: Record<string, string[]> = {
+  'before-lean-history': [...scenarios, ...laterScenarios],
+  'before-tracing': scenarios,
+  'before-cost-patch': scenarios,
+  plaintext: scenarios,
+};
 
+/**
+ * Each history runs under its file's name as workflow id, without the folder: the id it was
+ * recorded under (an agent's thread id derives from its parent's id).
+ */
 async function loadHistories(files: string[]) {
   return Promise.all(
     files.map(async (file) => ({
-      workflowId: file.replace(/\.json$/, ''),
+      workflowId: path.basename(file, '.json'),
       history: loadHistory(JSON.parse(await readFile(path.join(directory, file), 'utf8'))),
     })),
   );
 }
 
+/** `<file without .json>: ok` or the error, per file; the replayer answers in the order given. */
 async function replay(files: string[], dataConverter = testDataConverter()): Promise<string[]> {
   const results: string[] = [];
   for await (const result of Worker.runReplayHistories(
     { workflowBundle: { codePath: process.env.KEEL_TEST_BUNDLE! }, dataConverter },
     await loadHistories(files),
   )) {
-    if (result.error !== undefined) results.push(`${result.workflowId}: ${String(result.error)}`);
-    else results.push(`${result.workflowId}: ok`);
+    const name = files[results.length]!.replace(/\.json$/, '');
+    results.push(`${name}: ${result.error === undefined ? 'ok' : String(result.error)}`);
   }
   return results.sort();
 }
@@ -79,7 +92,7 @@ function contentEncodings(value: unknown, out = new Set<string>()): Set<string> 
 async function historyFiles(): Promise<string[]> {
   const current = (await readdir(directory)).filter((file) => file.endsWith('.json'));
   const older = await Promise.all(
-    olderDirectories.map(async (folder) =>
+    Object.keys(olderDirectories).map(async (folder) =>
       (await readdir(path.join(directory, folder))).map((file) => path.join(folder, file)),
     ),
   );
@@ -91,8 +104,8 @@ describe('recorded histories', () => {
     expect((await readdir(directory)).filter((file) => file.endsWith('.json')).sort()).toEqual(
       [...laterScenarios, ...scenarios].sort(),
     );
-    for (const folder of olderDirectories) {
-      expect((await readdir(path.join(directory, folder))).sort()).toEqual(scenarios);
+    for (const [folder, files] of Object.entries(olderDirectories)) {
+      expect((await readdir(path.join(directory, folder))).sort()).toEqual([...files].sort());
     }
   });
 

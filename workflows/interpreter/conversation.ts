@@ -7,7 +7,6 @@ import {
   CancellationScope,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
@@ -33,6 +32,7 @@ import { ChildAgents, reportToParent } from './children';
 import { registerHandlers, type HandlerHost } from './handlers';
 import { observeTransition } from './metrics';
 import { OperatorView } from './operator-view';
+import type { Patches } from './patches';
 import type { EventLog } from './stream';
 
 export { costAttributePerRunPatch } from './operator-view';
@@ -46,6 +46,13 @@ export const localModelCallPatch = 'keel-model-call-local';
 
 type Of<T extends Command['type']> = Extract<Command, { type: T }>;
 
+export interface ConversationOptions {
+  /** The run's patch decisions, made as it started. */
+  patches: Patches;
+  /** Started as another workflow's agent: it closes once its runs are done (task.ts). */
+  task: boolean;
+}
+
 export class Conversation implements HandlerHost {
   #state: ThreadState;
   readonly #stream: EventLog;
@@ -55,15 +62,18 @@ export class Conversation implements HandlerHost {
   #draining = false;
   /** Set when the workflow is about to end or continue as new: `awaitRun` callers are answered now. */
   #releasingWaiters = false;
-  readonly #view = new OperatorView();
+  readonly #view: OperatorView;
+  readonly patches: Patches;
   readonly #children = new ChildAgents(this);
   readonly #timers = new ApprovalTimers((approval_id) =>
     this.dispatch({ type: 'approvalExpired', approval_id }),
   );
 
-  constructor(state: ThreadState, stream: EventLog) {
+  constructor(state: ThreadState, stream: EventLog, { patches, task }: ConversationOptions) {
     this.#state = state;
     this.#stream = stream;
+    this.patches = patches;
+    this.#view = new OperatorView({ patches, task });
   }
 
   get state(): ThreadState {
@@ -107,10 +117,14 @@ export class Conversation implements HandlerHost {
     this.#children.onReport(report);
   }
 
-  /** Re-issues what the state implies (after continue-as-new) and publishes the operator view. */
-  resume(): void {
+  /**
+   * Re-issues what the state implies (after continue-as-new) and publishes the operator view:
+   * since the lean-history patch, only its current details for a `fresh` run (no carried state),
+   * whose starter set its search attributes and whose first event writes them.
+   */
+  resume({ fresh }: { fresh: boolean }): void {
     for (const command of resumeCommands(this.#state, Date.now())) this.#execute(command);
-    this.#view.publish(this.#state);
+    this.#view.publish(this.#state, { visibility: !(fresh && this.patches.lean) });
   }
 
   dispatch(event: EventInput): void {
@@ -173,7 +187,7 @@ export class Conversation implements HandlerHost {
     const summary = summarizeModelCall(input.model, this.#state.totals.runs + 1, step);
     try {
       const result =
-        input.deltas === false && patched(localModelCallPatch)
+        input.deltas === false && this.patches.has(localModelCallPatch)
           ? await localActivities.callModel.executeWithOptions({ ...localModelCallOptions, summary }, [input])
           : await activities.callModel.executeWithOptions({ ...modelCallOptions, summary }, [input]);
       this.dispatch({ type: 'modelResponded', run_id, step, result });

@@ -7,7 +7,6 @@ import {
   ApplicationFailure,
   condition,
   log,
-  patched,
   setHandler,
   upsertMemo,
   workflowInfo,
@@ -26,6 +25,7 @@ import { stepMessagesAnswer, transcriptPage } from '../core/pages';
 import type { EventInput } from '../core/transitions';
 import { isValidRunId, validateSubmit, type Rejection } from '../core/validate';
 import { toThread } from '../core/views';
+import type { Patches } from './patches';
 
 /** Since this patch a signalled input the thread refuses becomes a failed run, not a log line. */
 export const refusedInputRunPatch = 'keel-refused-input-run';
@@ -40,6 +40,8 @@ export interface HandlerHost {
   readonly releasingWaiters: boolean;
   readonly inFlight: number;
   readonly draining: boolean;
+  /** The run's patch decisions. */
+  readonly patches: Patches;
   childReported(report: ChildCompleted): void;
 }
 
@@ -217,7 +219,7 @@ export function takeSignalledInput(host: HandlerHost, input: messages.SubmitInpu
   const next_offset = host.nextOffset();
   const rejection = validateSubmit(host.state, input);
   if (rejection === undefined) host.dispatch({ type: 'inputSubmitted', input, next_offset });
-  else if (isValidRunId(input.run_id) && patched(refusedInputRunPatch))
+  else if (isValidRunId(input.run_id) && host.patches.has(refusedInputRunPatch))
     host.dispatch({ type: 'inputRefused', input, refusal: rejection, next_offset });
   else log.warn('userMessage signal ignored', { ...rejection });
 }

@@ -9,7 +9,6 @@ import {
   condition,
   continueAsNew,
   isCancellation,
-  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentFinished, ConversationTask } from '../../common/agents';
@@ -17,6 +16,7 @@ import type { ThreadSummary, ThreadConfig } from '../../common/thread';
 import { type Carried, type CarriedPart, joinCarried, splitCarried } from './carried';
 import { Conversation } from './conversation';
 import { fromCarried, initialState } from '../core/state';
+import { Patches } from './patches';
 import { EventLog } from './stream';
 import { toThread } from '../core/views';
 import { agentFinished, reportTask, startTask, taskDone, withEarlierMessages } from './task';
@@ -80,20 +80,21 @@ export async function conversationWorkflow(
 ): Promise<ConversationOutcome> {
   // Before any command: histories from before the patch hand over only when the server suggests
   // it, on replay too.
-  const bySize = patched(handOverBySizePatch);
+  const patches = new Patches();
+  const bySize = patches.has(handOverBySizePatch);
   // The history's size before this run did anything: its start, with the state it carries.
-  const startedBytes = patched(handOverByGrowthPatch) ? workflowInfo().historySize : 0;
+  const startedBytes = patches.has(handOverByGrowthPatch) ? workflowInfo().historySize : 0;
   const { carried: carriedInput, ...thread } = input;
   const carried = carriedInput === undefined ? undefined : joinCarried(carriedInput, parts);
   const { task } = thread;
   const stream = new EventLog(carried?.stream);
   const state =
     carried === undefined ? withEarlierMessages(initialState(thread), task) : fromCarried(carried.state);
-  const conversation = new Conversation(state, stream);
+  const conversation = new Conversation(state, stream, { patches, task: task !== undefined });
   // Re-issue what the carried state implies before handlers run: an update delivered with the
   // start (update-with-start) or buffered across continue-as-new issues its own commands, and
   // resuming after it would start the same model call twice.
-  conversation.resume();
+  conversation.resume({ fresh: carried === undefined });
   conversation.registerHandlers();
   if (carried === undefined && task !== undefined) startTask(conversation, task);
 

@@ -1,0 +1,31 @@
+/**
+ * Which patched behaviour a workflow run takes (docs/replay-and-patching.md). Each `patched()`
+ * call writes a marker and, with SDK 1.23's core, a `TemporalChangeVersion` search-attribute
+ * upsert beside it (no worker option turns that off): two history events per patch per run. A run
+ * started since `leanHistoryPatch` records that one patch and takes every earlier one without a
+ * marker; a run from before it has no such marker and asks for each as it always did.
+ */
+import { patched } from '@temporalio/workflow';
+
+/**
+ * Since this patch a run records one marker for all of Keel's earlier patches, and writes its
+ * search attributes at most once per change of what visibility holds (operator-view.ts). Every
+ * Keel workflow asks for it first, in the tracing interceptor, as it starts.
+ */
+export const leanHistoryPatch = 'keel-lean-history';
+
+/** Decided once per run, as it starts (before any handler runs), and recorded in its history. */
+export class Patches {
+  /** True in a run started since `leanHistoryPatch`. */
+  readonly lean: boolean;
+
+  constructor() {
+    // A missing marker on replay is not final (the run may go on live), so ask once and keep it.
+    this.lean = patched(leanHistoryPatch);
+  }
+
+  /** `patched(id)` in a run from before `leanHistoryPatch`; in a run since, true without a marker. */
+  has(id: string): boolean {
+    return this.lean || patched(id);
+  }
+}
