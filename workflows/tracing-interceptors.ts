@@ -12,10 +12,10 @@ import {
   OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow';
 import { patched, type WorkflowInterceptors } from '@temporalio/workflow';
-import { leanHistoryPatch } from './interpreter/patches';
+import { type FoldedPatch, leanHistoryPatch } from './interpreter/patches';
 
-/** The patch id every traced workflow records first. */
-export const tracingPatch = 'keel-otel-interceptors';
+/** The patch id every traced workflow recorded first, before `leanHistoryPatch`. */
+export const tracingPatch = 'keel-otel-interceptors' satisfies FoldedPatch;
 
 type Interceptor = (input: unknown, next: (input: unknown) => unknown) => unknown;
 

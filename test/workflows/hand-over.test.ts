@@ -7,6 +7,7 @@ import { limits } from '../../common/limits';
 import { handOverHistory } from '../../workflows/interpreter/workflow';
 import { Sessions } from '../../api/sessions';
 import { TestConversation } from '../helpers/conversation';
+import { outlineHistory } from '../helpers/history';
 import { workerHarness } from '../helpers/worker-harness';
 
 jest.setTimeout(180_000);
@@ -22,7 +23,7 @@ describe('a conversation whose history grows large', () => {
       const text = `turn ${turn} ${'漢'.repeat(limits.maxInputChars - 20)}`;
       expect((await conversation.ask(text)).status).toBe('completed');
     }
-    const runs: { runId: string; events: number; bytes: number }[] = [];
+    const runs: { runId: string; events: number; bytes: number; handedOver: boolean }[] = [];
     for await (const execution of setup.client.workflow.list({
       query: `WorkflowId = '${conversation.handle.workflowId}'`,
     }))
@@ -30,6 +31,7 @@ describe('a conversation whose history grows large', () => {
         runId: execution.runId,
         events: execution.historyLength,
         bytes: execution.historySize ?? 0,
+        handedOver: execution.status.name === 'CONTINUED_AS_NEW',
       });
     // A run that handed over past the size, with fewer events than the server's suggestion
     // (150 on the test server) asks for: a run hands over once it wrote 1 MiB (about four turns
@@ -39,6 +41,33 @@ describe('a conversation whose history grows large', () => {
     expect(runs.some((run) => run.events > 0 && run.events < 150 && run.bytes > handOverHistory.bytes)).toBe(
       true,
     );
+    // A run that took over (and handed over in turn, so it took input) records one patch marker,
+    // and writes no search attribute before its first input: it carries over what the last run
+    // wrote (decision 0220).
+    const histories = await Promise.all(
+      runs
+        .filter((run) => run.handedOver)
+        .map(
+          async (run) =>
+            (await setup.client.workflow.getHandle(conversation.handle.workflowId, run.runId).fetchHistory())
+              .events ?? [],
+        ),
+    );
+    const tookOver = histories.find(
+      (events) => events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId,
+    );
+    expect(tookOver).toBeDefined();
+    const { outline } = outlineHistory(tookOver!);
+    expect(outline.slice(0, 4)).toEqual([
+      'workflow_execution_started',
+      'task',
+      'patch keel-lean-history',
+      'visibility TemporalChangeVersion',
+    ]);
+    expect(outline.filter((event) => event.startsWith('patch '))).toHaveLength(1);
+    const firstInput = outline.indexOf('update submitInput');
+    expect(firstInput).toBeGreaterThan(0);
+    expect(outline.slice(0, firstInput).filter((event) => event.startsWith('visibility Keel'))).toEqual([]);
     // A thread search lists the thread once, however many times it handed over.
     const listed = await new Sessions(setup.client, setup.config.taskQueue).search(
       { ids: [conversation.threadId] },

@@ -187,7 +187,7 @@ export class Conversation implements HandlerHost {
     const summary = summarizeModelCall(input.model, this.#state.totals.runs + 1, step);
     try {
       const result =
-        input.deltas === false && this.patches.has(localModelCallPatch)
+        input.deltas === false && this.patches.folded(localModelCallPatch)
           ? await localActivities.callModel.executeWithOptions({ ...localModelCallOptions, summary }, [input])
           : await activities.callModel.executeWithOptions({ ...modelCallOptions, summary }, [input]);
       this.dispatch({ type: 'modelResponded', run_id, step, result });

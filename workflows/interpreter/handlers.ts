@@ -219,7 +219,7 @@ export function takeSignalledInput(host: HandlerHost, input: messages.SubmitInpu
   const next_offset = host.nextOffset();
   const rejection = validateSubmit(host.state, input);
   if (rejection === undefined) host.dispatch({ type: 'inputSubmitted', input, next_offset });
-  else if (isValidRunId(input.run_id) && host.patches.has(refusedInputRunPatch))
+  else if (isValidRunId(input.run_id) && host.patches.folded(refusedInputRunPatch))
     host.dispatch({ type: 'inputRefused', input, refusal: rejection, next_offset });
   else log.warn('userMessage signal ignored', { ...rejection });
 }

@@ -76,7 +76,7 @@ export class OperatorView {
     // Cost changes with every model call; it is written with the next change of the others (a
     // run starting or ending), so a step costs no visibility write. Current details show it live.
     // Histories from before this wrote it on every change, and keep doing so on replay.
-    const perRun = this.#patches.has(costAttributePerRunPatch);
+    const perRun = this.#patches.folded(costAttributePerRunPatch);
     const key = keyOf(perRun ? { ...values, cost: undefined } : values);
     if (key === this.#written) return;
     this.#written = key;

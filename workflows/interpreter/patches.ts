@@ -14,6 +14,21 @@ import { patched } from '@temporalio/workflow';
  */
 export const leanHistoryPatch = 'keel-lean-history';
 
+/**
+ * The patches `leanHistoryPatch` stands for: every Keel patch before it. A patch added later is
+ * not in this list and is asked with `patched()` itself: a run that began with the lean-history
+ * marker but before that patch existed must not take its new branch on replay.
+ */
+export const foldedPatches = [
+  'keel-otel-interceptors',
+  'keel-continue-as-new-by-size',
+  'keel-hand-over-by-growth',
+  'keel-cost-attribute-per-run',
+  'keel-refused-input-run',
+  'keel-model-call-local',
+] as const;
+export type FoldedPatch = (typeof foldedPatches)[number];
+
 /** Decided once per run, as it starts (before any handler runs), and recorded in its history. */
 export class Patches {
   /** True in a run started since `leanHistoryPatch`. */
@@ -25,7 +40,7 @@ export class Patches {
   }
 
   /** `patched(id)` in a run from before `leanHistoryPatch`; in a run since, true without a marker. */
-  has(id: string): boolean {
+  folded(id: FoldedPatch): boolean {
     return this.lean || patched(id);
   }
 }

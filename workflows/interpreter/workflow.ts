@@ -81,9 +81,9 @@ export async function conversationWorkflow(
   // Before any command: histories from before the patch hand over only when the server suggests
   // it, on replay too.
   const patches = new Patches();
-  const bySize = patches.has(handOverBySizePatch);
+  const bySize = patches.folded(handOverBySizePatch);
   // The history's size before this run did anything: its start, with the state it carries.
-  const startedBytes = patches.has(handOverByGrowthPatch) ? workflowInfo().historySize : 0;
+  const startedBytes = patches.folded(handOverByGrowthPatch) ? workflowInfo().historySize : 0;
   const { carried: carriedInput, ...thread } = input;
   const carried = carriedInput === undefined ? undefined : joinCarried(carriedInput, parts);
   const { task } = thread;
