@@ -1,9 +1,10 @@
 /**
  * Where a step's time goes, from the server's history: the floor workflow run 8 times each with
- * 1 and 3 no-op activities on a fresh floor worker (client and server time of each), then one
- * Keel plain turn and one tool turn, event by event with its time and size, then an agent that
- * another workflow started (`agentWorkflow`, as the Nexus operation starts it) doing a task with
- * one tool call: its whole history, each patch marker and search-attribute write named.
+ * 1 and 3 no-op activities on a fresh floor worker (client and server time of each), then a
+ * Keel thread's first turn (which starts its workflow), a plain turn and a tool turn, event by
+ * event with its time and size, then an agent that another workflow started (`agentWorkflow`, as
+ * the Nexus operation starts it) doing a task with one tool call: its whole history. Patch markers
+ * and search-attribute writes are named (decision 0220).
  *
  *   npx tsx bench/inspect-history.ts              # all of it
  *   npx tsx bench/inspect-history.ts --keel-only  # without the floor workflow
@@ -103,7 +104,11 @@ async function main(): Promise<void> {
     const thread = `inspect-${randomUUID()}`;
     expectCompleted(await turn(system.apiUrl, thread, 'hello'), 'first turn');
     const handle = system.client.workflow.getHandle(workflowIdFor(thread));
-    const first = (await handle.fetchHistory()).events?.length ?? 0;
+    const firstEvents = (await handle.fetchHistory()).events ?? [];
+    const first = firstEvents.length;
+    // The first turn also starts the workflow run: what each run writes once shows here.
+    process.stdout.write('\nKeel first turn (start, model):\n');
+    show(firstEvents);
     expectCompleted(await turn(system.apiUrl, thread, 'hello again'), 'plain turn');
     process.stdout.write('\nKeel plain turn (model):\n');
     show((await handle.fetchHistory()).events?.slice(first) ?? []);
