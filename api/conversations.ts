@@ -36,6 +36,7 @@ import { deliver, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
 import { threadRef, unscopedRef, type ThreadRef } from './thread-ref';
 import { TranscriptReader } from './transcript-reader';
+import { LangChainJson } from './protocol/langchain-json';
 
 /** Between asks of a thread whose task a worker holds (see `read`). */
 const heldQueryPauseMs = 100;
@@ -107,6 +108,7 @@ export function grantNetworkHosts(asked: readonly string[], granted: readonly Ho
 
 export class Conversations {
   readonly #transcripts = new TranscriptReader();
+  readonly #langChainJson = new LangChainJson();
 
   constructor(
     readonly client: Client,
@@ -409,6 +411,15 @@ export class Conversations {
         ? this.#transcripts.read(thread.workflow_id, handle)
         : this.#transcripts.readAfter(handle, after),
     );
+  }
+
+  /**
+   * The whole transcript as LangChain messages, as JSON text (`JSON.stringify` of
+   * `toLangChainMessages`): only the messages new since this API's last answer for the thread are
+   * converted and serialized.
+   */
+  async transcriptLangChainJson(thread: ThreadRef): Promise<string> {
+    return this.#langChainJson.of(thread.workflow_id, await this.transcript(thread));
   }
 
   /** The earlier branches forks cut off, and whether the transcript's front was compacted. */

@@ -109,9 +109,15 @@ function fromUserMessage(message: UserMessage, toolNames: ReadonlyMap<string, st
 /** The LangChain view of a transcript (or of any contiguous part of one). */
 export function toLangChainMessages(messages: readonly Message[]): LangChainMessage[] {
   const toolNames = new Map<string, string>();
-  return messages.flatMap((message): LangChainMessage[] => {
-    if (message.role === 'user') return fromUserMessage(message, toolNames);
-    for (const use of toolUsesOf(message.content)) toolNames.set(use.id, use.name);
-    return [toAiMessage(message)];
-  });
+  return messages.flatMap((message) => toLangChainMessage(message, toolNames));
+}
+
+/**
+ * The LangChain view of one message of a transcript: `toolNames` holds the tools the messages
+ * before it called (by tool use id), and this message's calls are added to it.
+ */
+export function toLangChainMessage(message: Message, toolNames: Map<string, string>): LangChainMessage[] {
+  if (message.role === 'user') return fromUserMessage(message, toolNames);
+  for (const use of toolUsesOf(message.content)) toolNames.set(use.id, use.name);
+  return [toAiMessage(message)];
 }

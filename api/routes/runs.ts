@@ -4,7 +4,6 @@ import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
 import { operation, route } from '../contract';
 import { toInterrupt } from '../protocol/interrupts';
-import { toLangChainMessages } from '../protocol/langchain-messages';
 import { cancelQuery, protocolRunBody, runListQuery } from '../protocol/run-schemas';
 import type { Submitted } from '../conversations';
 import { startRun, waitForRunOrInterrupt, type RunServices } from '../protocol/run-submission';
@@ -135,25 +134,40 @@ function eitherAborts(first: AbortSignal, second: AbortSignal | undefined) {
   };
 }
 
-/** The thread's values once a run is over or interrupted, as LangGraph's wait and join return them. */
-export async function valuesAfter(services: RunServices, thread: ThreadRef, run: Run) {
+/**
+ * The thread's values once a run is over or interrupted, as LangGraph's wait and join return them,
+ * as JSON text: the messages' part is kept per thread, so a long thread's answer serializes only
+ * what is new (`Conversations.transcriptLangChainJson`).
+ */
+export async function valuesAfter(services: RunServices, thread: ThreadRef, run: Run): Promise<string> {
   const { conversations } = services;
-  const messages = toLangChainMessages(await conversations.transcript(thread));
+  const messages = await conversations.transcriptLangChainJson(thread);
   if (!isTerminal(run.status)) {
     const pending = await conversations.pendingApprovals(thread);
-    return { messages, __interrupt__: pending.map(toInterrupt) };
+    return withMessages(messages, { __interrupt__: pending.map(toInterrupt) });
   }
-  return {
+  return withMessages(
     messages,
-    ...(run.status === 'completed'
+    run.status === 'completed'
       ? {}
       : {
           __error__: {
             error: run.error?.type ?? run.status,
             message: run.error?.message ?? `run ${run.status}`,
           },
-        }),
-  };
+        },
+  );
+}
+
+/** `JSON.stringify({ messages, ...rest })`, with `messages` already JSON. */
+function withMessages(messages: string, rest: Record<string, unknown>): string {
+  const tail = JSON.stringify(rest);
+  return tail === '{}' ? `{"messages":${messages}}` : `{"messages":${messages},${tail.slice(1)}`;
+}
+
+/** Answers JSON text as `response.json` answers an object. */
+function sendJson(response: Response, json: string): void {
+  response.set('Content-Type', 'application/json').send(json);
 }
 
 /**
@@ -184,16 +198,16 @@ export async function answerWhenDone(
   ).finally(waiting.release);
   response.setHeader('Content-Location', location);
   if (finished !== undefined) {
-    response.json(await valuesAfter(services, thread, finished));
+    sendJson(response, await valuesAfter(services, thread, finished));
     return finished;
   }
   // The caller stopped waiting (timeout or disconnect); the run itself goes on.
   const deferred = await conversations.deferRun(thread, run);
   if (signal.aborted) return deferred;
   response.setHeader('Location', location);
-  response
-    .status(isTerminal(deferred.status) ? 200 : 202)
-    .json(isTerminal(deferred.status) ? await valuesAfter(services, thread, deferred) : deferred);
+  if (isTerminal(deferred.status))
+    sendJson(response.status(200), await valuesAfter(services, thread, deferred));
+  else response.status(202).json(deferred);
   return deferred;
 }
 

@@ -1,13 +1,15 @@
 /**
  * 6. Long conversations: N turns, one after another, in one thread. Turn latency early (turns
- * 1–20, around turn 10) against late (the last 20), how many times the workflow continued as new,
- * and the largest history and payload any of its runs held.
+ * 1–20, around turn 10) against late (the last 20), the CPU each process spent per turn in both
+ * windows (less at the mercy of a shared machine's load than latency), how many times the
+ * workflow continued as new, and the largest history and payload any of its runs held.
  */
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { workflowIdFor } from '../../common/thread';
 import type { System } from '../harness';
 import { progress } from '../progress';
+import { treeCpuSeconds } from '../sampler';
 import type { ScenarioResult } from '../report';
 import { showSpread, spread } from '../stats';
 import { expectCompleted, outcomeOf, turn, type TurnResult } from '../turns';
@@ -66,6 +68,22 @@ async function turnOrJoin(
   return { ...first, joined: false };
 }
 
+type Cpu = Record<'server' | 'worker' | 'api', number>;
+
+async function cpuSeconds(system: System): Promise<Cpu> {
+  const [server, worker, api] = await Promise.all(
+    [system.server.process.pid!, system.worker.pid, system.api.pid].map(treeCpuSeconds),
+  );
+  return { server: server!, worker: worker!, api: api! };
+}
+
+/** CPU ms per turn of each process between two readings `turns` turns apart. */
+function perTurn(from: Cpu, to: Cpu, turns: number): Cpu & { total: number } {
+  const each = (name: keyof Cpu) => ((to[name] - from[name]) * 1000) / turns;
+  const cpu = { server: each('server'), worker: each('worker'), api: each('api') };
+  return { ...cpu, total: cpu.server + cpu.worker + cpu.api };
+}
+
 export async function longConversation(
   system: System,
   options: { turns: number; window: number },
@@ -74,9 +92,14 @@ export async function longConversation(
   const latencies: number[] = [];
   const responseBytes: number[] = [];
   const joined: number[] = [];
+  const cpu: Partial<Record<'earlyStart' | 'earlyEnd' | 'lateStart' | 'lateEnd', Cpu>> = {};
   for (let index = 0; index < options.turns; index++) {
+    if (index === 0) cpu.earlyStart = await cpuSeconds(system);
+    if (index === options.turns - options.window) cpu.lateStart = await cpuSeconds(system);
     const result = await turnOrJoin(system.apiUrl, threadId, `turn ${index + 1}: hello`);
     expectCompleted(result, `turn ${index + 1}`);
+    if (index === options.window - 1) cpu.earlyEnd = await cpuSeconds(system);
+    if (index === options.turns - 1) cpu.lateEnd = await cpuSeconds(system);
     if (result.joined) joined.push(index + 1);
     latencies.push(result.ms);
     responseBytes.push(result.bytes);
@@ -127,6 +150,10 @@ export async function longConversation(
     b.largest_event_payloads > a.largest_event_payloads ? b : a,
   );
   const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
+  const earlyCpu = perTurn(cpu.earlyStart!, cpu.earlyEnd!, options.window);
+  const lateCpu = perTurn(cpu.lateStart!, cpu.lateEnd!, options.window);
+  const showCpu = ({ server, worker, api, total }: ReturnType<typeof perTurn>) =>
+    `${total.toFixed(0)} (server ${server.toFixed(0)}, worker ${worker.toFixed(0)}, API ${api.toFixed(0)})`;
   return {
     rows: [
       {
@@ -140,6 +167,18 @@ export async function longConversation(
         metric: `turn latency, last ${options.window} turns, ms`,
         value: showSpread(late),
         note: `late / early ${(late.median / early.median).toFixed(2)}× (target: flat)`,
+      },
+      {
+        scenario: '',
+        metric: `CPU per turn, turns 1–${options.window}, ms`,
+        value: showCpu(earlyCpu),
+        note: 'the dev server, the worker and the API, each with its children',
+      },
+      {
+        scenario: '',
+        metric: `CPU per turn, last ${options.window} turns, ms`,
+        value: showCpu(lateCpu),
+        note: `late / early ${(lateCpu.total / earlyCpu.total).toFixed(2)}×`,
       },
       {
         scenario: '',
@@ -176,6 +215,7 @@ export async function longConversation(
       latency_ms: latencies,
       early_ms: early,
       late_ms: late,
+      cpu_ms_per_turn: { early: earlyCpu, late: lateCpu },
       continue_as_new: runs.length - 1,
       runs,
       largest_payload_bytes: largestPayloadBytes,

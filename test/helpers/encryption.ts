@@ -3,7 +3,7 @@
  * test/replay/histories/ were recorded with it). A test key only: it protects nothing.
  */
 import type { DataConverter, Payload } from '@temporalio/common';
-import { codecOf, keelDataConverter } from '../../codec/data-converter';
+import { keelDataConverter } from '../../codec/data-converter';
 import { decodeKey } from '../../codec/keys';
 import { type EncryptionKeySpec, parseEncryptionKeys } from '../../common/config';
 
@@ -20,8 +20,10 @@ export function testDataConverter(raw = testEncryptionKeys): DataConverter {
   return keelDataConverter(testKeys(raw).map(decodeKey));
 }
 
-/** A stored (encrypted) payload's data as text, decrypted with the test key. */
+/** A stored (encrypted, perhaps compressed) payload's data as text, decoded with the test key. */
 export async function decryptedText(payload: Payload): Promise<string> {
-  const [plain] = await codecOf(testDataConverter()).decode([payload]);
-  return Buffer.from(plain?.data ?? []).toString('utf8');
+  let payloads = [payload];
+  for (const codec of [...(testDataConverter().payloadCodecs ?? [])].reverse())
+    payloads = await codec.decode(payloads);
+  return Buffer.from(payloads[0]?.data ?? []).toString('utf8');
 }

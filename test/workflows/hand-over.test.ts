@@ -8,6 +8,7 @@ import { handOverHistory } from '../../workflows/interpreter/workflow';
 import { Sessions } from '../../api/sessions';
 import { TestConversation } from '../helpers/conversation';
 import { outlineHistory } from '../helpers/history';
+import { randomCjk } from '../helpers/random-text';
 import { workerHarness } from '../helpers/worker-harness';
 
 jest.setTimeout(180_000);
@@ -17,10 +18,12 @@ describe('a conversation whose history grows large', () => {
 
   it('continues as new once its history passes 1 MiB, keeping count of every message', async () => {
     const conversation = await TestConversation.start(setup.client, setup.config);
-    // Each turn writes its input (and the quoting answer) to history: ~300 KB, three bytes a character.
-    const turns = 14;
+    // Each turn writes its input (and the quoting answer) to history: ~300 KB, three bytes a
+    // character, of characters drawn at random so that the codec's compression (decision 0250)
+    // leaves ~60 % of it.
+    const turns = 18;
     for (let turn = 0; turn < turns; turn++) {
-      const text = `turn ${turn} ${'漢'.repeat(limits.maxInputChars - 20)}`;
+      const text = `turn ${turn} ${randomCjk(limits.maxInputChars - 20)}`;
       expect((await conversation.ask(text)).status).toBe('completed');
     }
     const runs: { runId: string; events: number; bytes: number; handedOver: boolean }[] = [];
@@ -34,8 +37,8 @@ describe('a conversation whose history grows large', () => {
         handedOver: execution.status.name === 'CONTINUED_AS_NEW',
       });
     // A run that handed over past the size, with fewer events than the server's suggestion
-    // (150 on the test server) asks for: a run hands over once it wrote 1 MiB (about four turns
-    // of about 20 events and 300 KB each); the state it started with is not counted (patch
+    // (150 on the test server) asks for: a run hands over once it wrote 1 MiB (about six turns
+    // of about 20 events and 200 KB compressed each); the state it started with is not counted (patch
     // keel-hand-over-by-growth).
     expect(runs.length).toBeGreaterThan(2);
     expect(runs.some((run) => run.events > 0 && run.events < 150 && run.bytes > handOverHistory.bytes)).toBe(

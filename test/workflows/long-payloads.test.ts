@@ -12,6 +12,7 @@ import { limits } from '../../common/limits';
 import * as messages from '../../common/messages';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
 import { TestConversation } from '../helpers/conversation';
+import { randomCjk } from '../helpers/random-text';
 import { workerHarness } from '../helpers/worker-harness';
 import { modelMessages } from '../../workflows/core/transcript';
 
@@ -46,9 +47,10 @@ describe('a conversation larger than any payload may be', () => {
       model: 'anthropic:claude-sonnet-4-5',
     });
     // 14 turns of ~100,000 characters, three bytes each in UTF-8: 4 MB said, and the transcript
-    // (compacted at ~600,000 characters) never under 1 MiB once it has been compacted.
+    // (compacted at ~600,000 characters) never under 1 MiB once it has been compacted. Drawn at
+    // random, so that compressed (decision 0250) it still is.
     const turns = 14;
-    const said = (turn: number) => `turn ${turn} says ${'漢字'.repeat((limits.maxInputChars - 40) / 2)}`;
+    const said = (turn: number) => `turn ${turn} says ${randomCjk(limits.maxInputChars - 40)}`;
     const compacted = async () => {
       const [thread, transcript] = await Promise.all([conversation.thread(), conversation.transcript()]);
       return { transcript, count: thread.messages_count - transcript.length };
