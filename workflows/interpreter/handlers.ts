@@ -26,18 +26,20 @@ import { stepMessagesAnswer, transcriptPage } from '../core/pages';
 import type { EventInput } from '../core/transitions';
 import { isValidRunId, validateSubmit, type Rejection } from '../core/validate';
 import { toThread } from '../core/views';
+import type { EventLog } from './stream';
 
 /** Since this patch a signalled input the thread refuses becomes a failed run, not a log line. */
 export const refusedInputRunPatch = 'keel-refused-input-run';
 
+/** What the handlers need of the conversation (interpreter/conversation.ts). */
 export interface HandlerHost {
   readonly state: ThreadState;
   dispatch(event: EventInput): void;
-  /** The stream offset the next event gets, and the oldest it holds. */
-  nextOffset(): number;
-  readonly baseOffset: number;
+  /** The event stream: the offset its next event gets, and the oldest it holds. */
+  readonly stream: Pick<EventLog, 'nextOffset' | 'baseOffset'>;
   /** True once the workflow is ending or handing over: `awaitRun` answers at once. */
   readonly releasingWaiters: boolean;
+  /** For the `getState` query: what is in flight, and whether the run is handing over. */
   readonly inFlight: number;
   readonly draining: boolean;
   childReported(report: ChildCompleted): void;
@@ -62,7 +64,7 @@ export function registerHandlers(host: HandlerHost): void {
   setHandler(
     messages.submitInputUpdate,
     (input, options) => {
-      host.dispatch({ type: 'inputSubmitted', input, next_offset: host.nextOffset() });
+      host.dispatch({ type: 'inputSubmitted', input, next_offset: host.stream.nextOffset() });
       // Without `wait` the answer is the run as taken in, in this task, as it always was.
       if (options?.wait !== true) return run(input.run_id);
       return condition(() => host.releasingWaiters || isSettled(run(input.run_id))).then(() =>
@@ -113,7 +115,7 @@ export function registerHandlers(host: HandlerHost): void {
   setHandler(messages.getThreadQuery, () => toThread(host.state));
   setHandler(messages.getRunQuery, ({ run_id }) => findRun(host.state, run_id) ?? null);
   setHandler(messages.listRunsQuery, ({ limit }) => [...host.state.runs].reverse().slice(0, limit ?? 100));
-  setHandler(messages.getStreamBaseQuery, () => host.baseOffset);
+  setHandler(messages.getStreamBaseQuery, () => host.stream.baseOffset);
   setHandler(messages.getStepMessagesQuery, (query) => stepMessages(host.state, query));
   // The older form, which fails instead (model activities of earlier releases ask it).
   setHandler(messages.getModelMessagesQuery, ({ run_id, step }) => {
@@ -214,7 +216,7 @@ function stepMessages(state: ThreadState, query: messages.ModelMessagesQuery): m
  */
 export function takeSignalledInput(host: HandlerHost, input: messages.SubmitInput): void {
   if (findRun(host.state, input.run_id) !== undefined) return;
-  const next_offset = host.nextOffset();
+  const next_offset = host.stream.nextOffset();
   const rejection = validateSubmit(host.state, input);
   if (rejection === undefined) host.dispatch({ type: 'inputSubmitted', input, next_offset });
   else if (isValidRunId(input.run_id) && patched(refusedInputRunPatch))
