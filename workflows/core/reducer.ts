@@ -32,8 +32,6 @@ import { recordToolFailure, recordToolResult } from './tool-step';
 import type { ConversationEvent, Transition } from './transitions';
 import { webhookCommands } from './webhooks';
 
-export { isCurrentModelStep };
-
 export function reduce(state: ThreadState, event: ConversationEvent): Transition {
   const touched = { ...state, updated_at: iso(event.now) };
   const settled = settle(apply(touched, event), event.now);

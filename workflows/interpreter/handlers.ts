@@ -14,18 +14,21 @@ import {
 } from '@temporalio/workflow';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from '../../common/approvals';
 import type { ChildCompleted } from '../../common/children';
-import { FailureType } from '../../common/failures';
 import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
-import { sequenceOf } from '../../common/transcript';
 import { pendingApprovals, validateDecision } from '../core/approvals';
 import { validateLimits } from '../core/budget';
-import { isCurrentModelStep } from '../core/reducer';
 import { findRun, type ThreadState } from '../core/state';
-import { stepMessagesAnswer, transcriptPage } from '../core/pages';
+import { stepMessages, transcriptAfter, transcriptPage } from '../core/pages';
 import type { EventInput } from '../core/transitions';
-import { isValidRunId, validateSubmit, type Rejection } from '../core/validate';
-import { toThread } from '../core/views';
+import {
+  isValidRunId,
+  validateDeleteRun,
+  validateRunRef,
+  validateSubmit,
+  type Rejection,
+} from '../core/validate';
+import { isSettled, toThread } from '../core/views';
 import type { EventLog } from './stream';
 
 /** Since this patch a signalled input the thread refuses becomes a failed run, not a log line. */
@@ -49,18 +52,12 @@ const reject = (rejection: Rejection | undefined): void => {
   if (rejection !== undefined) throw ApplicationFailure.create({ ...rejection, nonRetryable: true });
 };
 
-/** A run a `runs/wait` caller is answered with: over, or waiting on a human. */
-const isSettled = (run: Run): boolean => isTerminal(run.status) || run.status_reason === 'awaiting_approval';
-
 const withReason = (reason: string | undefined) => (reason === undefined ? {} : { reason });
 
 export function registerHandlers(host: HandlerHost): void {
   // The run an update names: its validator (or the update itself) made sure it exists.
   const run = (runId: string): Run => findRun(host.state, runId) as Run;
-  const requireRun = ({ run_id }: messages.RunRef): void => {
-    if (findRun(host.state, run_id) === undefined)
-      reject({ type: 'RunNotFound', message: `no run ${run_id} on this thread` });
-  };
+  const requireRun = ({ run_id }: messages.RunRef): void => reject(validateRunRef(host.state, run_id));
   setHandler(
     messages.submitInputUpdate,
     (input, options) => {
@@ -123,13 +120,7 @@ export function registerHandlers(host: HandlerHost): void {
     if (!answer.current) throw ApplicationFailure.create({ ...answer, nonRetryable: true });
     return answer.messages;
   });
-  setHandler(messages.getTranscriptQuery, ({ after, limit }) => {
-    // By id, not position: after a fork the transcript's n-th message is not the n-th appended.
-    const transcript = host.state.transcript;
-    const found = transcript.findIndex((message) => (sequenceOf(message.id) ?? 0) > (after ?? 0));
-    const start = found === -1 ? transcript.length : found;
-    return transcript.slice(start, limit === undefined ? undefined : start + limit);
-  });
+  setHandler(messages.getTranscriptQuery, (query) => transcriptAfter(host.state, query));
   setHandler(messages.getTranscriptPageQuery, (query) => transcriptPage(host.state, query));
   setHandler(messages.getBranchesQuery, () => ({
     branches: host.state.branches ?? [],
@@ -185,28 +176,9 @@ function registerApprovalHandlers(host: HandlerHost): void {
     return toThread(host.state);
   });
   setHandler(messages.deleteRunUpdate, ({ run_id }) => host.dispatch({ type: 'runDeleted', run_id }), {
-    validator: ({ run_id }: messages.RunRef) => {
-      const run = findRun(host.state, run_id);
-      if (run === undefined) reject({ type: 'RunNotFound', message: `no run ${run_id} on this thread` });
-      else if (!isTerminal(run.status))
-        reject({
-          type: 'RunActive',
-          message: `run ${run_id} is ${run.status}; cancel it before deleting it`,
-        });
-    },
+    validator: ({ run_id }: messages.RunRef) => reject(validateDeleteRun(host.state, run_id)),
   });
   setHandler(messages.getPendingApprovalsQuery, () => pendingApprovals(host.state));
-}
-
-function stepMessages(state: ThreadState, query: messages.ModelMessagesQuery): messages.StepMessages {
-  const { run_id: runId, step } = query;
-  if (isCurrentModelStep(state, runId, step)) return stepMessagesAnswer(state, query);
-  const type = FailureType.modelStepNotCurrent;
-  return {
-    current: false,
-    type,
-    message: `${type}: step ${step} of run ${runId} is not the current model step`,
-  };
 }
 
 /**
