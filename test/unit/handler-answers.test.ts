@@ -9,22 +9,12 @@ import { validateDeleteRun, validateRunRef } from '../../workflows/core/validate
 import { isSettled } from '../../workflows/core/views';
 import { afterFirstAnswer, usage } from '../helpers/reducer';
 
-const answered = () =>
-  afterFirstAnswer({
-    content: [{ type: 'text', text: 'hi' }],
-    stop_reason: 'end_turn',
-    usage,
-    model: 'm',
-    tools: {},
-  }).state;
-const thinkingAgain = () =>
-  afterFirstAnswer({
-    content: [{ type: 'text', text: '' }],
-    stop_reason: 'pause_turn',
-    usage,
-    model: 'm',
-    tools: {},
-  }).state;
+/** Run r1 after its first model call: answered (`end_turn`), or calling the model again (`pause_turn`). */
+const after = (stop_reason: 'end_turn' | 'pause_turn') =>
+  afterFirstAnswer({ content: [{ type: 'text', text: 'hi' }], stop_reason, usage, model: 'm', tools: {} })
+    .state;
+const answered = () => after('end_turn');
+const thinkingAgain = () => after('pause_turn');
 const askingForBash = () =>
   afterFirstAnswer(
     {
