@@ -17,14 +17,14 @@ import { listingClient } from './listing-client';
 import { openApiDocument, openApiOperation } from './openapi';
 import { operations } from './operations';
 import { activeRunRoutes } from './routes/active-runs';
-import { checkpointRoutes } from './routes/checkpoints';
+import { approvalRoutes } from './routes/approvals';
 import { metricsRoutes } from './routes/metrics';
 import { observeRequests } from './observe-requests';
 import type { SseLocals } from './sse';
 import { codecRoutes, codecUiRoutes, maxCodecBodyBytes } from './routes/codec';
 import { healthRoutes } from './routes/health';
-import { sessionRoutes } from './routes/sessions';
-import { Sessions } from './sessions';
+import { threadDirectoryRoutes } from './routes/thread-directory';
+import { ThreadDirectory } from './thread-directory';
 import { runRoutes } from './routes/runs';
 import { cronRoutes } from './routes/crons';
 import { Crons } from './protocol/crons';
@@ -85,13 +85,13 @@ export function createApp({
   app.use(systemRoutes(config.sandbox.mode));
   app.use(codec);
   // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
-  const sessions = new Sessions(listingClient(client), config.taskQueue);
+  const threadDirectory = new ThreadDirectory(listingClient(client), config.taskQueue);
   const assistants = new Assistants(client, config.taskQueue, config.model.default);
-  const services = { conversations, assistants, sessions };
-  app.use(assistantRoutes(assistants, sessions, config.sandbox.networkHosts));
+  const services = { conversations, assistants, threadDirectory };
+  app.use(assistantRoutes(assistants, threadDirectory, config.sandbox.networkHosts));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
-  app.use(sessionRoutes(conversations, sessions));
-  app.use(checkpointRoutes(conversations));
+  app.use(threadDirectoryRoutes(conversations, threadDirectory));
+  app.use(approvalRoutes(conversations));
   app.use(threadRoutes(conversations));
   app.use(threadStateRoutes(conversations));
   app.use(streamRoutes(services, stopping));

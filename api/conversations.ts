@@ -1,6 +1,7 @@
 /**
- * The API's side of Temporal: threads are workflows, runs are `submitInput` updates, reads are
- * queries. Routes call this and nothing else touches the client.
+ * The API's side of the conversation workflows: each thread is one (`conversation-<thread_id>`),
+ * runs are `submitInput` updates, reads are queries. Routes reach a thread's workflow through
+ * this; finding threads across the namespace is the thread directory's (thread-directory.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -387,7 +388,7 @@ export class Conversations {
   /**
    * 404 for a thread that does not exist or was deleted. Temporal removes a deleted workflow's
    * history some 30 s after it was asked to; DELETE terminates the workflow first, so a
-   * terminated workflow is a deleted thread from the moment DELETE answers (see sessions.ts).
+   * terminated workflow is a deleted thread from the moment DELETE answers (see thread-directory.ts).
    */
   async requireExisting(thread: ThreadRef): Promise<void> {
     const description = await this.handle(thread).describe();

@@ -6,14 +6,14 @@
 import type { AnyOperation } from './contract';
 import { activeRunOperations } from './routes/active-runs';
 import { assistantOperations } from './routes/assistants';
-import { checkpointOperations } from './routes/checkpoints';
+import { approvalOperations } from './routes/approvals';
 import { codecOperations } from './routes/codec';
 import { cronOperations } from './routes/crons';
 import { statelessRunOperations } from './routes/stateless-runs';
 import { healthOperations } from './routes/health';
 import { metricsOperations } from './routes/metrics';
 import { runOperations } from './routes/runs';
-import { sessionOperations } from './routes/sessions';
+import { threadDirectoryOperations } from './routes/thread-directory';
 import { streamOperations } from './routes/streams';
 import { systemOperations } from './routes/system';
 import { threadStateOperations } from './routes/thread-state';
@@ -29,9 +29,9 @@ export const operations: readonly AnyOperation[] = [
   openApiOperation,
   ...assistantOperations,
   ...threadOperations,
-  ...sessionOperations,
+  ...threadDirectoryOperations,
   ...threadStateOperations,
-  ...checkpointOperations,
+  ...approvalOperations,
   ...runOperations,
   ...streamOperations,
   ...activeRunOperations,

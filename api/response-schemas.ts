@@ -9,7 +9,7 @@ import type { Run } from '../common/run';
 import type { ThreadSummary, Thread } from '../common/thread';
 import type { Usage } from '../common/usage';
 import type { Assistant } from '../common/assistants';
-import type { ThreadListing } from './sessions';
+import type { ThreadListing } from './thread-directory';
 
 /** True when `S` has exactly `T`'s keys and every `T` is a valid `S`. */
 type Describes<S extends z.ZodType, T> = [keyof T] extends [keyof z.output<S>]
@@ -50,7 +50,7 @@ export const usage = describing<Usage>()(
   }),
 );
 
-const sessionSummary = describing<ThreadSummary>()(
+const threadSummary = describing<ThreadSummary>()(
   z.object({
     runs: z.number(),
     steps: z.number(),
@@ -82,7 +82,7 @@ export const thread = describing<Thread>()(
     created_at: timestamp,
     updated_at: timestamp,
     usage,
-    summary: sessionSummary,
+    summary: threadSummary,
     active_run_id: z.string().optional(),
     queued_run_ids: z.array(z.string()),
     messages_count: z.number(),
@@ -111,7 +111,7 @@ export const run = describing<Run>()(
     checkpoint_id: z.string().optional(),
     first_event_offset: z.number().optional(),
     model: z.string(),
-    summary: sessionSummary.optional(),
+    summary: threadSummary.optional(),
     refused_input: z.string().optional(),
   }),
 );

@@ -1,5 +1,5 @@
 /**
- * `keel chat [thread]`: an interactive session. The answer is printed as it streams, token by
+ * `keel chat [thread]`: talk to a thread. The answer is printed as it streams, token by
  * token; a spinner shows while the model thinks or a tool runs (on a terminal only), approvals
  * are asked with a `[y/N]` prompt and a countdown, and the running cost shows in the spinner and
  * after every run. Ctrl-C stops the run in progress; pressed again (or at the prompt) it leaves.

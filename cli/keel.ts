@@ -3,7 +3,7 @@
  *   keel up       the whole system (what `npm start` runs); --cluster: on a Temporal cluster (`npm run cluster`)
  *   keel worker   a worker process
  *   keel api      the HTTP API process
- *   keel chat     an interactive session with a thread (through the API)
+ *   keel chat     talk to a thread, interactively or piped (through the API)
  *   keel threads  list, show, export, delete and clean up threads
  *   keel approve / keel deny   decide a pending approval
  * The first three launch processes (`launch/`); the rest are the user's client of the HTTP API.
@@ -140,7 +140,7 @@ threads
   .action(async (options: ListOptions) => listThreads(apiClient(), options, write));
 threads
   .command('show <thread>')
-  .description('a thread: status, limits, session summary and recent runs')
+  .description('a thread: status, limits, usage summary and recent runs')
   .action(async (thread: string) => showThread(apiClient(), thread, write));
 threads
   .command('export <thread>')

@@ -92,7 +92,7 @@ export async function up(config: KeelConfig): Promise<number> {
     await api?.stop(15_000);
     await worker?.stop((config.shutdownGraceS + 10) * 1000);
     await server?.stop(15_000);
-    say(`Keel stopped. Conversations are kept in ${shown(config.dataDir)}`);
+    say(`Keel stopped. Threads are kept in ${shown(config.dataDir)}`);
     return 0;
   };
   const onSignal = (signal: NodeJS.Signals): void => {

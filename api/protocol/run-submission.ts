@@ -13,7 +13,7 @@ import type { Conversations, Submitted } from '../conversations';
 import { ApiError } from '../errors';
 import { waitForRun } from '../run-waiter';
 import { inputContent, type CreateRunBody } from '../schemas';
-import type { Sessions } from '../sessions';
+import type { ThreadDirectory } from '../thread-directory';
 import type { ThreadRef } from '../thread-ref';
 import { ownerOf } from '../validate';
 import { runMetadataOf, type Assistants } from './assistants';
@@ -31,7 +31,7 @@ export const localCallsFromWaitMs = 60_000;
 export interface RunServices {
   conversations: Conversations;
   assistants: Assistants;
-  sessions: Sessions;
+  threadDirectory: ThreadDirectory;
 }
 
 /**

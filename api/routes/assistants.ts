@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { operation, route } from '../contract';
-import type { Sessions } from '../sessions';
+import type { ThreadDirectory } from '../thread-directory';
 import {
   assistantSettings,
   countAssistantsBody,
@@ -143,7 +143,7 @@ const messagesSchema = {
 
 export function assistantRoutes(
   assistants: Assistants,
-  sessions: Sessions,
+  threadDirectory: ThreadDirectory,
   networkHosts: readonly HostEntry[],
 ): Router {
   const router = Router();
@@ -188,8 +188,12 @@ export function assistantRoutes(
     const owner = ownerOf(response);
     await assistants.delete(assistantId, owner);
     if (delete_threads) {
-      const threads = await sessions.search({ metadata: { assistant_id: assistantId } }, owner, 10_000);
-      for (const { thread } of threads) await sessions.remove(thread);
+      const threads = await threadDirectory.search(
+        { metadata: { assistant_id: assistantId } },
+        owner,
+        10_000,
+      );
+      for (const { thread } of threads) await threadDirectory.remove(thread);
     }
     response.json({});
   });

@@ -78,7 +78,7 @@ export async function deleteWhenDone(
     ? run
     : await waitForRun(client, thread, run.run_id, watchMs, stopping).catch(() => undefined);
   if (ended === undefined) return;
-  await services.sessions.remove(thread).catch(() => undefined);
+  await services.threadDirectory.remove(thread).catch(() => undefined);
 }
 
 export function statelessRunRoutes(services: RunServices, stopping?: AbortSignal): Router {

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
-import { patchThreadBody } from '../checkpoint-schemas';
+import { patchThreadBody } from '../thread-schemas';
 import { graphId, toolsNode } from '../protocol/checkpoints';
 import { toInterrupt } from '../protocol/interrupts';
 import { thread } from '../response-schemas';

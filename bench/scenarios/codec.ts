@@ -8,6 +8,7 @@
  */
 import type { Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import { workflowIdFor } from '../../common/thread';
 import { progress } from '../progress';
 import type { ScenarioResult } from '../report';
 import { showSpread, spread } from '../stats';
@@ -57,7 +58,7 @@ export async function codecCost(system: System, options: CodecOptions): Promise<
         input: { messages: [{ role: 'user', content: `run: echo turn ${turn} of thread ${thread}` }] },
       });
     }
-    const history = await system.client.workflow.getHandle(`conversation-${threadId}`).fetchHistory();
+    const history = await system.client.workflow.getHandle(workflowIdFor(threadId)).fetchHistory();
     const events = history.events ?? [];
     steps += events.filter(
       (event) =>

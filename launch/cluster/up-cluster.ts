@@ -61,7 +61,7 @@ export async function upCluster(config: KeelConfig): Promise<number> {
     await api?.stop(15_000);
     await Promise.all(hosts.map((host) => host.process.stop((config.shutdownGraceS + 10) * 1000)));
     await cluster.stop();
-    say(`Keel stopped. Conversations are kept in ${shown(config.dataDir)}`);
+    say(`Keel stopped. Threads are kept in ${shown(config.dataDir)}`);
     return 0;
   };
   const onSignal = (signal: NodeJS.Signals): void => {

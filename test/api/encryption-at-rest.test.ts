@@ -16,6 +16,7 @@ import type { RunningApi } from '../../api/server';
 import { type DevServer, startDevServer } from '../../launch/dev-server';
 import { loadDataConverter } from '../../codec/data-converter';
 import { type KeelConfig, parseConfig } from '../../common/config';
+import { workflowIdFor } from '../../common/thread';
 import { createKeelWorker } from '../../worker/create-worker';
 import { call, freePort, startTestApi, userInput } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
@@ -161,7 +162,7 @@ describe('encryption at rest', () => {
   const rawHistory = async (keel: Keel, threadId: string) =>
     keel.client.workflowService.getWorkflowExecutionHistory({
       namespace: 'default',
-      execution: { workflowId: `conversation-${threadId}` },
+      execution: { workflowId: workflowIdFor(threadId) },
     });
 
   beforeAll(async () => {

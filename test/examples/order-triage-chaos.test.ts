@@ -8,7 +8,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { KeelConfig } from '../../common/config';
 import * as messages from '../../common/messages';
-import { workflowIdFor } from '../../common/thread';
+import { threadIdOf, workflowIdFor } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
 import { createOrderTriageWorker } from '../../examples/order-triage/worker';
 import {
@@ -144,7 +144,7 @@ describe('an order-triage agent on a real Keel worker process', () => {
           for await (const child of client.workflow.list({
             query: `ParentWorkflowId = '${operation.workflowId}'`,
           }))
-            return child.workflowId.replace(/^conversation-/, '');
+            return threadIdOf(child.workflowId);
         return undefined;
       },
       60_000,

@@ -11,7 +11,7 @@ import { ApplicationFailure, NexusOperationFailure } from '@temporalio/common';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { agentServiceName } from '../../common/agent-service';
 import * as messages from '../../common/messages';
-import { workflowIdFor } from '../../common/thread';
+import { threadIdOf, workflowIdFor } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
 import { createOrderTriageWorker } from '../../examples/order-triage/worker';
 import type {
@@ -95,7 +95,7 @@ async function agentThreadOf(): Promise<string> {
         const children = keel.client.workflow.list({
           query: `ParentWorkflowId = '${execution.workflowId}'`,
         });
-        for await (const child of children) return child.workflowId.replace(/^conversation-/, '');
+        for await (const child of children) return threadIdOf(child.workflowId);
       }
       return undefined;
     },

@@ -1,6 +1,7 @@
 import { Metadata, status } from '@grpc/grpc-js';
 import { ServiceError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { workflowIdFor } from '../../common/thread';
 import { fromTemporal } from '../../api/errors';
 import { isToolsUnsupported, mapHttpFailure } from '../../activities/model/http-errors';
 
@@ -18,7 +19,7 @@ describe('errors are told apart by type, not by their text', () => {
   it('answers 404 for a closed or missing thread, as the SDK types it', () => {
     const error = new WorkflowNotFoundError(
       'workflow execution already completed',
-      'conversation-t1',
+      workflowIdFor('t1'),
       undefined,
     );
     expect(fromTemporal(error)?.body()).toMatchObject({ error: { code: 'thread_not_found' } });

@@ -258,6 +258,15 @@ describe('the conversation reducer', () => {
       expect(state.active?.run_id).toBe('r2');
     });
 
+    it.each([
+      ['a failure type Keel does not know', { type: 'SomeSdkError', message: 'odd' }],
+      ['a failure without a type', { message: 'odd' }],
+    ])('fails the run as InternalError for %s, keeping its message', (_name, error) => {
+      const failed: ConversationEvent = { type: 'modelFailed', now: t0 + 5, run_id: 'r1', step: 1, error };
+      const { state } = checked(reduce(states.modelStep(), failed));
+      expect(runOf(state, 'r1').error).toEqual({ type: 'InternalError', message: 'odd' });
+    });
+
     it('ignores an answer for a step that is not the current one (a late retry)', () => {
       const before = states.modelStep();
       expect(reduce(before, responded('r1', 7, reply([text('stale')], 'end_turn'))).state).toBe(before);

@@ -90,6 +90,33 @@ describe('webhook deliveries', () => {
   });
 });
 
+describe('webhooks in the reducer', () => {
+  const kinds = (commands: Command[]) =>
+    commands.map((command) => (command.type === 'emit' ? command.event.event : command.type));
+
+  it('sends a run’s webhook when it is deferred and when it ends, after the transition’s other commands', () => {
+    const hooked = input('r1', { webhook: 'http://h/x' });
+    const started = reduce(fresh(), { type: 'inputSubmitted', now: t0, input: hooked });
+    expect(kinds(started.commands)).not.toContain('sendWebhook');
+    const deferred = reduce(started.state, { type: 'runDeferred', now: t0 + 1, run_id: 'r1' });
+    expect(deferred.commands.at(-1)).toMatchObject({
+      type: 'sendWebhook',
+      delivery: { url: 'http://h/x', webhook_id: 'msg_r1_deferred', payload: { type: 'run.deferred' } },
+    });
+    const cancelled = reduce(deferred.state, { type: 'cancelRequested', now: t0 + 2, run_id: 'r1' });
+    expect(kinds(cancelled.commands)).toEqual(['cancelActivities', 'run.cancelled', 'sendWebhook']);
+    expect(cancelled.commands.at(-1)).toMatchObject({
+      delivery: { webhook_id: 'msg_r1_cancelled', payload: { type: 'run.cancelled' } },
+    });
+  });
+
+  it('sends nothing for a run without a webhook', () => {
+    const started = reduce(fresh(), { type: 'inputSubmitted', now: t0, input: input('r1') });
+    const cancelled = reduce(started.state, { type: 'cancelRequested', now: t0 + 2, run_id: 'r1' });
+    expect(kinds([...started.commands, ...cancelled.commands])).not.toContain('sendWebhook');
+  });
+});
+
 describe('the run index and first offsets', () => {
   it('records where a run starts in the stream and lists the statuses of unfinished runs', () => {
     let state = reduce(fresh(), {

@@ -46,6 +46,14 @@ describe('sub-agents in the reducer', () => {
       child: { thread_id: 't1.u1', metadata: { keel_child_of: { task: 'count' } } },
       wait_ms: 5000,
     });
+    // The child's first run is its task, decided here; the interpreter only sends it.
+    expect(start).toMatchObject({
+      first_run: {
+        run_id: 'task',
+        content: [{ type: 'text', text: 'count' }],
+        multitask_strategy: 'enqueue',
+      },
+    });
     const started = reduce(state, { type: 'childStarted', now: t0 + 3, child_thread_id: 't1.u1' });
     expect(names(started.commands)).toEqual(['child.spawned']);
     const done = reduce(started.state, { type: 'childCompleted', now: t0 + 4, report: report('42 stars') });

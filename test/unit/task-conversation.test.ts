@@ -7,7 +7,7 @@ import { reduce } from '../../workflows/core/reducer';
 import { initialState, type ThreadState } from '../../workflows/core/state';
 import { modelMessages } from '../../workflows/core/transcript';
 import type { ConversationEvent } from '../../workflows/core/transitions';
-import { agentFinished, withEarlierMessages } from '../../workflows/interpreter/task';
+import { agentFinished, withEarlierMessages } from '../../workflows/core/task';
 
 const t0 = Date.parse('2026-01-01T00:00:00Z');
 const fresh = (): ThreadState =>

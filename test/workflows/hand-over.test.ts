@@ -5,7 +5,7 @@
  */
 import { limits } from '../../common/limits';
 import { handOverHistory } from '../../workflows/interpreter/workflow';
-import { Sessions } from '../../api/sessions';
+import { ThreadDirectory } from '../../api/thread-directory';
 import { TestConversation } from '../helpers/conversation';
 import { outlineHistory } from '../helpers/history';
 import { randomCjk } from '../helpers/random-text';
@@ -72,7 +72,7 @@ describe('a conversation whose history grows large', () => {
     expect(firstInput).toBeGreaterThan(0);
     expect(outline.slice(0, firstInput).filter((event) => event.startsWith('visibility Keel'))).toEqual([]);
     // A thread search lists the thread once, however many times it handed over.
-    const listed = await new Sessions(setup.client, setup.config.taskQueue).search(
+    const listed = await new ThreadDirectory(setup.client, setup.config.taskQueue).search(
       { ids: [conversation.threadId] },
       undefined,
       10,

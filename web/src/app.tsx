@@ -1,6 +1,6 @@
 /** The page: the threads in a sidebar, the chosen thread (named by the URL) beside it. */
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { Conversation } from './components/conversation';
+import { ThreadView } from './components/thread-view';
 import { ThreadList } from './components/thread-list';
 import { TokenField } from './components/token-field';
 import { connect, readableError, statusOf } from './keel-api';
@@ -77,7 +77,7 @@ export function App() {
       </aside>
       <main className="main">
         {assistants !== null && (
-          <Conversation
+          <ThreadView
             key={`${route.visit}-${attach}-${token}`}
             connection={connection}
             threadId={route.threadId}

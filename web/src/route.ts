@@ -11,7 +11,7 @@ export interface ThreadRoute {
   /** Bumped whenever a person goes somewhere (not when a new thread gets its id). */
   visit: number;
   open(threadId: string | null): void;
-  /** The thread the page just created: named in the URL without leaving the conversation. */
+  /** The thread the page just created: named in the URL without leaving its view. */
   created(threadId: string): void;
 }
 

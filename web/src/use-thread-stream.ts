@@ -46,11 +46,11 @@ export interface ThreadStreamOptions {
   connection: Connection;
   threadId: string | null;
   assistants: AssistantChoice[];
-  /** The thread this conversation created with its first message. */
+  /** The thread this view created with its first message. */
   onCreated: (threadId: string) => void;
   /** Something the sidebar shows changed (a run ended). */
   onChanged: () => void;
-  /** Mount the conversation afresh, which re-attaches to its run. */
+  /** Mount the thread view afresh, which re-attaches to its run. */
   onReattach: () => void;
   onUnauthorized: () => void;
 }

@@ -5,8 +5,16 @@
  * the API) ask only for what was appended since, checking the revision that says their copy of
  * the front is still the transcript's front.
  */
-import type { StepMessages, TranscriptPage, TranscriptPageQuery } from '../../common/messages';
+import { FailureType } from '../../common/failures';
+import type {
+  ModelMessagesQuery,
+  StepMessages,
+  TranscriptPage,
+  TranscriptPageQuery,
+  TranscriptQuery,
+} from '../../common/messages';
 import { sequenceOf, type Message, type ModelMessage } from '../../common/transcript';
+import { isCurrentModelStep } from './model-step';
 import type { ThreadState } from './state';
 import { modelMessages } from './transcript';
 
@@ -38,6 +46,30 @@ export function stepMessagesAnswer(
   const from = Math.max(0, range.from ?? 0);
   const { items } = page(messages, from, range.max_chars ?? Number.POSITIVE_INFINITY);
   return { current: true, messages: items, total: messages.length, revision: transcriptRevision(state) };
+}
+
+/**
+ * The `getStepMessages` answer: the messages of the step a model activity is calling for, or, when
+ * that step is no longer the current one (a late retry), that it is not.
+ */
+export function stepMessages(state: ThreadState, query: ModelMessagesQuery): StepMessages {
+  const { run_id: runId, step } = query;
+  if (isCurrentModelStep(state, runId, step)) return stepMessagesAnswer(state, query);
+  const type = FailureType.modelStepNotCurrent;
+  return {
+    current: false,
+    type,
+    message: `${type}: step ${step} of run ${runId} is not the current model step`,
+  };
+}
+
+/** The older, unpaged `getTranscript`: the messages after `m<after>`, at most `limit` of them. */
+export function transcriptAfter(state: ThreadState, { after, limit }: TranscriptQuery): Message[] {
+  // By id, not position: after a fork the transcript's n-th message is not the n-th appended.
+  const transcript = state.transcript;
+  const found = transcript.findIndex((message) => (sequenceOf(message.id) ?? 0) > (after ?? 0));
+  const start = found === -1 ? transcript.length : found;
+  return transcript.slice(start, limit === undefined ? undefined : start + limit);
 }
 
 /** One page of the transcript after message `m<after>` (by id: after a fork the n-th message is not the n-th appended). */

@@ -3,6 +3,7 @@
  * Each event goes to the one transition that decides it; then, whenever the thread is free, the
  * oldest queued run starts. The interpreter carries out the commands; tests drive this directly.
  */
+import { FailureType, isFailureType } from '../../common/failures';
 import { updateLimits } from './budget';
 import { decideApproval, expireApproval } from './approvals';
 import { iso } from './emit';
@@ -29,15 +30,14 @@ import {
 } from './sub-agents';
 import { recordToolFailure, recordToolResult } from './tool-step';
 import type { ConversationEvent, Transition } from './transitions';
-
-export { isCurrentModelStep };
+import { webhookCommands } from './webhooks';
 
 export function reduce(state: ThreadState, event: ConversationEvent): Transition {
   const touched = { ...state, updated_at: iso(event.now) };
   const settled = settle(apply(touched, event), event.now);
-  const reports = reportsToParent(settled.state, settled.commands);
-  const transition =
-    reports.length === 0 ? settled : { ...settled, commands: [...settled.commands, ...reports] };
+  // After everything else: a child's report to its parent, then the webhooks of runs that ended.
+  const after = [...reportsToParent(settled.state, settled.commands), ...webhookCommands(settled.commands)];
+  const transition = after.length === 0 ? settled : { ...settled, commands: [...settled.commands, ...after] };
   // An event that changes nothing (a late retry, a duplicate) leaves the state exactly as it was.
   return transition.state === touched && transition.commands.length === 0 ? unchanged(state) : transition;
 }
@@ -51,9 +51,12 @@ function apply(state: ThreadState, event: ConversationEvent): Transition {
       return refuseInput(state, event.input, event.refusal, now, event.next_offset);
     case 'modelResponded':
       return modelResponded(state, event);
-    case 'modelFailed':
+    case 'modelFailed': {
       if (!isCurrentModelStep(state, event.run_id, event.step)) return unchanged(state);
-      return finishRun(state, now, 'failed', { reason: 'model_error', error: event.error });
+      const { type, message } = event.error;
+      const error = { type: isFailureType(type) ? type : FailureType.internal, message };
+      return finishRun(state, now, 'failed', { reason: 'model_error', error });
+    }
     case 'toolFinished':
       return afterToolStep(recordToolResult(state, event.run_id, event.tool_use_id, event.outcome, now), now);
     case 'toolFailed':

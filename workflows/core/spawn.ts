@@ -1,8 +1,9 @@
 /**
  * A `spawn_agent` call, when it may start: the `startChild` command that starts a child thread
- * with the task (see sub-agents.ts for what its reports become).
+ * with the task as its first run (see sub-agents.ts for what its reports become).
  */
 import { defaultChildTimeoutS, type ChildOrigin, type SpawnAgentInput } from '../../common/children';
+import type { SubmitInput } from '../../common/messages';
 import type { ToolUseBlock } from '../../common/transcript';
 import { iso } from './emit';
 import type { ChildRecord, ThreadState } from './state';
@@ -15,6 +16,15 @@ function spawnInput(input: Record<string, unknown>): SpawnAgentInput {
     ...(typeof input.timeout_s === 'number' ? { timeout_s: input.timeout_s } : {}),
   };
 }
+
+/** A child's first run: its task, as a user message that waits its turn. */
+const childTask = (task: string): SubmitInput => ({
+  run_id: 'task',
+  assistant_id: 'agent',
+  content: [{ type: 'text', text: task }],
+  multitask_strategy: 'enqueue',
+  metadata: {},
+});
 
 /** The `startChild` command for a `spawn_agent` call, or why the call cannot start one. */
 export function spawnCommand(
@@ -40,6 +50,7 @@ export function spawnCommand(
       run_id: runId,
       tool_use_id: use.id,
       task: input.task,
+      first_run: childTask(input.task),
       background,
       wait_s: waitS,
       wait_ms: waitS > 0 ? waitS * 1000 : 0,

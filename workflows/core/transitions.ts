@@ -2,7 +2,12 @@
  * What goes into the reducer (events) and what comes out (commands). Events carry the time they
  * happened, taken from the workflow clock by the interpreter.
  */
-import type { CallModelInput, CallModelResult, RunToolInput } from '../../common/activities';
+import type {
+  CallModelInput,
+  CallModelResult,
+  RunToolInput,
+  SendWebhookInput,
+} from '../../common/activities';
 import type { ChildCompleted } from '../../common/children';
 import type { DecideApprovalInput, UpdateLimitsInput } from '../../common/approvals';
 import type { KeelEvent } from '../../common/events';
@@ -22,7 +27,17 @@ export type ConversationEvent =
    */
   | { type: 'inputRefused'; now: number; input: SubmitInput; refusal: RunError; next_offset?: number }
   | { type: 'modelResponded'; now: number; run_id: string; step: number; result: CallModelResult }
-  | { type: 'modelFailed'; now: number; run_id: string; step: number; error: RunError }
+  /**
+   * A model call failed after Temporal's retries: its failure's type (when it had one) and
+   * message, as they came; the reducer decides what the run's error says.
+   */
+  | {
+      type: 'modelFailed';
+      now: number;
+      run_id: string;
+      step: number;
+      error: { type?: string | undefined; message: string };
+    }
   | { type: 'toolFinished'; now: number; run_id: string; tool_use_id: string; outcome: ToolOutcome }
   /**
    * A tool's activity failed after Temporal's retries. `interrupted`: it was given up on by
@@ -77,17 +92,20 @@ export type Command =
   /** A durable timer that sends `approvalExpired` at `expires_at_ms` unless cancelled first. */
   | { type: 'startApprovalTimer'; approval_id: string; expires_at_ms: number }
   | { type: 'cancelApprovalTimer'; approval_id: string }
-  /**
-   * Start a child thread for a `spawn_agent` call and give it its task; then report
-   * `childStarted`, and `childWaitExpired` if no report came within `wait_ms` (0: no wait).
-   */
+  /** POST a run's event to its webhook (core/webhooks.ts), even when the run was cancelled. */
+  | { type: 'sendWebhook'; delivery: SendWebhookInput }
   /** On a child's side: tell the parent thread that a run ended (the `childCompleted` signal). */
   | { type: 'reportToParent'; report: ChildCompleted }
+  /**
+   * Start a child thread for a `spawn_agent` call and give it its task, `first_run`; then report
+   * `childStarted`, and `childWaitExpired` if no report came within `wait_ms` (0: no wait).
+   */
   | {
       type: 'startChild';
       run_id: string;
       tool_use_id: string;
       task: string;
+      first_run: SubmitInput;
       child: ThreadInfo;
       background: boolean;
       wait_s: number;

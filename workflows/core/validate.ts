@@ -6,6 +6,7 @@ import type { FailureType } from '../../common/failures';
 import { idPattern, limits } from '../../common/limits';
 import type { SubmitInput } from '../../common/messages';
 import { parseModelSpec } from '../../common/model-spec';
+import { isTerminal } from '../../common/run';
 import { textOf } from '../../common/transcript';
 import { hasCheckpoint } from './branches';
 import type { ThreadState } from './state';
@@ -67,5 +68,21 @@ export function checkInput(input: SubmitInput): Rejection | undefined {
     const spec = parseModelSpec(input.model);
     if (typeof spec === 'string') return { type: 'InvalidInput', message: spec };
   }
+  return undefined;
+}
+
+/** An update that names a run: the run must be the thread's. */
+export function validateRunRef(state: ThreadState, runId: string): Rejection | undefined {
+  if (findRun(state, runId) === undefined)
+    return { type: 'RunNotFound', message: `no run ${runId} on this thread` };
+  return undefined;
+}
+
+/** Only a finished run's record can be deleted; an active one is cancelled first. */
+export function validateDeleteRun(state: ThreadState, runId: string): Rejection | undefined {
+  const run = findRun(state, runId);
+  if (run === undefined) return { type: 'RunNotFound', message: `no run ${runId} on this thread` };
+  if (!isTerminal(run.status))
+    return { type: 'RunActive', message: `run ${runId} is ${run.status}; cancel it before deleting it` };
   return undefined;
 }

@@ -1,4 +1,5 @@
 /** Read-only views of the state, for queries, the Web UI's current details and search attributes. */
+import { isTerminal, type Run } from '../../common/run';
 import type { Thread } from '../../common/thread';
 import { approvalResumeCommands, pendingApprovals } from './approvals';
 import { budgetNote } from './budget';
@@ -12,6 +13,10 @@ import { spawnAgentToolName } from '../../common/children';
 import { textOf } from '../../common/transcript';
 import { summarizeThread } from './summaries';
 import type { Command } from './transitions';
+
+/** A run a waiting caller (`runs/wait`) is answered with: over, or waiting on a human. */
+export const isSettled = (run: Run): boolean =>
+  isTerminal(run.status) || run.status_reason === 'awaiting_approval';
 
 export function toThread(state: ThreadState): Thread {
   const { thread } = state;

@@ -1,6 +1,6 @@
 /**
  * Which run events become webhook deliveries: a run created with `webhook` is POSTed when it is
- * deferred and when it ends. Pure: the interpreter sends what this returns.
+ * deferred and when it ends. Pure: the reducer adds a `sendWebhook` command for each.
  */
 import type { SendWebhookInput } from '../../common/activities';
 import type { Command } from './transitions';
@@ -33,3 +33,7 @@ export function webhookDeliveries(commands: readonly Command[]): SendWebhookInpu
   }
   return deliveries;
 }
+
+/** The `sendWebhook` commands for the run events among `commands`. */
+export const webhookCommands = (commands: readonly Command[]): Command[] =>
+  webhookDeliveries(commands).map((delivery) => ({ type: 'sendWebhook', delivery }));

@@ -1,8 +1,8 @@
 /**
  * Sub-agents, on the interpreter's side: `startChild` starts a child conversation workflow and
- * gives it its task, then keeps the foreground wait's timer; reports are fed back as events. What
- * a report becomes is the reducer's (core/sub-agents.ts). A child reports to its parent once its
- * run ends, then closes.
+ * gives it its first run, then keeps the foreground wait's timer; reports are fed back as events.
+ * What the child is given and what a report becomes are the reducer's (core/spawn.ts,
+ * core/sub-agents.ts). A child reports to its parent once its run ends, then closes.
  */
 import {
   condition,
@@ -50,7 +50,7 @@ export class ChildAgents {
    * Carries out one `startChild`; resolves only when the child's report has been used, so
    * continue-as-new waits for it.
    */
-  async start({ child, task, wait_ms }: Extract<Command, { type: 'startChild' }>): Promise<void> {
+  async start({ child, first_run, wait_ms }: Extract<Command, { type: 'startChild' }>): Promise<void> {
     const childThreadId = child.thread_id;
     this.#starting.add(childThreadId);
     try {
@@ -66,13 +66,7 @@ export class ChildAgents {
           { key: searchAttributes.model, value: child.config.model },
         ],
       });
-      await handle.signal(messages.userMessageSignal, {
-        run_id: 'task',
-        assistant_id: 'agent',
-        content: [{ type: 'text', text: task }],
-        multitask_strategy: 'enqueue',
-        metadata: {},
-      });
+      await handle.signal(messages.userMessageSignal, first_run);
       this.#host.dispatch({ type: 'childStarted', child_thread_id: childThreadId });
       if (wait_ms > 0 && !(await condition(() => this.#reports.has(childThreadId), wait_ms)))
         this.#host.dispatch({ type: 'childWaitExpired', child_thread_id: childThreadId });

@@ -13,31 +13,36 @@ import {
 } from '@temporalio/workflow';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from '../../common/approvals';
 import type { ChildCompleted } from '../../common/children';
-import { FailureType } from '../../common/failures';
 import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
-import { sequenceOf } from '../../common/transcript';
 import { pendingApprovals, validateDecision } from '../core/approvals';
 import { validateLimits } from '../core/budget';
-import { isCurrentModelStep } from '../core/reducer';
 import { findRun, type ThreadState } from '../core/state';
-import { stepMessagesAnswer, transcriptPage } from '../core/pages';
+import { stepMessages, transcriptAfter, transcriptPage } from '../core/pages';
 import type { EventInput } from '../core/transitions';
-import { isValidRunId, validateSubmit, type Rejection } from '../core/validate';
-import { toThread } from '../core/views';
+import {
+  isValidRunId,
+  validateDeleteRun,
+  validateRunRef,
+  validateSubmit,
+  type Rejection,
+} from '../core/validate';
+import { isSettled, toThread } from '../core/views';
+import type { EventLog } from './stream';
 import type { Patches } from './patches';
 
 /** Since this patch a signalled input the thread refuses becomes a failed run, not a log line. */
 export const refusedInputRunPatch = 'keel-refused-input-run';
 
+/** What the handlers need of the conversation (interpreter/conversation.ts). */
 export interface HandlerHost {
   readonly state: ThreadState;
   dispatch(event: EventInput): void;
-  /** The stream offset the next event gets, and the oldest it holds. */
-  nextOffset(): number;
-  readonly baseOffset: number;
+  /** The event stream: the offset its next event gets, and the oldest it holds. */
+  readonly stream: Pick<EventLog, 'nextOffset' | 'baseOffset'>;
   /** True once the workflow is ending or handing over: `awaitRun` answers at once. */
   readonly releasingWaiters: boolean;
+  /** For the `getState` query: what is in flight, and whether the run is handing over. */
   readonly inFlight: number;
   readonly draining: boolean;
   /** The run's patch decisions. */
@@ -49,22 +54,16 @@ const reject = (rejection: Rejection | undefined): void => {
   if (rejection !== undefined) throw ApplicationFailure.create({ ...rejection, nonRetryable: true });
 };
 
-/** A run a `runs/wait` caller is answered with: over, or waiting on a human. */
-const isSettled = (run: Run): boolean => isTerminal(run.status) || run.status_reason === 'awaiting_approval';
-
 const withReason = (reason: string | undefined) => (reason === undefined ? {} : { reason });
 
 export function registerHandlers(host: HandlerHost): void {
   // The run an update names: its validator (or the update itself) made sure it exists.
   const run = (runId: string): Run => findRun(host.state, runId) as Run;
-  const requireRun = ({ run_id }: messages.RunRef): void => {
-    if (findRun(host.state, run_id) === undefined)
-      reject({ type: 'RunNotFound', message: `no run ${run_id} on this thread` });
-  };
+  const requireRun = ({ run_id }: messages.RunRef): void => reject(validateRunRef(host.state, run_id));
   setHandler(
     messages.submitInputUpdate,
     (input, options) => {
-      host.dispatch({ type: 'inputSubmitted', input, next_offset: host.nextOffset() });
+      host.dispatch({ type: 'inputSubmitted', input, next_offset: host.stream.nextOffset() });
       // Without `wait` the answer is the run as taken in, in this task, as it always was.
       if (options?.wait !== true) return run(input.run_id);
       return condition(() => host.releasingWaiters || isSettled(run(input.run_id))).then(() =>
@@ -115,7 +114,7 @@ export function registerHandlers(host: HandlerHost): void {
   setHandler(messages.getThreadQuery, () => toThread(host.state));
   setHandler(messages.getRunQuery, ({ run_id }) => findRun(host.state, run_id) ?? null);
   setHandler(messages.listRunsQuery, ({ limit }) => [...host.state.runs].reverse().slice(0, limit ?? 100));
-  setHandler(messages.getStreamBaseQuery, () => host.baseOffset);
+  setHandler(messages.getStreamBaseQuery, () => host.stream.baseOffset);
   setHandler(messages.getStepMessagesQuery, (query) => stepMessages(host.state, query));
   // The older form, which fails instead (model activities of earlier releases ask it).
   setHandler(messages.getModelMessagesQuery, ({ run_id, step }) => {
@@ -123,13 +122,7 @@ export function registerHandlers(host: HandlerHost): void {
     if (!answer.current) throw ApplicationFailure.create({ ...answer, nonRetryable: true });
     return answer.messages;
   });
-  setHandler(messages.getTranscriptQuery, ({ after, limit }) => {
-    // By id, not position: after a fork the transcript's n-th message is not the n-th appended.
-    const transcript = host.state.transcript;
-    const found = transcript.findIndex((message) => (sequenceOf(message.id) ?? 0) > (after ?? 0));
-    const start = found === -1 ? transcript.length : found;
-    return transcript.slice(start, limit === undefined ? undefined : start + limit);
-  });
+  setHandler(messages.getTranscriptQuery, (query) => transcriptAfter(host.state, query));
   setHandler(messages.getTranscriptPageQuery, (query) => transcriptPage(host.state, query));
   setHandler(messages.getBranchesQuery, () => ({
     branches: host.state.branches ?? [],
@@ -185,28 +178,9 @@ function registerApprovalHandlers(host: HandlerHost): void {
     return toThread(host.state);
   });
   setHandler(messages.deleteRunUpdate, ({ run_id }) => host.dispatch({ type: 'runDeleted', run_id }), {
-    validator: ({ run_id }: messages.RunRef) => {
-      const run = findRun(host.state, run_id);
-      if (run === undefined) reject({ type: 'RunNotFound', message: `no run ${run_id} on this thread` });
-      else if (!isTerminal(run.status))
-        reject({
-          type: 'RunActive',
-          message: `run ${run_id} is ${run.status}; cancel it before deleting it`,
-        });
-    },
+    validator: ({ run_id }: messages.RunRef) => reject(validateDeleteRun(host.state, run_id)),
   });
   setHandler(messages.getPendingApprovalsQuery, () => pendingApprovals(host.state));
-}
-
-function stepMessages(state: ThreadState, query: messages.ModelMessagesQuery): messages.StepMessages {
-  const { run_id: runId, step } = query;
-  if (isCurrentModelStep(state, runId, step)) return stepMessagesAnswer(state, query);
-  const type = FailureType.modelStepNotCurrent;
-  return {
-    current: false,
-    type,
-    message: `${type}: step ${step} of run ${runId} is not the current model step`,
-  };
 }
 
 /**
@@ -216,7 +190,7 @@ function stepMessages(state: ThreadState, query: messages.ModelMessagesQuery): m
  */
 export function takeSignalledInput(host: HandlerHost, input: messages.SubmitInput): void {
   if (findRun(host.state, input.run_id) !== undefined) return;
-  const next_offset = host.nextOffset();
+  const next_offset = host.stream.nextOffset();
   const rejection = validateSubmit(host.state, input);
   if (rejection === undefined) host.dispatch({ type: 'inputSubmitted', input, next_offset });
   else if (isValidRunId(input.run_id) && host.patches.folded(refusedInputRunPatch))

@@ -8,7 +8,7 @@ import { activeRunStatuses } from '../core/run-index';
 import { threadStatus, type ThreadState } from '../core/state';
 import { currentDetails } from '../core/views';
 import type { Patches } from './patches';
-import { taskDone } from './task';
+import { taskDone } from '../core/task';
 
 /** Since this patch the KeelCostUsd search attribute is written per run, not per model call. */
 export const costAttributePerRunPatch = 'keel-cost-attribute-per-run';

@@ -1,69 +1,15 @@
 /**
- * A conversation started as another workflow's agent (`ConversationInput.task`): its task is the
- * first run, it closes once no run is left (follow-up messages sent meanwhile are runs too), and
- * it returns, and optionally signals, what it amounted to.
+ * A conversation started as another workflow's agent, on the interpreter's side: its task goes in
+ * as the first run, and its result goes out to `report_to`. What the task amounts to, and when it
+ * is done, is the core's (core/task.ts).
  */
 import { getExternalWorkflowHandle, log } from '@temporalio/workflow';
 import { agentFinishedSignal, type AgentFinished, type ConversationTask } from '../../common/agents';
-import { isTerminal } from '../../common/run';
-import { toolUsesOf } from '../../common/transcript';
-import type { ThreadState } from '../core/state';
-import { appendMessages } from '../core/transcript';
 import { takeSignalledInput, type HandlerHost } from './handlers';
-
-/** Messages a task conversation starts with, before its first run (`AgentInput.messages`). */
-export const earlierRunId = 'earlier';
-
-/**
- * A new task conversation's state: the caller's earlier messages already in its transcript, as
- * the model gave them (the assistant's are marked with the agent's model).
- */
-export function withEarlierMessages(state: ThreadState, task: ConversationTask | undefined): ThreadState {
-  const earlier = task?.earlier ?? [];
-  if (earlier.length === 0) return state;
-  const model = state.thread.config.model;
-  const messages = earlier.map((message) =>
-    message.role === 'user'
-      ? message
-      : {
-          ...message,
-          model,
-          stop_reason: toolUsesOf(message.content).length > 0 ? ('tool_use' as const) : ('end_turn' as const),
-        },
-  );
-  return appendMessages(state, earlierRunId, Date.parse(state.thread.created_at), messages).state;
-}
 
 /** Submits the task as the first run, as a signalled input would be (refused input becomes a failed run). */
 export function startTask(host: HandlerHost, task: ConversationTask): void {
   takeSignalledInput(host, task.input);
-}
-
-/** True once the task's run, and every run after it, has ended. */
-export function taskDone(state: ThreadState): boolean {
-  return (
-    state.runs.length > 0 &&
-    state.active === null &&
-    state.queue.length === 0 &&
-    state.runs.every((run) => isTerminal(run.status))
-  );
-}
-
-/**
- * The last run and the whole thread's spend. A message that reached the agent as it closed was
- * refused (`thread_closed`): it says nothing of what the agent did.
- */
-export function agentFinished(state: ThreadState): AgentFinished {
-  const last = state.runs.findLast((run) => run.status_reason !== 'thread_closed');
-  return {
-    thread_id: state.thread.thread_id,
-    status: last?.status ?? 'cancelled',
-    ...(last?.status_reason === undefined ? {} : { status_reason: last.status_reason }),
-    ...(last?.output === undefined ? {} : { output: last.output }),
-    ...(last?.error === undefined ? {} : { error: last.error }),
-    usage: state.usage,
-    runs: state.totals.runs,
-  };
 }
 
 /** Tells `report_to`, if any; a parent that is gone by now is logged, not an error. */

@@ -19,7 +19,8 @@ import { fromCarried, initialState } from '../core/state';
 import { Patches } from './patches';
 import { EventLog } from './stream';
 import { toThread } from '../core/views';
-import { agentFinished, reportTask, startTask, taskDone, withEarlierMessages } from './task';
+import { agentFinished, taskDone, withEarlierMessages } from '../core/task';
+import { reportTask, startTask } from './task';
 
 /** What the API starts a conversation with. */
 export interface NewConversation {

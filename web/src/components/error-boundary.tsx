@@ -13,7 +13,7 @@ export class ErrorBoundary extends Component<{ children: ReactNode }, { failed: 
     return (
       <div className="notice notice-error" role="alert">
         The page ran into a problem it cannot show. <a href={window.location.href}>Reload</a> to go on: the
-        conversation is kept.
+        thread is kept.
       </div>
     );
   }

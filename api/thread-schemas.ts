@@ -1,4 +1,7 @@
-/** Request schemas for approvals, limits and sessions. */
+/**
+ * Request schemas for what is asked of threads beyond runs: approvals, limits, metadata, and the
+ * thread directory's search, count, clean-up and export.
+ */
 import { z } from 'zod';
 import { id } from './schemas';
 

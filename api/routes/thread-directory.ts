@@ -1,14 +1,14 @@
-/** Sessions over HTTP: search, export, delete and clean up threads. */
+/** The thread directory over HTTP: search, count, export, delete and clean up threads. */
 import { Router } from 'express';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { cleanupBody, countBody, exportQuery, searchBody } from '../checkpoint-schemas';
+import { cleanupBody, countBody, exportQuery, searchBody } from '../thread-schemas';
 import { operation, route } from '../contract';
 import { toLangChainMessages } from '../protocol/langchain-messages';
 import type { Conversations } from '../conversations';
 import { threadListing, transcriptExport } from '../response-schemas';
 import { threadPath } from '../schemas';
-import type { Sessions } from '../sessions';
+import type { ThreadDirectory } from '../thread-directory';
 import { transcriptMarkdown } from '../transcript-export';
 import { ownerOf, pathId } from '../validate';
 
@@ -79,9 +79,18 @@ export const countThreads = operation({
   errors: [503],
 });
 
-export const sessionOperations = [searchThreads, countThreads, cleanupThreads, exportThread, deleteThread];
+export const threadDirectoryOperations = [
+  searchThreads,
+  countThreads,
+  cleanupThreads,
+  exportThread,
+  deleteThread,
+];
 
-export function sessionRoutes(conversations: Conversations, sessions: Sessions): Router {
+export function threadDirectoryRoutes(
+  conversations: Conversations,
+  threadDirectory: ThreadDirectory,
+): Router {
   const router = Router();
 
   /**
@@ -91,7 +100,7 @@ export function sessionRoutes(conversations: Conversations, sessions: Sessions):
   route(router, searchThreads, async (_request, response, { body }) => {
     const { limit, offset, sort_by, sort_order, values, select: _select, ...filter } = body;
     const everything = sort_by !== undefined || values !== undefined;
-    let found = await sessions.search(filter, ownerOf(response), everything ? 10_000 : offset + limit);
+    let found = await threadDirectory.search(filter, ownerOf(response), everything ? 10_000 : offset + limit);
     if (sort_by !== undefined) {
       found.sort((a, b) => String(a.listing[sort_by]).localeCompare(String(b.listing[sort_by])));
       if ((sort_order ?? 'desc') === 'desc') found.reverse();
@@ -114,7 +123,7 @@ export function sessionRoutes(conversations: Conversations, sessions: Sessions):
   });
 
   route(router, countThreads, async (_request, response, { body: filter }) => {
-    response.json((await sessions.search(filter, ownerOf(response), 10_000)).length);
+    response.json((await threadDirectory.search(filter, ownerOf(response), 10_000)).length);
   });
 
   /** Closes and deletes matching threads (not busy ones); `dry_run` (the default) only lists them. */
@@ -123,7 +132,7 @@ export function sessionRoutes(conversations: Conversations, sessions: Sessions):
     cleanupThreads,
     async (_request, response, { body: { limit, dry_run, status, ...filter } }) => {
       const statuses = status === undefined ? (['idle', 'error', 'closed'] as const) : [status].flat();
-      const candidates = await sessions.search(
+      const candidates = await threadDirectory.search(
         { ...filter, status: [...statuses] },
         ownerOf(response),
         limit,
@@ -133,7 +142,7 @@ export function sessionRoutes(conversations: Conversations, sessions: Sessions):
       if (!dry_run) {
         for (const { thread } of candidates) {
           try {
-            await sessions.remove(thread);
+            await threadDirectory.remove(thread);
             deleted.push(thread.thread_id);
           } catch (error) {
             failed.push({
@@ -165,7 +174,7 @@ export function sessionRoutes(conversations: Conversations, sessions: Sessions):
   /** Final when it answers: GET answers 404, runs are refused, and the id can be used again. */
   route(router, deleteThread, async (request, response) => {
     const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
-    await sessions.remove(thread);
+    await threadDirectory.remove(thread);
     response.json({ thread_id: thread.thread_id, deleted: true });
   });
 

@@ -1,8 +1,8 @@
-/** Approvals and budgets over HTTP: each route is one query or update on the thread's workflow. */
+/** Approvals and limits (budgets) over HTTP: each route is one query or update on the thread's workflow. */
 import { Router, type Request } from 'express';
 import { z } from 'zod';
 import * as messages from '../../common/messages';
-import { approvalId, decisionBody, limitsBody } from '../checkpoint-schemas';
+import { approvalId, decisionBody, limitsBody } from '../thread-schemas';
 import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
 import { ApiError } from '../errors';
@@ -46,7 +46,7 @@ export const updateLimits = operation({
   errors: [409, 503],
 });
 
-export const checkpointOperations = [listApprovals, decideApproval, updateLimits];
+export const approvalOperations = [listApprovals, decideApproval, updateLimits];
 
 /** An id that cannot name an approval answers 404, like any other unknown id. */
 function pathApprovalId(request: Request, threadId: string): string {
@@ -60,7 +60,7 @@ function pathApprovalId(request: Request, threadId: string): string {
   return parsed.data;
 }
 
-export function checkpointRoutes(conversations: Conversations): Router {
+export function approvalRoutes(conversations: Conversations): Router {
   const router = Router();
 
   route(router, listApprovals, async (request, response) => {

@@ -11,9 +11,9 @@ import { liveToolCalls, MessageList } from './message-list';
 import { RunStatus } from './run-status';
 import { ToolCard } from './tool-card';
 
-export type ConversationProps = ThreadStreamOptions;
+export type ThreadViewProps = ThreadStreamOptions;
 
-export function Conversation(props: ConversationProps) {
+export function ThreadView(props: ThreadViewProps) {
   const { connection, assistants } = props;
   const {
     stream,
@@ -44,7 +44,7 @@ export function Conversation(props: ConversationProps) {
   const streamError = stream.error === undefined ? null : readableError(stream.error);
 
   return (
-    <section className="conversation" aria-label="Conversation">
+    <section className="thread-view" aria-label="Thread">
       <div
         className="messages"
         ref={scroller}

@@ -1,7 +1,8 @@
 /**
- * Sessions across threads: search through Temporal visibility (Keel's search attributes), delete,
- * clean up. Metadata lives in the memo, which visibility cannot filter, so metadata filters are
- * applied to the listed executions here, after the search-attribute query.
+ * The thread directory: every thread the namespace holds, found through Temporal visibility
+ * (Keel's search attributes) without asking its workflow, and deleted. Search, count and
+ * clean-up are built on it. Metadata lives in the memo, which visibility cannot filter, so
+ * metadata filters are applied to the listed executions here, after the search-attribute query.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { type Client, type WorkflowExecutionInfo, WorkflowNotFoundError } from '@temporalio/client';
@@ -44,7 +45,7 @@ const maxScanned = 10_000;
 
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
-export class Sessions {
+export class ThreadDirectory {
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
@@ -141,7 +142,7 @@ export class Sessions {
   }
 }
 
-/** The tombstone of a thread deleted after it had closed (see `Sessions.remove`). */
+/** The tombstone of a thread deleted after it had closed (see `ThreadDirectory.remove`). */
 export const tombstoneWorkflowType = 'keelDeletedThread';
 const tombstoneTaskQueue = 'keel-deleted-threads';
 

@@ -1,4 +1,4 @@
-/** Approvals, limits and sessions over HTTP, on the real dev server. */
+/** Approvals, limits and the thread directory (search, export, delete, clean-up) over HTTP, on the real dev server. */
 import { randomUUID } from 'node:crypto';
 import type { PendingApproval } from '../../common/approvals';
 import type { Run } from '../../common/run';
@@ -6,7 +6,7 @@ import type { Thread } from '../../common/thread';
 import { apiHarness, call, userInput } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 
-describe('approvals, limits and sessions over HTTP', () => {
+describe('approvals, limits and thread search over HTTP', () => {
   const harness = apiHarness(() => ({ KEEL_APPROVAL: 'require' }));
   let base: string;
   beforeAll(() => {
@@ -101,7 +101,7 @@ describe('approvals, limits and sessions over HTTP', () => {
     expect(invalid.status).toBe(422);
   });
 
-  it('shows usage and the session summary on the thread and runs, and changes limits', async () => {
+  it('shows usage and the usage summary on the thread and runs, and changes limits', async () => {
     // scripted:metered: the one offline model with a price, so the cost is not 0.
     const threadId = await newThread({
       config: { max_tokens: 100_000, max_cost_usd: 5, model: 'scripted:metered' },

@@ -1,0 +1,80 @@
+/**
+ * The interpreter's activity calls: each runs one command's activity and feeds what came of it
+ * back as an event, as the facts Temporal gave (the reducer decides what they mean).
+ */
+import { isCancellation, log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { KeelActivities, SendWebhookInput } from '../../common/activities';
+import { innermostMessage, urlForLogs } from '../../common/urls';
+import { summarizeModelCall, summarizeToolCall } from '../core/summaries';
+import type { Command, EventInput } from '../core/transitions';
+import {
+  describeFailure,
+  localModelCallOptions,
+  modelCallOptions,
+  toolCallOptions,
+  webhookOptions,
+} from './activity-options';
+import type { Patches } from './patches';
+
+const activities = proxyActivities<KeelActivities>(modelCallOptions);
+const localActivities = proxyLocalActivities<KeelActivities>(localModelCallOptions);
+
+/** Since this patch a model call that streams no deltas runs as a local activity. */
+export const localModelCallPatch = 'keel-model-call-local';
+
+type Of<T extends Command['type']> = Extract<Command, { type: T }>;
+type Feed = (event: EventInput) => void;
+
+/** `turn`: the thread's run count as the operator reads it in the activity's summary. */
+export async function callModel(
+  { run_id, step, input }: Of<'callModel'>,
+  turn: number,
+  patches: Patches,
+  feed: Feed,
+): Promise<void> {
+  const summary = summarizeModelCall(input.model, turn, step);
+  try {
+    const result =
+      input.deltas === false && patches.folded(localModelCallPatch)
+        ? await localActivities.callModel.executeWithOptions({ ...localModelCallOptions, summary }, [input])
+        : await activities.callModel.executeWithOptions({ ...modelCallOptions, summary }, [input]);
+    feed({ type: 'modelResponded', run_id, step, result });
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    const { type, message } = describeFailure(error);
+    feed({ type: 'modelFailed', run_id, step, error: { type, message } });
+  }
+}
+
+export async function runTool({ use, flags, run_id, input }: Of<'runTool'>, feed: Feed): Promise<void> {
+  const options = { ...toolCallOptions(flags), summary: summarizeToolCall(use) };
+  let finished: EventInput;
+  try {
+    const outcome = await activities.runTool.executeWithOptions(options, [input]);
+    finished = { type: 'toolFinished', run_id, tool_use_id: use.id, outcome };
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    const { message, timedOut } = describeFailure(error);
+    finished = {
+      type: 'toolFailed',
+      run_id,
+      tool_use_id: use.id,
+      failure: { message, interrupted: timedOut },
+    };
+  }
+  feed(finished);
+}
+
+/** A webhook feeds nothing back: one that cannot be delivered is logged, and the run is unaffected. */
+export function sendWebhook(delivery: SendWebhookInput): Promise<void> {
+  return activities.sendWebhook
+    .executeWithOptions({ ...webhookOptions, summary: `webhook ${delivery.payload.type}` }, [delivery])
+    .catch((error: unknown) =>
+      // An error object would be logged as `{"cause": {}}`; its reason is what helps.
+      log.warn('webhook not delivered', {
+        webhook_id: delivery.webhook_id,
+        url: urlForLogs(delivery.url),
+        error: innermostMessage(error),
+      }),
+    );
+}
