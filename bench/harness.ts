@@ -156,6 +156,8 @@ export interface System {
 export interface SystemOptions {
   /** Extra environment for the worker and the API (e.g. a fake model server). */
   env?: Record<string, string>;
+  /** Extra `node` options for the worker and the API (e.g. `--cpu-prof`, bench/profile-turns.ts). */
+  nodeArgs?: { worker?: string[]; api?: string[] };
 }
 
 /** Starts the dev server, a worker and the API; everything lives in a fresh temporary directory. */
@@ -205,11 +207,19 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       ['worker'],
       { ...env, KEEL_LOG_LEVEL: 'info', ...extraEnv },
       /worker ready/,
+      options.nodeArgs?.worker,
     );
   progress.note('starting the worker and the API');
   const [worker, api] = await Promise.all([
     startWorker(),
-    spawnNode('api', 'cli/keel.ts', ['api'], { ...env, KEEL_LOG_LEVEL: 'info' }, /api ready/),
+    spawnNode(
+      'api',
+      'cli/keel.ts',
+      ['api'],
+      { ...env, KEEL_LOG_LEVEL: 'info' },
+      /api ready/,
+      options.nodeArgs?.api,
+    ),
   ]);
   const system: System = {
     dir,

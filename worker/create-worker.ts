@@ -11,6 +11,7 @@ import type { KeelActivities } from '../common/activities';
 import { startTracing, type Tracing } from '../telemetry/tracing';
 import { WorkerMetrics } from '../telemetry/worker-metrics';
 import { agentServiceHandler } from './agent-service';
+import { tuneWorkflowHeaps } from './heap';
 
 /** The workflow entry point the bundler starts from. */
 export const workflowsPath = path.resolve(__dirname, '../workflows/index.ts');
@@ -52,6 +53,8 @@ export const keelWorkerTuning = {
 export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
   const metrics = options.metrics ?? new WorkerMetrics();
   const tracing = options.tracing ?? startTracing(undefined, 'keel-worker');
+  // Before the SDK starts its workflow threads, whose heaps take the flag.
+  tuneWorkflowHeaps();
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,

@@ -71,14 +71,29 @@ async function kind(target: string): Promise<'directory' | 'file' | 'symlink' | 
   }
 }
 
-async function filesystemArgs(network: boolean): Promise<string[]> {
-  // Made first and world-readable: bubblewrap would otherwise create it 0700 for the bind below.
-  const args: string[] = ['--perms', '0755', '--dir', '/etc'];
+async function readSystemRoots(): Promise<string[]> {
+  const args: string[] = [];
   for (const root of systemRoots) {
     const found = await kind(root);
     if (found === 'symlink') args.push('--symlink', await readlink(root), root);
     else if (found !== undefined) args.push('--ro-bind', root, root);
   }
+  return args;
+}
+
+/**
+ * The host's system roots as bubblewrap recreates them, read once per process (seven lstat and
+ * readlink calls were a share of every command's cost, decision 0240); a failed read is retried.
+ */
+let systemRootArgs: Promise<string[]> | undefined;
+
+async function filesystemArgs(network: boolean): Promise<string[]> {
+  systemRootArgs ??= readSystemRoots().catch((error: unknown) => {
+    systemRootArgs = undefined;
+    throw error;
+  });
+  // Made first and world-readable: bubblewrap would otherwise create it 0700 for the bind below.
+  const args: string[] = ['--perms', '0755', '--dir', '/etc', ...(await systemRootArgs)];
   for (const file of [...etcFiles, ...(network ? networkFiles : [])]) args.push('--ro-bind-try', file, file);
   return args;
 }
