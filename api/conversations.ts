@@ -39,6 +39,16 @@ import { threadRef, unscopedRef, type ThreadRef } from './thread-ref';
 import { TranscriptReader } from './transcript-reader';
 import { LangChainJson } from './protocol/langchain-json';
 
+export interface ReadOptions {
+  /**
+   * Until when (ms since the epoch) the thread's answer is awaited when its worker is slow or
+   * away, instead of the read timeout: for a caller that waits anyway, as a `runs/wait` whose run
+   * is over does for its values. A worker too busy to answer within the read timeout (a loaded
+   * machine) is no reason to fail a run that completed. Never shorter than the read timeout.
+   */
+  until?: number;
+}
+
 /** Between asks of a thread whose task a worker holds (see `read`). */
 const heldQueryPauseMs = 100;
 /** The last ask after a held task ended has at least this long. */
@@ -139,9 +149,11 @@ export class Conversations {
   /**
    * A read of the thread's live state (a query), bounded: a query needs a worker, and with none
    * (a deploy, an outage) the server would hold it for minutes. 503 with Retry-After instead.
+   * With `until`, a caller that waits anyway is answered as late as that instead (see `ReadOptions`).
    */
-  async read<T>(thread: ThreadRef, query: () => Promise<T>): Promise<T> {
+  async read<T>(thread: ThreadRef, query: () => Promise<T>, { until }: ReadOptions = {}): Promise<T> {
     const started = Date.now();
+    const deadline = Math.max(until ?? 0, started + this.config.api.readTimeoutMs);
     try {
       return await this.client.withDeadline(Date.now() + this.config.api.readTimeoutMs, query);
     } catch (error) {
@@ -153,7 +165,7 @@ export class Conversations {
       // it): the query is answered when that task ends, so it is awaited that long, not refused.
       // The server holds one query per workflow while its task runs and refuses others at once
       // (RESOURCE_EXHAUSTED): those ask again, a moment later, until the task's time is up.
-      const heldUntil = Date.now() + (await this.#taskHeldFor(thread).catch(() => 0));
+      const heldUntil = Math.max(Date.now() + (await this.#taskHeldFor(thread).catch(() => 0)), until ?? 0);
       while (Date.now() < heldUntil) {
         try {
           return await this.client.withDeadline(heldUntil, query);
@@ -164,7 +176,7 @@ export class Conversations {
       }
       // The queries a task held are refused when it ends: asked once more, what is left of the
       // read's own time (a moment at least), it is answered by the thread as it now is.
-      const leftMs = Math.max(heldQueryLastMs, started + this.config.api.readTimeoutMs - Date.now());
+      const leftMs = Math.max(heldQueryLastMs, deadline - Date.now());
       try {
         return await this.client.withDeadline(Date.now() + leftMs, query);
       } catch (last) {
@@ -173,7 +185,7 @@ export class Conversations {
       throw new ApiError(
         503,
         'thread_unavailable',
-        `thread ${thread.thread_id} did not answer within ${this.config.api.readTimeoutMs} ms: no worker holds it right now (a restart or a deploy); nothing is lost, retry shortly`,
+        `thread ${thread.thread_id} did not answer within ${Date.now() - started} ms: no worker holds it right now (a restart or a deploy); nothing is lost, retry shortly`,
       );
     }
   }
@@ -405,12 +417,15 @@ export class Conversations {
    * The transcript; with `after`, only the messages after the first `after` ever appended. Read
    * in bounded pages, and only what is new since this API's last read of the thread.
    */
-  async transcript(thread: ThreadRef, after?: number): Promise<Message[]> {
+  async transcript(thread: ThreadRef, after?: number, options: ReadOptions = {}): Promise<Message[]> {
     const handle = this.handle(thread);
-    return this.read(thread, () =>
-      after === undefined
-        ? this.#transcripts.read(thread.workflow_id, handle)
-        : this.#transcripts.readAfter(handle, after),
+    return this.read(
+      thread,
+      () =>
+        after === undefined
+          ? this.#transcripts.read(thread.workflow_id, handle)
+          : this.#transcripts.readAfter(handle, after),
+      options,
     );
   }
 
@@ -419,8 +434,8 @@ export class Conversations {
    * `toLangChainMessages`): only the messages new since this API's last answer for the thread are
    * converted and serialized.
    */
-  async transcriptLangChainJson(thread: ThreadRef): Promise<string> {
-    return this.#langChainJson.of(thread.workflow_id, await this.transcript(thread));
+  async transcriptLangChainJson(thread: ThreadRef, options: ReadOptions = {}): Promise<string> {
+    return this.#langChainJson.of(thread.workflow_id, await this.transcript(thread, undefined, options));
   }
 
   /** The earlier branches forks cut off, and whether the transcript's front was compacted. */
@@ -428,8 +443,8 @@ export class Conversations {
     return this.read(thread, () => this.handle(thread).query(messages.getBranchesQuery));
   }
 
-  pendingApprovals(thread: ThreadRef): Promise<PendingApproval[]> {
-    return this.read(thread, () => this.handle(thread).query(messages.getPendingApprovalsQuery));
+  pendingApprovals(thread: ThreadRef, options: ReadOptions = {}): Promise<PendingApproval[]> {
+    return this.read(thread, () => this.handle(thread).query(messages.getPendingApprovalsQuery), options);
   }
 
   /**
@@ -552,6 +567,21 @@ export class Conversations {
   async #modelOf(thread: ThreadRef): Promise<string> {
     const description = await this.handle(thread).describe();
     return description.typedSearchAttributes.get(searchAttributes.model) ?? this.config.model.default;
+  }
+
+  /**
+   * The run as the thread reports it now: one ask, at most `withinMs`, undefined when the thread
+   * does not answer in time or at all. For checks repeated anyway (a wait watching for an
+   * interrupt): unlike `read`, it never waits out a held task, so a loaded worker is not asked
+   * again every 100 ms by every waiting caller.
+   */
+  async peekRun(thread: ThreadRef, runId: string, withinMs: number): Promise<Run | undefined> {
+    const run = await this.client
+      .withDeadline(Date.now() + withinMs, () =>
+        this.handle(thread).query(messages.getRunQuery, { run_id: runId }),
+      )
+      .catch(() => null);
+    return run ?? undefined;
   }
 
   async getRun(thread: ThreadRef, runId: string): Promise<Run> {

@@ -168,7 +168,16 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   const [port, uiPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   progress.note('starting the Temporal dev server and bundling the workflow');
   const [server, bundle] = await Promise.all([
-    startDevServer({ cliPath, dataDir: dir, port, uiPort, namespace: 'default' }),
+    startDevServer({
+      cliPath,
+      dataDir: dir,
+      port,
+      uiPort,
+      namespace: 'default',
+      // `KEEL_BENCH_DEV_SERVER_ARGS='--dynamic-config-value history.transferProcessorMaxPollRPS=10000'`
+      // measures a server setting (the floor's modes, BENCHMARKS.md "Cheaper turns").
+      extraArgs: (process.env.KEEL_BENCH_DEV_SERVER_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
+    }),
     buildWorkflowBundle(),
   ]);
   const bundlePath = path.join(dir, 'workflow-bundle.js');

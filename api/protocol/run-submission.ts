@@ -213,7 +213,8 @@ export async function waitForRunOrInterrupt(
       while (!stop.signal.aborted) {
         await sleep(interruptCheckMs, undefined, { signal: stop.signal }).catch(() => undefined);
         if (stop.signal.aborted) return undefined;
-        const current = await conversations.getRun(thread, run.run_id).catch(() => undefined);
+        // One ask per check: a stalled one is asked again at the next check anyway.
+        const current = await conversations.peekRun(thread, run.run_id, interruptCheckMs);
         if (isSettled(current)) return current;
       }
       return undefined;

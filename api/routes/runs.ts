@@ -5,7 +5,7 @@ import { isTerminal, type Run } from '../../common/run';
 import { operation, route } from '../contract';
 import { toInterrupt } from '../protocol/interrupts';
 import { cancelQuery, protocolRunBody, runListQuery } from '../protocol/run-schemas';
-import type { Submitted } from '../conversations';
+import type { ReadOptions, Submitted } from '../conversations';
 import { startRun, waitForRunOrInterrupt, type RunServices } from '../protocol/run-submission';
 import { finalValues as finalValuesSchema, run as runSchema } from '../response-schemas';
 import { waitForRun } from '../run-waiter';
@@ -135,15 +135,22 @@ function eitherAborts(first: AbortSignal, second: AbortSignal | undefined) {
 }
 
 /**
+/**
  * The thread's values once a run is over or interrupted, as LangGraph's wait and join return them,
  * as JSON text: the messages' part is kept per thread, so a long thread's answer serializes only
- * what is new (`Conversations.transcriptLangChainJson`).
+ * what is new (`Conversations.transcriptLangChainJson`). `read.until`: how long the caller still
+ * waits for them (the run is over: only the reads are left).
  */
-export async function valuesAfter(services: RunServices, thread: ThreadRef, run: Run): Promise<string> {
+export async function valuesAfter(
+  services: RunServices,
+  thread: ThreadRef,
+  run: Run,
+  read: ReadOptions = {},
+): Promise<string> {
   const { conversations } = services;
-  const messages = await conversations.transcriptLangChainJson(thread);
+  const messages = await conversations.transcriptLangChainJson(thread, read);
   if (!isTerminal(run.status)) {
-    const pending = await conversations.pendingApprovals(thread);
+    const pending = await conversations.pendingApprovals(thread, read);
     return withMessages(messages, { __interrupt__: pending.map(toInterrupt) });
   }
   return withMessages(
@@ -187,6 +194,7 @@ export async function answerWhenDone(
 ): Promise<Run> {
   const { conversations } = services;
   const { run } = submitted;
+  const deadline = Date.now() + timeoutS * 1000;
   const location = `/threads/${thread.thread_id}/runs/${run.run_id}`;
   const waiting = eitherAborts(signal, stopping);
   const finished = await waitForRunOrInterrupt(
@@ -198,7 +206,9 @@ export async function answerWhenDone(
   ).finally(waiting.release);
   response.setHeader('Content-Location', location);
   if (finished !== undefined) {
-    sendJson(response, await valuesAfter(services, thread, finished));
+    // The run is over: its values are read within what is left of the caller's wait, not the
+    // read timeout (a worker slow to answer under load would turn a finished run into a 503).
+    sendJson(response, await valuesAfter(services, thread, finished, { until: deadline }));
     return finished;
   }
   // The caller stopped waiting (timeout or disconnect); the run itself goes on.

@@ -4,6 +4,13 @@
  * server setting below, printing for each run the server-timed ms per activity and the median
  * schedule-to-start of its workflow tasks and of its activity tasks (history timestamps).
  *
+ * The switch is the history service's transfer queue reader: it takes one token from a rate
+ * limiter (`history.transferProcessorMaxPollRPS`, 20 a second per shard, a burst of 20; the dev
+ * server has one shard) before each read of new tasks, and every workflow or activity task
+ * reaches matching through such a read. The first ~20 reads after a pause go at once; after that
+ * each waits for the next token, ~50 ms apart, less the time since the last one. A pause refills
+ * the bucket (a restarted worker only looked like a cure because of the pause it took).
+ *
  *   npx tsx bench/floor/modes.ts [rounds]
  */
 import { randomUUID } from 'node:crypto';
@@ -31,6 +38,10 @@ const variants: Array<{ name: string; args: string[] }> = [
       '--dynamic-config-value',
       'matching.numTaskqueueWritePartitions=1',
     ],
+  },
+  {
+    name: 'transfer queue reads not rate limited (history.transferProcessorMaxPollRPS=10000)',
+    args: ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=10000'],
   },
 ];
 
