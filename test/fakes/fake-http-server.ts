@@ -1,11 +1,31 @@
 /**
  * What every fake model server shares: one JSON `POST` route on a loopback port, scripted replies
- * (a queue first, then a responder), the requests it got and the rule violations it saw, a way to
- * wait for requests, and a `close` that also ends open connections (a hung or streaming reply
- * must not keep a test waiting). Each fake frames the replies in its own server's wire format.
+ * (a queue first, then a responder), the faults of the connection itself (`hang`, `reset`), the
+ * requests it got and the rule violations it saw, a way to wait for requests, and a `close` that
+ * also ends open connections (a hung or streaming reply must not keep a test waiting). Each fake
+ * checks requests and frames the other replies in its own server's wire format.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+
+/** Replies every fake gives the same way, whatever its protocol: no answer at all. */
+export type ConnectionFault =
+  /** Accepts the request and never answers. */
+  | { kind: 'hang' }
+  /** Destroys the connection without an answer. */
+  | { kind: 'reset' };
+
+/** A reply a fake frames in its own protocol. */
+export type ProtocolReply<Reply> = Exclude<Reply, ConnectionFault>;
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Splits text the way a model streams it: a word at a time. */
+export function piecesOf(text: string): string[] {
+  return text.match(/\S+\s*|\s+/g) ?? [];
+}
 
 export interface RequestRecord<Body, Kind extends string> {
   body: Body;
@@ -33,8 +53,6 @@ export interface Exchange<Body, Reply extends { kind: string }> {
   request: IncomingMessage;
   response: ServerResponse;
   record: RequestRecord<Body, Reply['kind']>;
-  /** The next reply: the queue first, then the responder. */
-  next(): Reply;
   isOpen(): boolean;
   violation(description: string): void;
 }
@@ -46,7 +64,10 @@ export async function startScriptedFake<Body, Reply extends { kind: string }>(op
   responder: (request: Body, index: number) => Reply;
   /** Answers a request outside `path` (404) or a body that is not JSON (400), in the server's format. */
   reject(response: ServerResponse, status: 404 | 400, request: IncomingMessage): void;
-  handle(exchange: Exchange<Body, Reply>): Promise<void>;
+  /** Checks a request as the real server does; false when it answered it (a refusal). */
+  admit(exchange: Exchange<Body, Reply>): boolean;
+  /** Answers an admitted request with the next scripted reply, in the server's format. */
+  answer(exchange: Exchange<Body, Reply>, reply: ProtocolReply<Reply>): Promise<void>;
 }): Promise<ScriptedFake<Body, Reply>> {
   const queue: Reply[] = [];
   let responder = options.responder;
@@ -87,19 +108,22 @@ export async function startScriptedFake<Body, Reply extends { kind: string }>(op
         open = false;
         record.closedAt = Date.now();
       });
-      void options.handle({
+      const exchange: Exchange<Body, Reply> = {
         body,
         request,
         response,
         record,
-        next: () => {
-          const reply = queue.shift() ?? responder(body, requests.length - 1);
-          record.reply = reply.kind;
-          return reply;
-        },
         isOpen: () => open,
         violation: (description) => violations.push(description),
-      });
+      };
+      if (!options.admit(exchange)) return;
+      const reply = queue.shift() ?? responder(body, requests.length - 1);
+      record.reply = reply.kind;
+      if (isConnectionFault(reply)) {
+        if (reply.kind === 'reset') request.socket.destroy();
+        return;
+      }
+      void options.answer(exchange, reply as ProtocolReply<Reply>);
     });
   });
   server.on('connection', (socket) => {
@@ -131,4 +155,8 @@ export async function startScriptedFake<Body, Reply extends { kind: string }>(op
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function isConnectionFault(reply: { kind: string }): reply is ConnectionFault {
+  return reply.kind === 'hang' || reply.kind === 'reset';
 }

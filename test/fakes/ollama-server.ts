@@ -11,11 +11,11 @@ import {
   type ChatFake,
   type ChatReply,
   type ChatResponder,
-  piecesOf,
   startChatFake,
   streamText,
   toolUsingChatReply,
 } from './chat-fake';
+import { piecesOf } from './fake-http-server';
 
 export interface OllamaMessageParam {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -127,30 +127,27 @@ export function startFakeOllama(
     path: '/api/chat',
     responder: options.responder ?? (() => ({ kind: 'message', text: 'Hello from the fake Ollama.' })),
     reject: (response, status, message) => sendError(response, status, message),
-    handle: async ({ body, request, response, next, isOpen, violation }) => {
+    admit: ({ body, response, violation }) => {
       if (typeof body.model !== 'string' || body.model === '') {
         sendError(response, 400, 'model is required');
-        return;
+        return false;
       }
       if (!models.has(body.model)) {
         sendError(response, 404, `model "${body.model}" not found, try pulling it first`);
-        return;
+        return false;
       }
       if (toolless.has(body.model) && (body.tools?.length ?? 0) > 0) {
         sendError(response, 400, `registry.ollama.ai/library/${body.model} does not support tools`);
-        return;
+        return false;
       }
       const broken = ollamaToolRuleViolation(body.messages ?? []);
       if (broken !== undefined) violation(broken);
-      const reply = next();
+      return true;
+    },
+    answer: async ({ body, response, isOpen }, reply) => {
       switch (reply.kind) {
         case 'error':
           sendError(response, reply.status, reply.message, reply.headers);
-          return;
-        case 'hang':
-          return;
-        case 'reset':
-          request.socket.destroy();
           return;
         case 'message':
           if (body.stream === false) {
