@@ -330,21 +330,11 @@ export function startFakeAnthropic(
       }
       return true;
     },
-    answer: async ({ body, response, isOpen }, reply) => {
-      switch (reply.kind) {
-        case 'error':
-          errorResponse(response, reply.status, reply.type, reply.message, reply.headers);
-          return;
-        case 'message':
-          if (body.stream === true) await streamMessage(response, body, reply, isOpen);
-          else jsonMessage(response, body, reply);
-          return;
-        case 'stream-error':
-        case 'stall':
-          await streamMessage(response, body, reply, isOpen);
-          return;
-      }
-    },
+    streams: (body) => body.stream === true,
+    error: ({ response }, reply) =>
+      errorResponse(response, reply.status, reply.type, reply.message, reply.headers),
+    json: ({ body, response }, reply) => jsonMessage(response, body, reply),
+    stream: ({ body, response, isOpen }, reply) => streamMessage(response, body, reply, isOpen),
   });
 }
 

@@ -10,7 +10,7 @@ import {
   startScriptedFake,
   type ConnectionFault,
   type Exchange,
-  type ProtocolReply,
+  type StreamedReply,
   type RequestRecord,
   type ScriptedFake,
 } from './fake-http-server';
@@ -94,7 +94,10 @@ export function startChatFake<Body>(options: {
   /** Answers a request outside `path`, or a body that is not JSON. */
   reject(response: ServerResponse, status: number, message: string): void;
   admit(exchange: ChatExchange<Body>): boolean;
-  answer(exchange: ChatExchange<Body>, reply: ProtocolReply<ChatReply>): Promise<void>;
+  streams(body: Body): boolean;
+  error(exchange: ChatExchange<Body>, reply: Extract<ChatReply, { kind: 'error' }>): void;
+  json(exchange: ChatExchange<Body>, reply: Extract<ChatReply, { kind: 'message' }>): void;
+  stream(exchange: ChatExchange<Body>, reply: StreamedReply<ChatReply>): Promise<void>;
 }): Promise<ChatFake<Body>> {
   return startScriptedFake({
     name: 'fake server',
@@ -107,7 +110,10 @@ export function startChatFake<Body>(options: {
         status === 404 ? `404 page not found: ${request.method} ${request.url}` : 'invalid JSON body',
       ),
     admit: options.admit,
-    answer: options.answer,
+    streams: options.streams,
+    error: options.error,
+    json: options.json,
+    stream: options.stream,
   });
 }
 

@@ -15,8 +15,11 @@ export type ConnectionFault =
   /** Destroys the connection without an answer. */
   | { kind: 'reset' };
 
-/** A reply a fake frames in its own protocol. */
-export type ProtocolReply<Reply> = Exclude<Reply, ConnectionFault>;
+/** What every fake's replies are: a message, an HTTP error, a stream that breaks or stalls, a fault. */
+export type ScriptedReply = { kind: 'message' | 'error' | 'stream-error' | 'stall' } | ConnectionFault;
+
+/** The replies a fake answers with a stream. */
+export type StreamedReply<Reply> = Extract<Reply, { kind: 'message' | 'stream-error' | 'stall' }>;
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -37,7 +40,7 @@ export interface RequestRecord<Body, Kind extends string> {
   closedAt?: number;
 }
 
-export interface ScriptedFake<Body, Reply extends { kind: string }> {
+export interface ScriptedFake<Body, Reply extends ScriptedReply> {
   url: string;
   requests: Array<RequestRecord<Body, Reply['kind']>>;
   /** Requests that broke the tool-call rule (rejected where the real server rejects them). */
@@ -48,7 +51,7 @@ export interface ScriptedFake<Body, Reply extends { kind: string }> {
   close(): Promise<void>;
 }
 
-export interface Exchange<Body, Reply extends { kind: string }> {
+export interface Exchange<Body, Reply extends ScriptedReply> {
   body: Body;
   request: IncomingMessage;
   response: ServerResponse;
@@ -57,7 +60,7 @@ export interface Exchange<Body, Reply extends { kind: string }> {
   violation(description: string): void;
 }
 
-export async function startScriptedFake<Body, Reply extends { kind: string }>(options: {
+export async function startScriptedFake<Body, Reply extends ScriptedReply>(options: {
   /** How failures name the fake ("fake Anthropic got 1 of 2 requests"). */
   name: string;
   path: string;
@@ -66,8 +69,12 @@ export async function startScriptedFake<Body, Reply extends { kind: string }>(op
   reject(response: ServerResponse, status: 404 | 400, request: IncomingMessage): void;
   /** Checks a request as the real server does; false when it answered it (a refusal). */
   admit(exchange: Exchange<Body, Reply>): boolean;
-  /** Answers an admitted request with the next scripted reply, in the server's format. */
-  answer(exchange: Exchange<Body, Reply>, reply: ProtocolReply<Reply>): Promise<void>;
+  /** Whether the request asks for a streamed answer (servers differ in their default). */
+  streams(body: Body): boolean;
+  /** The next scripted reply to an admitted request, in the server's format. */
+  error(exchange: Exchange<Body, Reply>, reply: Extract<Reply, { kind: 'error' }>): void;
+  json(exchange: Exchange<Body, Reply>, reply: Extract<Reply, { kind: 'message' }>): void;
+  stream(exchange: Exchange<Body, Reply>, reply: StreamedReply<Reply>): Promise<void>;
 }): Promise<ScriptedFake<Body, Reply>> {
   const queue: Reply[] = [];
   let responder = options.responder;
@@ -75,6 +82,24 @@ export async function startScriptedFake<Body, Reply extends { kind: string }>(op
   const violations: string[] = [];
   const sockets = new Set<Socket>();
   const waiters: Array<{ count: number; resolve: () => void }> = [];
+  const answer = async (exchange: Exchange<Body, Reply>, reply: Reply): Promise<void> => {
+    switch (reply.kind) {
+      case 'hang':
+        return;
+      case 'reset':
+        exchange.request.socket.destroy();
+        return;
+      case 'error':
+        options.error(exchange, reply as Extract<Reply, { kind: 'error' }>);
+        return;
+      case 'message':
+        if (!options.streams(exchange.body)) {
+          options.json(exchange, reply as Extract<Reply, { kind: 'message' }>);
+          return;
+        }
+    }
+    await options.stream(exchange, reply as StreamedReply<Reply>);
+  };
   const server = createServer((request, response) => {
     if (request.method !== 'POST' || request.url?.split('?')[0] !== options.path) {
       options.reject(response, 404, request);
@@ -119,11 +144,7 @@ export async function startScriptedFake<Body, Reply extends { kind: string }>(op
       if (!options.admit(exchange)) return;
       const reply = queue.shift() ?? responder(body, requests.length - 1);
       record.reply = reply.kind;
-      if (isConnectionFault(reply)) {
-        if (reply.kind === 'reset') request.socket.destroy();
-        return;
-      }
-      void options.answer(exchange, reply as ProtocolReply<Reply>);
+      void answer(exchange, reply);
     });
   });
   server.on('connection', (socket) => {
@@ -155,8 +176,4 @@ export async function startScriptedFake<Body, Reply extends { kind: string }>(op
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-function isConnectionFault(reply: { kind: string }): reply is ConnectionFault {
-  return reply.kind === 'hang' || reply.kind === 'reset';
 }

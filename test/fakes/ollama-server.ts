@@ -144,32 +144,22 @@ export function startFakeOllama(
       if (broken !== undefined) violation(broken);
       return true;
     },
-    answer: async ({ body, response, isOpen }, reply) => {
-      switch (reply.kind) {
-        case 'error':
-          sendError(response, reply.status, reply.message, reply.headers);
-          return;
-        case 'message':
-          if (body.stream === false) {
-            response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
-            const calls = callsOf(reply);
-            response.end(
-              JSON.stringify(
-                frame(
-                  body,
-                  { content: reply.text ?? '', ...(calls.length === 0 ? {} : { tool_calls: calls }) },
-                  true,
-                  finalFields(body, reply),
-                ),
-              ),
-            );
-          } else await stream(response, body, reply, isOpen);
-          return;
-        case 'stream-error':
-        case 'stall':
-          await stream(response, body, reply, isOpen);
-          return;
-      }
+    streams: (body) => body.stream !== false,
+    error: ({ response }, reply) => sendError(response, reply.status, reply.message, reply.headers),
+    json: ({ body, response }, reply) => {
+      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      const calls = callsOf(reply);
+      response.end(
+        JSON.stringify(
+          frame(
+            body,
+            { content: reply.text ?? '', ...(calls.length === 0 ? {} : { tool_calls: calls }) },
+            true,
+            finalFields(body, reply),
+          ),
+        ),
+      );
     },
+    stream: ({ body, response, isOpen }, reply) => stream(response, body, reply, isOpen),
   });
 }

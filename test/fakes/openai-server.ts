@@ -228,29 +228,19 @@ export function startFakeOpenAI(
       }
       return true;
     },
-    answer: async ({ body, response, isOpen }, reply) => {
-      switch (reply.kind) {
-        case 'error':
-          sendError(
-            response,
-            reply.status,
-            reply.message,
-            {
-              ...(reply.type === undefined ? {} : { type: reply.type }),
-              ...(reply.code === undefined ? {} : { code: reply.code }),
-            },
-            reply.headers,
-          );
-          return;
-        case 'message':
-          if (body.stream === true) await stream(response, body, reply, isOpen);
-          else json(response, body, reply);
-          return;
-        case 'stream-error':
-        case 'stall':
-          await stream(response, body, reply, isOpen);
-          return;
-      }
-    },
+    streams: (body) => body.stream === true,
+    error: ({ response }, reply) =>
+      sendError(
+        response,
+        reply.status,
+        reply.message,
+        {
+          ...(reply.type === undefined ? {} : { type: reply.type }),
+          ...(reply.code === undefined ? {} : { code: reply.code }),
+        },
+        reply.headers,
+      ),
+    json: ({ body, response }, reply) => json(response, body, reply),
+    stream: ({ body, response, isOpen }, reply) => stream(response, body, reply, isOpen),
   });
 }
