@@ -10,14 +10,9 @@ import type { Client } from '@temporalio/client';
 import type { CallModelInput } from '../common/activities';
 import { FailureType } from '../common/failures';
 import { getStepMessagesQuery, readPageChars } from '../common/messages';
+import { KeptMessages, readPages } from '../common/paged-reader';
 import type { ModelMessage } from '../common/transcript';
 import { failure } from './errors';
-
-interface Kept {
-  revision: string;
-  messages: ModelMessage[];
-  chars: number;
-}
 
 /**
  * Characters of messages kept across all threads (the least recently used go first). A thread
@@ -31,9 +26,8 @@ export interface ReadStepMessagesOptions {
 }
 
 export class StepMessagesReader {
-  /** By workflow id; a Map iterates in insertion order, so re-inserting on use makes it an LRU. */
-  readonly #kept = new Map<string, Kept>();
-  #keptChars = 0;
+  /** By workflow id. */
+  readonly #kept = new KeptMessages<ModelMessage>(keptCharsLimit);
   readonly #pageChars: number;
 
   constructor(options: ReadStepMessagesOptions = {}) {
@@ -42,7 +36,7 @@ export class StepMessagesReader {
 
   /** Characters of messages kept now (for tests and metrics). */
   get keptChars(): number {
-    return this.#keptChars;
+    return this.#kept.chars;
   }
 
   async read(
@@ -51,57 +45,32 @@ export class StepMessagesReader {
     input: Pick<CallModelInput, 'run_id' | 'step'>,
   ): Promise<ModelMessage[]> {
     const handle = client.workflow.getHandle(execution.workflowId, execution.runId);
-    const kept = this.#take(execution.workflowId);
-    let messages = kept?.messages ?? [];
-    let chars = kept?.chars ?? 0;
-    let revision = kept?.revision;
-    for (;;) {
-      const answer = await handle.query(getStepMessagesQuery, {
-        run_id: input.run_id,
-        step: input.step,
-        from: messages.length,
-        max_chars: this.#pageChars,
-      });
-      // Anything that throws here (the workflow's worker is busy or gone) heals on the next attempt.
-      if (!answer.current) throw failure(answer.type, answer.message, { nonRetryable: true });
-      // A worker of an earlier release answers with every message at once, and nothing to check.
-      if (answer.total === undefined || answer.revision === undefined) return answer.messages;
-      if ((revision !== undefined && answer.revision !== revision) || messages.length > answer.total) {
-        // The transcript was rewritten (compacted, forked) since: what we hold is not its front.
-        messages = [];
-        chars = 0;
-        revision = answer.revision;
-        continue;
-      }
-      revision = answer.revision;
-      messages = messages.concat(answer.messages);
-      chars += JSON.stringify(answer.messages).length;
-      if (messages.length >= answer.total) break;
+    const read = await readPages<ModelMessage>({
+      held: this.#kept.take(execution.workflowId),
+      nextPage: async (held) => {
+        const answer = await handle.query(getStepMessagesQuery, {
+          run_id: input.run_id,
+          step: input.step,
+          from: held.length,
+          max_chars: this.#pageChars,
+        });
+        // Anything that throws here (the workflow's worker is busy or gone) heals on the next attempt.
+        if (!answer.current) throw failure(answer.type, answer.message, { nonRetryable: true });
+        // A worker of an earlier release answers with every message at once, and nothing to check.
+        if (answer.total === undefined || answer.revision === undefined)
+          return { everything: answer.messages };
+        return {
+          revision: answer.revision,
+          messages: answer.messages,
+          more: held.length + answer.messages.length < answer.total,
+          rewritten: held.length > answer.total,
+        };
+      },
       // A page holds one message at least; an empty one is a workflow answering wrongly.
-      if (answer.messages.length === 0)
-        throw failure(FailureType.modelRequestInvalid, 'the workflow answered an empty page of messages');
-    }
-    this.#keep(execution.workflowId, { revision, messages, chars });
-    return messages;
-  }
-
-  #take(workflowId: string): Kept | undefined {
-    const kept = this.#kept.get(workflowId);
-    if (kept === undefined) return undefined;
-    this.#kept.delete(workflowId);
-    this.#keptChars -= kept.chars;
-    return kept;
-  }
-
-  #keep(workflowId: string, kept: Kept): void {
-    this.#take(workflowId);
-    if (kept.chars > keptCharsLimit) return;
-    this.#kept.set(workflowId, kept);
-    this.#keptChars += kept.chars;
-    for (const [id, oldest] of this.#kept) {
-      if (this.#keptChars <= keptCharsLimit) break;
-      this.#kept.delete(id);
-      this.#keptChars -= oldest.chars;
-    }
+      emptyPage: () =>
+        failure(FailureType.modelRequestInvalid, 'the workflow answered an empty page of messages'),
+    });
+    if (read.checked) this.#kept.keep(execution.workflowId, read.held);
+    return read.held.messages;
   }
 }

@@ -7,13 +7,8 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { getTranscriptPageQuery, readPageChars } from '../common/messages';
+import { type HeldMessages, KeptMessages, readPages } from '../common/paged-reader';
 import { sequenceOf, type Message } from '../common/transcript';
-
-interface Kept {
-  revision: string;
-  messages: Message[];
-  chars: number;
-}
 
 /** Reads that found the transcript rewritten under them before giving up. */
 const maxRestarts = 5;
@@ -26,95 +21,49 @@ export interface TranscriptReaderOptions {
 }
 
 export class TranscriptReader {
-  readonly #kept = new Map<string, Kept>();
-  #keptChars = 0;
+  readonly #kept: KeptMessages<Message>;
   readonly #pageChars: number;
-  readonly #keptCharsLimit: number;
 
   constructor(options: TranscriptReaderOptions = {}) {
     this.#pageChars = options.pageChars ?? readPageChars;
-    this.#keptCharsLimit = options.keptChars ?? 16 * 1024 * 1024;
+    this.#kept = new KeptMessages(options.keptChars ?? 16 * 1024 * 1024);
   }
 
   /** The whole transcript (kept for the next read of the same thread). */
   async read(threadId: string, handle: WorkflowHandle): Promise<Message[]> {
-    const kept = this.#take(threadId);
-    let start = kept ?? { revision: '', messages: [], chars: 0 };
-    for (let attempt = 0; attempt <= maxRestarts; attempt++) {
-      const read = await this.#readAfter(handle, start);
-      if (read !== undefined) {
-        this.#keep(threadId, read);
-        return read.messages;
-      }
-      start = { revision: '', messages: [], chars: 0 };
-    }
-    throw new Error(`the transcript of thread ${threadId} kept changing under ${maxRestarts} reads`);
+    const held = await this.#pages(handle, 0, this.#kept.take(threadId), `thread ${threadId}`);
+    this.#kept.keep(threadId, held);
+    return held.messages;
   }
 
   /** Messages appended after message `m<after>`, page by page (nothing kept). */
   async readAfter(handle: WorkflowHandle, after: number): Promise<Message[]> {
-    for (let attempt = 0; attempt <= maxRestarts; attempt++) {
-      const read = await this.#pages(handle, after, undefined);
-      if (read !== undefined) return read.messages;
-    }
-    throw new Error(`the transcript of ${handle.workflowId} kept changing under ${maxRestarts} reads`);
+    return (await this.#pages(handle, after, undefined, handle.workflowId)).messages;
   }
 
-  /** `start` and every message after it; undefined when the transcript was rewritten meanwhile. */
-  async #readAfter(handle: WorkflowHandle, start: Kept): Promise<Kept | undefined> {
-    const last = start.messages.at(-1);
-    const after = last === undefined ? 0 : (sequenceOf(last.id) ?? 0);
-    const read = await this.#pages(handle, after, start.messages.length === 0 ? undefined : start.revision);
-    if (read === undefined) return undefined;
-    return {
-      revision: read.revision,
-      messages: start.messages.length === 0 ? read.messages : start.messages.concat(read.messages),
-      chars: start.chars + read.chars,
-    };
-  }
-
-  /**
-   * Pages after `after` until the last; undefined when a page's revision differs from `revision`
-   * (or from the first page's): the messages read so far are not one transcript's.
-   */
+  /** `held` and the pages after it, from message `m<after>` when nothing is held. */
   async #pages(
     handle: WorkflowHandle,
     after: number,
-    revision: string | undefined,
-  ): Promise<Kept | undefined> {
-    let messages: Message[] = [];
-    let chars = 0;
-    let expected = revision;
+    held: HeldMessages<Message> | undefined,
+    subject: string,
+  ): Promise<HeldMessages<Message>> {
     let cursor = after;
-    for (;;) {
-      const page = await handle.query(getTranscriptPageQuery, { after: cursor, max_chars: this.#pageChars });
-      if (expected !== undefined && page.revision !== expected) return undefined;
-      expected = page.revision;
-      messages = messages.length === 0 ? page.messages : messages.concat(page.messages);
-      chars += JSON.stringify(page.messages).length;
-      const last = page.messages.at(-1);
-      if (!page.more || last === undefined) return { revision: page.revision, messages, chars };
-      cursor = sequenceOf(last.id) ?? cursor;
-    }
-  }
-
-  #take(threadId: string): Kept | undefined {
-    const kept = this.#kept.get(threadId);
-    if (kept === undefined) return undefined;
-    this.#kept.delete(threadId);
-    this.#keptChars -= kept.chars;
-    return kept;
-  }
-
-  #keep(threadId: string, kept: Kept): void {
-    this.#take(threadId);
-    if (kept.chars > this.#keptCharsLimit) return;
-    this.#kept.set(threadId, kept);
-    this.#keptChars += kept.chars;
-    for (const [id, oldest] of this.#kept) {
-      if (this.#keptChars <= this.#keptCharsLimit) break;
-      this.#kept.delete(id);
-      this.#keptChars -= oldest.chars;
-    }
+    const read = await readPages<Message>({
+      held,
+      nextPage: async (messages) => {
+        const last = messages.at(-1);
+        cursor = last === undefined ? after : (sequenceOf(last.id) ?? cursor);
+        const page = await handle.query(getTranscriptPageQuery, {
+          after: cursor,
+          max_chars: this.#pageChars,
+        });
+        return { revision: page.revision, messages: page.messages, more: page.more };
+      },
+      maxRestarts,
+      restartsExhausted: () =>
+        new Error(`the transcript of ${subject} kept changing under ${maxRestarts} reads`),
+    });
+    return read.held;
   }
 }

@@ -1,11 +1,17 @@
-/** Shared setup for chaos tests: a fake Anthropic, a config for real worker processes, markers. */
+/** Shared setup for chaos tests: a fake Anthropic, real worker processes calling it, markers. */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { KeelConfig } from '../../common/config';
 import type { Message } from '../../common/transcript';
 import { randomUUID } from 'node:crypto';
-import { toolUsingResponder, type FakeAnthropic, type Responder } from '../fakes/anthropic-server';
-import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import {
+  startFakeAnthropic,
+  toolUsingResponder,
+  type FakeAnthropic,
+  type Responder,
+} from '../fakes/anthropic-server';
+import { TestConversation } from '../helpers/conversation';
+import { fleetHarness, type FleetHarness } from '../helpers/worker-harness';
 
 export const anthropicModel = { model: 'anthropic:claude-sonnet-4-5' };
 
@@ -21,22 +27,36 @@ export function workerEnv(config: KeelConfig, fake: FakeAnthropic, extra: Record
   };
 }
 
-/** Starts worker processes and makes sure none outlives the test file. */
-export class WorkerFleet {
-  readonly #all: WorkerProcess[] = [];
+export interface ChaosHarness extends FleetHarness {
+  /** The fake Anthropic every worker of the fleet calls, answering with `anyToolResponder`. */
+  fake: FakeAnthropic;
+  /** Threads whose commands may outlive a failed test: their processes are killed at the end. */
+  leftovers: string[];
+  /** A new conversation on the fleet's task queue, with the fake's model. */
+  conversation(): Promise<TestConversation>;
+}
 
-  constructor(readonly env: () => Record<string, string>) {}
-
-  async start(extra: Record<string, string> = {}): Promise<WorkerProcess> {
-    const worker = await startWorkerProcess({ env: { ...this.env(), ...extra } });
-    this.#all.push(worker);
-    return worker;
-  }
-
-  async stopAll(): Promise<void> {
-    for (const worker of this.#all) worker.kill('SIGKILL');
-    await Promise.all(this.#all.map((worker) => worker.exited));
-  }
+/**
+ * `fleetHarness` with a fake Anthropic for its workers: after each test no request may have
+ * broken the tool_use/tool_result rule.
+ */
+export function chaosHarness(): ChaosHarness {
+  const harness = fleetHarness<ChaosHarness>(
+    { workerEnv: ({ config, fake }) => workerEnv(config, fake) },
+    {
+      afterStart: async (started) => {
+        started.fake = await startFakeAnthropic({ responder: anyToolResponder });
+      },
+      beforeStop: async (started) => {
+        for (const threadId of started.leftovers ?? []) await killThreadProcesses(threadId);
+        await started.fake?.close();
+      },
+    },
+  );
+  harness.leftovers = [];
+  harness.conversation = () => TestConversation.start(harness.client, harness.config, anthropicModel);
+  afterEach(() => expect(harness.fake.violations).toEqual([]));
+  return harness;
 }
 
 export async function lines(file: string): Promise<string[]> {

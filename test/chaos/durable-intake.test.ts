@@ -5,14 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
 import type { RunningApi } from '../../api/server';
-import type { KeelConfig } from '../../common/config';
 import type { Run } from '../../common/run';
 import { call, startTestApi, userInput } from '../helpers/api';
 import { TestConversation } from '../helpers/conversation';
-import { closeTestClient, eventually, testClient, testConfig } from '../helpers/temporal';
-import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import { eventually } from '../helpers/temporal';
+import { fleetHarness, type FleetHarness } from '../helpers/worker-harness';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { durable, readSse } from '../helpers/sse';
 import { IntakeLedger, awaitRunEnd } from './api-chat';
@@ -21,41 +19,21 @@ import { lines, userTexts, workspaceOf } from './chaos-helpers';
 jest.setTimeout(180_000);
 
 describe('intake while every worker is down', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let api: RunningApi;
-  const workers: WorkerProcess[] = [];
-  const startWorker = async (): Promise<WorkerProcess> => {
-    const worker = await startWorkerProcess({
-      env: {
-        KEEL_TASK_QUEUE: config.taskQueue,
-        KEEL_DATA_DIR: config.dataDir,
-        KEEL_MODEL: 'scripted:demo',
-        KEEL_SHUTDOWN_GRACE: '2',
+  const harness = fleetHarness<FleetHarness & { api: RunningApi }>(
+    {
+      env: () => ({ KEEL_READ_TIMEOUT_MS: '1000' }),
+      workerEnv: () => ({ KEEL_MODEL: 'scripted:demo', KEEL_SHUTDOWN_GRACE: '2' }),
+    },
+    {
+      afterStart: async (started) => {
+        started.api = await startTestApi(started.client, started.config);
       },
-    });
-    workers.push(worker);
-    return worker;
-  };
-
-  beforeAll(async () => {
-    client = await testClient();
-    config = await testConfig({ KEEL_READ_TIMEOUT_MS: '1000' });
-    api = await startTestApi(client, config);
-  });
-
-  // Each test owns its workers: a survivor would end the next test's outage.
-  afterEach(async () => {
-    for (const worker of workers) worker.kill('SIGKILL');
-    await Promise.all(workers.map((worker) => worker.exited));
-  });
-
-  afterAll(async () => {
-    for (const worker of workers) worker.kill('SIGKILL');
-    await Promise.all(workers.map((worker) => worker.exited));
-    await api.stop();
-    await closeTestClient();
-  });
+      beforeStop: async (started) => {
+        await started.api?.stop();
+      },
+    },
+  );
+  const startWorker = () => harness.fleet.start();
 
   /** Sends a request and says how long the API took to answer it. */
   const timed = async <T>(send: () => Promise<T>): Promise<{ value: T; ms: number }> => {
@@ -65,7 +43,7 @@ describe('intake while every worker is down', () => {
   };
 
   it('accepts messages, a decision and a cancel within a second, then processes them in order once', async () => {
-    const base = api.url;
+    const base = harness.api.url;
     const suffix = randomUUID().slice(0, 8);
     const [gated, idle, busy, fresh] = [
       `gated-${suffix}`,
@@ -96,8 +74,7 @@ describe('intake while every worker is down', () => {
       return run.body.status === 'running' ? true : undefined;
     });
 
-    first.kill('SIGKILL');
-    await first.exited;
+    await first.stop('SIGKILL');
 
     // Every worker is down. Each of these is taken durably, well under a second.
     const answers = [
@@ -183,13 +160,13 @@ describe('intake while every worker is down', () => {
       refused_input: 'not now',
     });
 
-    const idleTranscript = await TestConversation.attach(client, idle).transcript();
+    const idleTranscript = await TestConversation.attach(harness.client, idle).transcript();
     expect(userTexts(idleTranscript)).toEqual(['before the outage', 'first', 'second', 'third']);
-    expect(await lines(path.join(workspaceOf(config, gated), 'marker'))).toEqual(['ran']);
+    expect(await lines(path.join(workspaceOf(harness.config, gated), 'marker'))).toEqual(['ran']);
   });
 
   it('keeps open streams through the outage and resumes them, gap-free, once a worker is back', async () => {
-    const base = api.url;
+    const base = harness.api.url;
     const suffix = randomUUID().slice(0, 8);
     const [open, opened] = [`open-${suffix}`, `opened-${suffix}`];
     const worker = await startWorker();
@@ -225,8 +202,7 @@ describe('intake while every worker is down', () => {
         throw new Error(`the stream ended before the answer began: ${JSON.stringify(stream)}`);
       }),
     ]);
-    worker.kill('SIGKILL');
-    await worker.exited;
+    await worker.stop('SIGKILL');
 
     // With no worker, a new run's stream opens at once and waits.
     const started = Date.now();

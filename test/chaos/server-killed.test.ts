@@ -13,7 +13,8 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-serve
 import { lastAnswer, TestConversation } from '../helpers/conversation';
 import { testDataConverter } from '../helpers/encryption';
 import { testConfig } from '../helpers/temporal';
-import { anthropicModel, anyToolResponder, userTexts, WorkerFleet, workerEnv } from './chaos-helpers';
+import { WorkerFleet } from '../helpers/worker-process';
+import { anthropicModel, anyToolResponder, userTexts, workerEnv } from './chaos-helpers';
 import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 jest.setTimeout(180_000);

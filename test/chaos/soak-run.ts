@@ -16,17 +16,9 @@ import { parseConfig } from '../../common/config';
 import { startFakeAnthropic } from '../fakes/anthropic-server';
 import { call } from '../helpers/api';
 import { TestConversation, toolResults } from '../helpers/conversation';
-import type { WorkerProcess } from '../helpers/worker-process';
+import { WorkerFleet, type WorkerProcess } from '../helpers/worker-process';
 import { IntakeLedger, awaitRunEnd, latencySummary, submitUntilAccepted } from './api-chat';
-import {
-  anthropicModel,
-  anyToolResponder,
-  lines,
-  userTexts,
-  WorkerFleet,
-  workerEnv,
-  workspaceOf,
-} from './chaos-helpers';
+import { anthropicModel, anyToolResponder, lines, userTexts, workerEnv, workspaceOf } from './chaos-helpers';
 
 export type Disruption = 'kill' | 'rolling';
 
@@ -103,8 +95,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
   // A kill every 2–6 s after the last replacement is ready (as `npm run chaos` always ran), or a
   // rolling deploy: each worker in turn drains (SIGTERM) and is replaced.
   const disrupt = async (index: number): Promise<void> => {
-    workers[index]!.kill(options.disruption === 'kill' ? 'SIGKILL' : 'SIGTERM');
-    await workers[index]!.exited;
+    await workers[index]!.stop(options.disruption === 'kill' ? 'SIGKILL' : 'SIGTERM');
     disruptions++;
     workers[index] = await fleet.start();
   };

@@ -5,70 +5,40 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
-import type { KeelConfig } from '../../common/config';
-import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
-import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
-import { closeTestClient, eventually, testClient, testConfig } from '../helpers/temporal';
+import { lastAnswer, toolResults } from '../helpers/conversation';
+import { eventually } from '../helpers/temporal';
 import {
   alive,
-  anthropicModel,
+  chaosHarness,
   anyToolResponder,
-  killThreadProcesses,
   threadProcesses,
   lines,
   userTexts,
-  WorkerFleet,
-  workerEnv,
   workspaceOf,
 } from './chaos-helpers';
 
 jest.setTimeout(120_000);
 
 describe('a worker process killed with SIGKILL', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let fake: FakeAnthropic;
-  let fleet: WorkerFleet;
-  const leftovers: string[] = [];
-
-  beforeAll(async () => {
-    fake = await startFakeAnthropic({ responder: anyToolResponder });
-    client = await testClient();
-    config = await testConfig();
-    fleet = new WorkerFleet(() => workerEnv(config, fake));
-  });
-
-  afterEach(async () => {
-    // Each scenario owns its workers: a survivor would pick up the next scenario's activities.
-    await fleet.stopAll();
-    expect(fake.violations).toEqual([]);
-  });
-
-  afterAll(async () => {
-    await fleet.stopAll();
-    for (const threadId of leftovers) await killThreadProcesses(threadId);
-    await fake.close();
-    await closeTestClient();
-  });
+  const harness = chaosHarness();
 
   /** `local`: as for a caller that waits (`runs/wait`), the call is a local activity. */
   const killMidModelCall = async (local: boolean): Promise<void> => {
-    const first = await fleet.start();
-    const conversation = await TestConversation.start(client, config, anthropicModel);
-    const before = fake.requests.length;
-    fake.enqueue({
+    const first = await harness.fleet.start();
+    const conversation = await harness.conversation();
+    const before = harness.fake.requests.length;
+    harness.fake.enqueue({
       kind: 'message',
       content: [{ type: 'text', text: 'a slow answer that never arrives '.repeat(20) }],
       tokenDelayMs: 200,
     });
     const run = await conversation.submit('hello there', local ? { deltas: false } : {});
-    await fake.waitForRequests(before + 1, 30_000);
+    await harness.fake.waitForRequests(before + 1, 30_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     first.kill('SIGKILL');
     const killedAt = Date.now();
     await first.exited;
-    await fleet.start();
+    await harness.fleet.start();
     const done = await conversation.finished(run.run_id, 60_000);
     const recoverySeconds = (Date.now() - killedAt) / 1000;
     process.stderr.write(
@@ -81,7 +51,7 @@ describe('a worker process killed with SIGKILL', () => {
     ).toHaveLength(1);
     expect(lastAnswer(transcript)).toBe('You said: hello there');
     // At least the cut call and its retry (a loaded machine can add a retry; the transcript stays single).
-    expect(fake.requests.length - before).toBeGreaterThanOrEqual(2);
+    expect(harness.fake.requests.length - before).toBeGreaterThanOrEqual(2);
     const markers = (await conversation.handle.fetchHistory()).events?.filter(
       (event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity',
     );
@@ -98,10 +68,10 @@ describe('a worker process killed with SIGKILL', () => {
   });
 
   it('does not run a side-effecting tool twice: the model hears it was interrupted and the run goes on', async () => {
-    const worker = await fleet.start();
-    const conversation = await TestConversation.start(client, config, anthropicModel);
-    const workspace = workspaceOf(config, conversation.threadId);
-    leftovers.push(conversation.threadId);
+    const worker = await harness.fleet.start();
+    const conversation = await harness.conversation();
+    const workspace = workspaceOf(harness.config, conversation.threadId);
+    harness.leftovers.push(conversation.threadId);
     const run = await conversation.submit('run: echo $$ > pid; echo ran >> marker; sleep 60');
     await eventually(
       async () => ((await lines(path.join(workspace, 'marker'))).length > 0 ? true : undefined),
@@ -109,15 +79,14 @@ describe('a worker process killed with SIGKILL', () => {
       'the tool to start',
     );
     expect(await threadProcesses(conversation.threadId)).not.toEqual([]);
-    worker.kill('SIGKILL');
-    await worker.exited;
+    await worker.stop('SIGKILL');
     // The sandbox dies with its parent: nothing of the command outlives the worker.
     await eventually(
       async () => ((await threadProcesses(conversation.threadId)).length === 0 ? true : undefined),
       10_000,
       'the command to die with the worker',
     );
-    await fleet.start();
+    await harness.fleet.start();
     const done = await conversation.finished(run.run_id, 90_000);
     expect(done.status).toBe('completed');
     expect(await lines(path.join(workspace, 'marker'))).toEqual(['ran']);
@@ -127,8 +96,8 @@ describe('a worker process killed with SIGKILL', () => {
   });
 
   it('retries a read-only extension tool on the next worker, and the dead worker leaves no extension behind', async () => {
-    const log = path.join(config.dataDir, 'extensions.log');
-    const file = path.join(config.dataDir, 'extensions.json');
+    const log = path.join(harness.config.dataDir, 'extensions.log');
+    const file = path.join(harness.config.dataDir, 'extensions.json');
     const server = {
       command: process.execPath,
       args: ['--import', 'tsx', path.resolve(__dirname, '../fakes/extension-server.ts'), 'polite'],
@@ -136,9 +105,9 @@ describe('a worker process killed with SIGKILL', () => {
       read_only: ['mark'],
     };
     await writeFile(file, JSON.stringify({ servers: { polite: server } }));
-    const worker = await fleet.start({ KEEL_EXTENSIONS_FILE: file });
-    const conversation = await TestConversation.start(client, config, anthropicModel);
-    const marker = path.join(config.dataDir, `mark-${conversation.threadId}`);
+    const worker = await harness.fleet.start({ KEEL_EXTENSIONS_FILE: file });
+    const conversation = await harness.conversation();
+    const marker = path.join(harness.config.dataDir, `mark-${conversation.threadId}`);
     const run = await conversation.submit(
       `call: polite__mark ${JSON.stringify({ file: marker, ms: 6_000 })}`,
     );
@@ -148,15 +117,14 @@ describe('a worker process killed with SIGKILL', () => {
       'the tool to start',
     );
     const [firstPid] = await lines(marker);
-    worker.kill('SIGKILL');
-    await worker.exited;
+    await worker.stop('SIGKILL');
     // Its stdin closed with the worker, so the extension ended too.
     await eventually(
       () => Promise.resolve(alive(Number(firstPid)) ? undefined : true),
       10_000,
       'the extension to exit',
     );
-    await fleet.start({ KEEL_EXTENSIONS_FILE: file });
+    await harness.fleet.start({ KEEL_EXTENSIONS_FILE: file });
     expect((await conversation.finished(run.run_id, 90_000)).status).toBe('completed');
     expect(await lines(marker)).toHaveLength(2);
     const [result] = toolResults(await conversation.transcript());
@@ -165,11 +133,11 @@ describe('a worker process killed with SIGKILL', () => {
   });
 
   it('ends a run failed with a readable error when the retried call is refused for good, and the next run works', async () => {
-    const first = await fleet.start();
-    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const first = await harness.fleet.start();
+    const conversation = await harness.conversation();
     // Keyed on this turn's text, so no other request can take these replies.
     let seen = 0;
-    fake.setResponder((request, index) => {
+    harness.fake.setResponder((request, index) => {
       const last = request.messages.at(-1)!;
       const text = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
       if (!text.includes('refuse this turn') || text.includes('again'))
@@ -181,9 +149,8 @@ describe('a worker process killed with SIGKILL', () => {
     });
     const run = await conversation.submit('refuse this turn');
     await eventually(() => Promise.resolve(seen > 0 ? true : undefined), 30_000, 'the model call');
-    first.kill('SIGKILL');
-    await first.exited;
-    await fleet.start();
+    await first.stop('SIGKILL');
+    await harness.fleet.start();
     const failed = await conversation.finished(run.run_id, 60_000);
     expect(failed.status).toBe('failed');
     expect(failed.error?.message).toMatch(/x-api-key/);
@@ -192,15 +159,14 @@ describe('a worker process killed with SIGKILL', () => {
   });
 
   it('loses nothing when killed while the thread waits for a user message', async () => {
-    const worker = await fleet.start();
-    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const worker = await harness.fleet.start();
+    const conversation = await harness.conversation();
     expect((await conversation.ask('first', {})).status).toBe('completed');
-    worker.kill('SIGKILL');
-    await worker.exited;
+    await worker.stop('SIGKILL');
     // No worker polls while the message arrives: the update waits in Temporal for the next one.
     const submitted = conversation.submit('second');
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    await fleet.start();
+    await harness.fleet.start();
     const run = await submitted;
     expect((await conversation.finished(run.run_id, 60_000)).status).toBe('completed');
     const transcript = await conversation.transcript();
@@ -209,9 +175,9 @@ describe('a worker process killed with SIGKILL', () => {
   });
 
   it('keeps every turn exactly once across kills at random points, between steps and through continue-as-new', async () => {
-    let worker = await fleet.start();
-    const conversation = await TestConversation.start(client, config, anthropicModel);
-    const workspace = workspaceOf(config, conversation.threadId);
+    let worker = await harness.fleet.start();
+    const conversation = await harness.conversation();
+    const workspace = workspaceOf(harness.config, conversation.threadId);
     await writeFile(path.join(workspace, '.keep'), '').catch(() => undefined);
     let stop = false;
     let kills = 0;
@@ -219,10 +185,9 @@ describe('a worker process killed with SIGKILL', () => {
       while (!stop) {
         await new Promise((resolve) => setTimeout(resolve, 2_000 + Math.random() * 3_000));
         if (stop) break;
-        worker.kill('SIGKILL');
-        await worker.exited;
+        await worker.stop('SIGKILL');
         kills++;
-        worker = await fleet.start();
+        worker = await harness.fleet.start();
       }
     })();
     // At least 8 turns, and more until the killer has struck twice: on a quiet machine 8 turns

@@ -6,52 +6,17 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
-import type { KeelConfig } from '../../common/config';
-import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
 import type { WorkerProcess } from '../helpers/worker-process';
-import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
-import { closeTestClient, eventually, testClient, testConfig } from '../helpers/temporal';
-import {
-  alive,
-  anthropicModel,
-  anyToolResponder,
-  killThreadProcesses,
-  threadProcesses,
-  lines,
-  WorkerFleet,
-  workerEnv,
-  workspaceOf,
-} from './chaos-helpers';
+import { lastAnswer, toolResults } from '../helpers/conversation';
+import { eventually } from '../helpers/temporal';
+import { alive, chaosHarness, threadProcesses, lines, workspaceOf } from './chaos-helpers';
 
 jest.setTimeout(120_000);
 
 const root = path.resolve(__dirname, '../..');
 
 describe('a worker process stopped with SIGTERM', () => {
-  let client: Client;
-  let config: KeelConfig;
-  let fake: FakeAnthropic;
-  let fleet: WorkerFleet;
-  const leftovers: string[] = [];
-
-  beforeAll(async () => {
-    fake = await startFakeAnthropic({ responder: anyToolResponder });
-    client = await testClient();
-    config = await testConfig();
-    fleet = new WorkerFleet(() => workerEnv(config, fake));
-  });
-
-  afterEach(async () => {
-    await fleet.stopAll();
-    expect(fake.violations).toEqual([]);
-  });
-
-  afterAll(async () => {
-    for (const threadId of leftovers) await killThreadProcesses(threadId);
-    await fake.close();
-    await closeTestClient();
-  });
+  const harness = chaosHarness();
 
   /** Anthropic's overloaded answer, retryable at once: one fault of the model. */
   const overloaded = {
@@ -66,14 +31,13 @@ describe('a worker process stopped with SIGTERM', () => {
     eventually(async () => ((await lines(file)).length > 0 ? true : undefined), 30_000, 'the tool to start');
 
   it('lets an in-flight tool finish within the grace, logs it as drained and exits 0', async () => {
-    const worker = await fleet.start({ KEEL_SHUTDOWN_GRACE: '30' });
-    const conversation = await TestConversation.start(client, config, anthropicModel);
-    const workspace = workspaceOf(config, conversation.threadId);
+    const worker = await harness.fleet.start({ KEEL_SHUTDOWN_GRACE: '30' });
+    const conversation = await harness.conversation();
+    const workspace = workspaceOf(harness.config, conversation.threadId);
     const run = await conversation.submit('run: echo started > begun; sleep 2; echo finished');
     await toolStarted(path.join(workspace, 'begun'));
     const signalledAt = Date.now();
-    worker.kill('SIGTERM');
-    const exit = await worker.exited;
+    const exit = await worker.stop('SIGTERM');
     process.stderr.write(
       `[chaos] SIGTERM with a 2 s tool in flight → exit in ${((Date.now() - signalledAt) / 1000).toFixed(1)} s\n`,
     );
@@ -81,7 +45,7 @@ describe('a worker process stopped with SIGTERM', () => {
     expect(worker.logs).toContainEqual(
       expect.objectContaining({ msg: 'drained activity', activity: 'runTool', outcome: 'completed' }),
     );
-    await fleet.start();
+    await harness.fleet.start();
     expect((await conversation.finished(run.run_id, 60_000)).status).toBe('completed');
     const [result] = toolResults(await conversation.transcript());
     expect(result).toMatchObject({ content: 'finished\n' });
@@ -89,14 +53,13 @@ describe('a worker process stopped with SIGTERM', () => {
   });
 
   it('past the grace, stops a side-effecting tool and reports it interrupted in-band, without a second run', async () => {
-    const worker = await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
-    const conversation = await TestConversation.start(client, config, anthropicModel);
-    const workspace = workspaceOf(config, conversation.threadId);
-    leftovers.push(conversation.threadId);
+    const worker = await harness.fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
+    const conversation = await harness.conversation();
+    const workspace = workspaceOf(harness.config, conversation.threadId);
+    harness.leftovers.push(conversation.threadId);
     const run = await conversation.submit('run: echo $$ > pid; echo ran >> marker; sleep 60');
     await toolStarted(path.join(workspace, 'marker'));
-    worker.kill('SIGTERM');
-    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    expect(await worker.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(worker.logs).toContainEqual(
       expect.objectContaining({ msg: 'drained activity', activity: 'runTool' }),
     );
@@ -106,7 +69,7 @@ describe('a worker process stopped with SIGTERM', () => {
       10_000,
       'the command to stop',
     );
-    await fleet.start();
+    await harness.fleet.start();
     expect((await conversation.finished(run.run_id, 60_000)).status).toBe('completed');
     expect(await lines(path.join(workspace, 'marker'))).toEqual(['ran']);
     const [result] = toolResults(await conversation.transcript());
@@ -116,18 +79,17 @@ describe('a worker process stopped with SIGTERM', () => {
 
   /** `local`: as for a caller that waits (`runs/wait`), the call is a local activity. */
   const shutDownPastGrace = async (local: boolean): Promise<void> => {
-    const worker = await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
-    const conversation = await TestConversation.start(client, config, anthropicModel);
-    const before = fake.requests.length;
-    fake.enqueue({
+    const worker = await harness.fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
+    const conversation = await harness.conversation();
+    const before = harness.fake.requests.length;
+    harness.fake.enqueue({
       kind: 'message',
       content: [{ type: 'text', text: 'a slow answer that is cut '.repeat(30) }],
       tokenDelayMs: 200,
     });
     const run = await conversation.submit('hello', local ? { deltas: false } : {});
-    await fake.waitForRequests(before + 1, 30_000);
-    worker.kill('SIGTERM');
-    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    await harness.fake.waitForRequests(before + 1, 30_000);
+    expect(await worker.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(worker.logs).toContainEqual(
       expect.objectContaining({
         msg: 'drained activity',
@@ -135,7 +97,7 @@ describe('a worker process stopped with SIGTERM', () => {
         outcome: expect.stringMatching(/^failed/),
       }),
     );
-    await fleet.start();
+    await harness.fleet.start();
     expect((await conversation.finished(run.run_id, 60_000)).status).toBe('completed');
     const transcript = await conversation.transcript();
     expect(transcript.filter((message) => message.role === 'assistant')).toHaveLength(1);
@@ -152,67 +114,66 @@ describe('a worker process stopped with SIGTERM', () => {
 
   /** Waits for the model request a worker took (a new one unless given), then shuts it down past its grace. */
   const shutDownMidCall = async (requestsSoFar: number, running?: WorkerProcess): Promise<void> => {
-    const worker = running ?? (await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' }));
-    await fake.waitForRequests(requestsSoFar + 1, 60_000);
-    worker.kill('SIGTERM');
-    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    const worker = running ?? (await harness.fleet.start({ KEEL_SHUTDOWN_GRACE: '1' }));
+    await harness.fake.waitForRequests(requestsSoFar + 1, 60_000);
+    expect(await worker.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   };
 
   it('spends none of the model call’s six fault attempts on workers that shut down mid-call', async () => {
-    const conversation = await TestConversation.start(client, config, anthropicModel);
-    const before = fake.requests.length;
+    const conversation = await harness.conversation();
+    const before = harness.fake.requests.length;
     const shutdowns = 7;
-    fake.enqueue(...Array.from({ length: shutdowns }, () => ({ kind: 'hang' as const })));
-    const first = await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
+    harness.fake.enqueue(...Array.from({ length: shutdowns }, () => ({ kind: 'hang' as const })));
+    const first = await harness.fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
     const run = await conversation.submit('hello');
     await shutDownMidCall(before, first);
     for (let index = 1; index < shutdowns; index++) await shutDownMidCall(before + index);
-    await fleet.start();
+    await harness.fleet.start();
     expect((await conversation.finished(run.run_id, 60_000)).status).toBe('completed');
-    expect(fake.requests.length - before).toBe(shutdowns + 1);
+    expect(harness.fake.requests.length - before).toBe(shutdowns + 1);
     expect(lastAnswer(await conversation.transcript())).toBe('You said: hello');
-  });
+    // Eight worker starts, each of which takes tens of seconds on a loaded machine.
+  }, 360_000);
 
   it('still fails a model call after six faults of the model, however many workers shut down first', async () => {
-    const conversation = await TestConversation.start(client, config, anthropicModel);
-    const before = fake.requests.length;
-    fake.enqueue({ kind: 'hang' }, { kind: 'hang' }, ...Array.from({ length: 6 }, () => overloaded));
-    const first = await fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
+    const conversation = await harness.conversation();
+    const before = harness.fake.requests.length;
+    harness.fake.enqueue({ kind: 'hang' }, { kind: 'hang' }, ...Array.from({ length: 6 }, () => overloaded));
+    const first = await harness.fleet.start({ KEEL_SHUTDOWN_GRACE: '1' });
     const run = await conversation.submit('hello');
     await shutDownMidCall(before, first);
     await shutDownMidCall(before + 1);
-    await fleet.start();
+    await harness.fleet.start();
     const finished = await conversation.finished(run.run_id, 60_000);
     expect(finished).toMatchObject({ status: 'failed', error: { type: 'ModelOverloaded' } });
-    expect(fake.requests.length - before).toBe(2 + 6);
+    expect(harness.fake.requests.length - before).toBe(2 + 6);
   });
 
   it('fails a model call made as a local activity after six faults of the model, as an ordinary one', async () => {
-    const conversation = await TestConversation.start(client, config, anthropicModel);
-    const before = fake.requests.length;
-    fake.enqueue(...Array.from({ length: 6 }, () => overloaded));
-    await fleet.start();
+    const conversation = await harness.conversation();
+    const before = harness.fake.requests.length;
+    harness.fake.enqueue(...Array.from({ length: 6 }, () => overloaded));
+    await harness.fleet.start();
     const run = await conversation.submit('hello', { deltas: false });
     const finished = await conversation.finished(run.run_id, 60_000);
     expect(finished).toMatchObject({ status: 'failed', error: { type: 'ModelOverloaded' } });
-    expect(fake.requests.length - before).toBe(6);
+    expect(harness.fake.requests.length - before).toBe(6);
   });
 
   it('exits at once, with code 1, on a second signal', async () => {
-    const worker = await fleet.start({ KEEL_SHUTDOWN_GRACE: '60' });
-    const conversation = await TestConversation.start(client, config, anthropicModel);
-    const workspace = workspaceOf(config, conversation.threadId);
-    leftovers.push(conversation.threadId);
+    const worker = await harness.fleet.start({ KEEL_SHUTDOWN_GRACE: '60' });
+    const conversation = await harness.conversation();
+    const workspace = workspaceOf(harness.config, conversation.threadId);
+    harness.leftovers.push(conversation.threadId);
     await conversation.submit('run: echo $$ > pid; sleep 60');
     await toolStarted(path.join(workspace, 'pid'));
     worker.kill('SIGTERM');
     await worker.waitForLog((line) => line.msg?.startsWith('shutting down') === true);
-    worker.kill('SIGTERM');
-    expect(await worker.exited).toEqual({ code: 1, signal: null });
+    expect(await worker.stop('SIGTERM')).toEqual({ code: 1, signal: null });
   });
 
   it('runs extension tools through the model and leaves no extension process behind', async () => {
-    const directory = config.dataDir;
+    const directory = harness.config.dataDir;
     const log = path.join(directory, 'extensions.log');
     const file = path.join(directory, 'extensions.json');
     const server = (manners: string) => ({
@@ -225,8 +186,8 @@ describe('a worker process stopped with SIGTERM', () => {
       file,
       JSON.stringify({ servers: { polite: server('polite'), stubborn: server('stubborn') } }),
     );
-    const worker = await fleet.start({ KEEL_EXTENSIONS_FILE: file });
-    const conversation = await TestConversation.start(client, config, anthropicModel);
+    const worker = await harness.fleet.start({ KEEL_EXTENSIONS_FILE: file });
+    const conversation = await harness.conversation();
     const run = await conversation.ask('call: polite__echo {"text":"through an extension"}');
     expect(run.status).toBe('completed');
     expect(toolResults(await conversation.transcript())).toMatchObject([{ content: 'through an extension' }]);
@@ -235,8 +196,7 @@ describe('a worker process stopped with SIGTERM', () => {
     );
     expect(pids).toHaveLength(2);
     expect(pids.every(alive)).toBe(true);
-    worker.kill('SIGTERM');
-    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    expect(await worker.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(pids.filter(alive)).toEqual([]);
     expect(worker.logs.filter((line) => line.msg === 'extension stopped').map((line) => line.answer)).toEqual(
       expect.arrayContaining(['acknowledged', 'no answer']),

@@ -17,7 +17,7 @@ import {
   type TriageOrderInput,
   type TriageOrderOutcome,
 } from '../../examples/order-triage/workflows';
-import { WorkerFleet } from '../chaos/chaos-helpers';
+import { WorkerFleet } from '../helpers/worker-process';
 import { testDataConverter } from '../helpers/encryption';
 import { closeTestClient, eventually, testAddress, testClient, testConfig } from '../helpers/temporal';
 

@@ -6,7 +6,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { startScriptedFake, type RequestRecord, type ScriptedFake } from './fake-http-server';
+import {
+  piecesOf,
+  sleep,
+  startScriptedFake,
+  type ConnectionFault,
+  type RequestRecord,
+  type ScriptedFake,
+} from './fake-http-server';
 
 export interface FakeTextBlock {
   type: 'text';
@@ -51,12 +58,9 @@ export type Reply =
   | { kind: 'error'; status: number; type: string; message: string; headers?: Record<string, string> }
   /** Streams `afterDeltas` text deltas of `content`, then an `event: error`. */
   | { kind: 'stream-error'; type: string; message: string; afterDeltas: number; content?: FakeBlock[] }
-  /** Accepts the request and never answers. */
-  | { kind: 'hang' }
   /** Streams `afterDeltas` deltas, then goes silent forever (no pings). */
   | { kind: 'stall'; afterDeltas: number }
-  /** Destroys the connection without an answer. */
-  | { kind: 'reset' };
+  | ConnectionFault;
 
 export type Responder = (request: FakeRequest, index: number) => Reply;
 
@@ -130,15 +134,6 @@ function validate(body: FakeRequest): string | undefined {
 const encoder = (response: ServerResponse) => (event: string, data: unknown) =>
   response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Splits text the way a model streams it: a word at a time. */
-function deltasOf(text: string): string[] {
-  return text.match(/\S+\s*|\s+/g) ?? [];
-}
-
 async function streamMessage(
   response: ServerResponse,
   body: FakeRequest,
@@ -195,7 +190,7 @@ async function streamMessage(
         index,
         content_block: { type: 'text', text: '' },
       });
-      for (const piece of deltasOf(block.text)) {
+      for (const piece of piecesOf(block.text)) {
         if (deltas >= limit) break;
         if (reply.kind === 'message' && reply.tokenDelayMs !== undefined) await sleep(reply.tokenDelayMs);
         if (!isOpen()) return;
@@ -314,45 +309,32 @@ export function startFakeAnthropic(
             'invalid_request_error',
             'There was an issue with the format of the request body',
           ),
-    handle: async ({ body, request, response, next, isOpen, violation: recordViolation }) => {
+    admit: ({ body, request, response, violation: recordViolation }) => {
       // The real API takes the key as `x-api-key` or, as SDK 1.x sends it, a bearer token.
       const presented =
         request.headers['x-api-key'] ?? request.headers.authorization?.replace(/^Bearer /, '');
       if (presented !== apiKey) {
         errorResponse(response, 401, 'authentication_error', 'invalid x-api-key');
-        return;
+        return false;
       }
       const invalid = validate(body);
       if (invalid !== undefined) {
         errorResponse(response, 400, 'invalid_request_error', invalid);
-        return;
+        return false;
       }
       const violation = toolRuleViolation(body.messages);
       if (violation !== undefined) {
         recordViolation(violation);
         errorResponse(response, 400, 'invalid_request_error', violation);
-        return;
+        return false;
       }
-      const reply = next();
-      switch (reply.kind) {
-        case 'error':
-          errorResponse(response, reply.status, reply.type, reply.message, reply.headers);
-          return;
-        case 'hang':
-          return;
-        case 'reset':
-          request.socket.destroy();
-          return;
-        case 'message':
-          if (body.stream === true) await streamMessage(response, body, reply, isOpen);
-          else jsonMessage(response, body, reply);
-          return;
-        case 'stream-error':
-        case 'stall':
-          await streamMessage(response, body, reply, isOpen);
-          return;
-      }
+      return true;
     },
+    streams: (body) => body.stream === true,
+    error: ({ response }, reply) =>
+      errorResponse(response, reply.status, reply.type, reply.message, reply.headers),
+    json: ({ body, response }, reply) => jsonMessage(response, body, reply),
+    stream: ({ body, response, isOpen }, reply) => streamMessage(response, body, reply, isOpen),
   });
 }
 

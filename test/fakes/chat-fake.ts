@@ -4,7 +4,16 @@
  * frames the replies in its own server's wire format.
  */
 import type { ServerResponse } from 'node:http';
-import { startScriptedFake, type Exchange, type RequestRecord, type ScriptedFake } from './fake-http-server';
+import {
+  piecesOf,
+  sleep,
+  startScriptedFake,
+  type ConnectionFault,
+  type Exchange,
+  type StreamedReply,
+  type RequestRecord,
+  type ScriptedFake,
+} from './fake-http-server';
 
 export interface FakeToolCall {
   name: string;
@@ -33,12 +42,9 @@ export type ChatReply =
     }
   /** Streams `afterDeltas` text pieces, then the server's in-stream error. */
   | { kind: 'stream-error'; message: string; type?: string; afterDeltas: number }
-  /** Accepts the request and never answers. */
-  | { kind: 'hang' }
   /** Streams `afterDeltas` pieces, then goes silent forever. */
   | { kind: 'stall'; afterDeltas: number }
-  /** Destroys the connection without an answer. */
-  | { kind: 'reset' };
+  | ConnectionFault;
 
 export type ChatRecord<Body> = RequestRecord<Body, ChatReply['kind']>;
 
@@ -47,15 +53,6 @@ export type ChatResponder<Body> = (request: Body, index: number) => ChatReply;
 export type ChatFake<Body> = ScriptedFake<Body, ChatReply>;
 
 export type ChatExchange<Body> = Exchange<Body, ChatReply>;
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Splits text the way a model streams it: a word at a time. */
-export function piecesOf(text: string): string[] {
-  return text.match(/\S+\s*|\s+/g) ?? [];
-}
 
 /** Splits a string in three, the way servers stream tool-call arguments. */
 export function thirdsOf(text: string): string[] {
@@ -96,7 +93,11 @@ export function startChatFake<Body>(options: {
   responder: ChatResponder<Body>;
   /** Answers a request outside `path`, or a body that is not JSON. */
   reject(response: ServerResponse, status: number, message: string): void;
-  handle(exchange: ChatExchange<Body>): Promise<void>;
+  admit(exchange: ChatExchange<Body>): boolean;
+  streams(body: Body): boolean;
+  error(exchange: ChatExchange<Body>, reply: Extract<ChatReply, { kind: 'error' }>): void;
+  json(exchange: ChatExchange<Body>, reply: Extract<ChatReply, { kind: 'message' }>): void;
+  stream(exchange: ChatExchange<Body>, reply: StreamedReply<ChatReply>): Promise<void>;
 }): Promise<ChatFake<Body>> {
   return startScriptedFake({
     name: 'fake server',
@@ -108,7 +109,11 @@ export function startChatFake<Body>(options: {
         status,
         status === 404 ? `404 page not found: ${request.method} ${request.url}` : 'invalid JSON body',
       ),
-    handle: options.handle,
+    admit: options.admit,
+    streams: options.streams,
+    error: options.error,
+    json: options.json,
+    stream: options.stream,
   });
 }
 

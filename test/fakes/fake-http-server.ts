@@ -1,11 +1,34 @@
 /**
  * What every fake model server shares: one JSON `POST` route on a loopback port, scripted replies
- * (a queue first, then a responder), the requests it got and the rule violations it saw, a way to
- * wait for requests, and a `close` that also ends open connections (a hung or streaming reply
- * must not keep a test waiting). Each fake frames the replies in its own server's wire format.
+ * (a queue first, then a responder), the faults of the connection itself (`hang`, `reset`), the
+ * requests it got and the rule violations it saw, a way to wait for requests, and a `close` that
+ * also ends open connections (a hung or streaming reply must not keep a test waiting). Each fake
+ * checks requests and frames the other replies in its own server's wire format.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+
+/** Replies every fake gives the same way, whatever its protocol: no answer at all. */
+export type ConnectionFault =
+  /** Accepts the request and never answers. */
+  | { kind: 'hang' }
+  /** Destroys the connection without an answer. */
+  | { kind: 'reset' };
+
+/** What every fake's replies are: a message, an HTTP error, a stream that breaks or stalls, a fault. */
+export type ScriptedReply = { kind: 'message' | 'error' | 'stream-error' | 'stall' } | ConnectionFault;
+
+/** The replies a fake answers with a stream. */
+export type StreamedReply<Reply> = Extract<Reply, { kind: 'message' | 'stream-error' | 'stall' }>;
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Splits text the way a model streams it: a word at a time. */
+export function piecesOf(text: string): string[] {
+  return text.match(/\S+\s*|\s+/g) ?? [];
+}
 
 export interface RequestRecord<Body, Kind extends string> {
   body: Body;
@@ -17,7 +40,7 @@ export interface RequestRecord<Body, Kind extends string> {
   closedAt?: number;
 }
 
-export interface ScriptedFake<Body, Reply extends { kind: string }> {
+export interface ScriptedFake<Body, Reply extends ScriptedReply> {
   url: string;
   requests: Array<RequestRecord<Body, Reply['kind']>>;
   /** Requests that broke the tool-call rule (rejected where the real server rejects them). */
@@ -28,25 +51,30 @@ export interface ScriptedFake<Body, Reply extends { kind: string }> {
   close(): Promise<void>;
 }
 
-export interface Exchange<Body, Reply extends { kind: string }> {
+export interface Exchange<Body, Reply extends ScriptedReply> {
   body: Body;
   request: IncomingMessage;
   response: ServerResponse;
   record: RequestRecord<Body, Reply['kind']>;
-  /** The next reply: the queue first, then the responder. */
-  next(): Reply;
   isOpen(): boolean;
   violation(description: string): void;
 }
 
-export async function startScriptedFake<Body, Reply extends { kind: string }>(options: {
+export async function startScriptedFake<Body, Reply extends ScriptedReply>(options: {
   /** How failures name the fake ("fake Anthropic got 1 of 2 requests"). */
   name: string;
   path: string;
   responder: (request: Body, index: number) => Reply;
   /** Answers a request outside `path` (404) or a body that is not JSON (400), in the server's format. */
   reject(response: ServerResponse, status: 404 | 400, request: IncomingMessage): void;
-  handle(exchange: Exchange<Body, Reply>): Promise<void>;
+  /** Checks a request as the real server does; false when it answered it (a refusal). */
+  admit(exchange: Exchange<Body, Reply>): boolean;
+  /** Whether the request asks for a streamed answer (servers differ in their default). */
+  streams(body: Body): boolean;
+  /** The next scripted reply to an admitted request, in the server's format. */
+  error(exchange: Exchange<Body, Reply>, reply: Extract<Reply, { kind: 'error' }>): void;
+  json(exchange: Exchange<Body, Reply>, reply: Extract<Reply, { kind: 'message' }>): void;
+  stream(exchange: Exchange<Body, Reply>, reply: StreamedReply<Reply>): Promise<void>;
 }): Promise<ScriptedFake<Body, Reply>> {
   const queue: Reply[] = [];
   let responder = options.responder;
@@ -54,6 +82,24 @@ export async function startScriptedFake<Body, Reply extends { kind: string }>(op
   const violations: string[] = [];
   const sockets = new Set<Socket>();
   const waiters: Array<{ count: number; resolve: () => void }> = [];
+  const answer = async (exchange: Exchange<Body, Reply>, reply: Reply): Promise<void> => {
+    switch (reply.kind) {
+      case 'hang':
+        return;
+      case 'reset':
+        exchange.request.socket.destroy();
+        return;
+      case 'error':
+        options.error(exchange, reply as Extract<Reply, { kind: 'error' }>);
+        return;
+      case 'message':
+        if (!options.streams(exchange.body)) {
+          options.json(exchange, reply as Extract<Reply, { kind: 'message' }>);
+          return;
+        }
+    }
+    await options.stream(exchange, reply as StreamedReply<Reply>);
+  };
   const server = createServer((request, response) => {
     if (request.method !== 'POST' || request.url?.split('?')[0] !== options.path) {
       options.reject(response, 404, request);
@@ -87,19 +133,18 @@ export async function startScriptedFake<Body, Reply extends { kind: string }>(op
         open = false;
         record.closedAt = Date.now();
       });
-      void options.handle({
+      const exchange: Exchange<Body, Reply> = {
         body,
         request,
         response,
         record,
-        next: () => {
-          const reply = queue.shift() ?? responder(body, requests.length - 1);
-          record.reply = reply.kind;
-          return reply;
-        },
         isOpen: () => open,
         violation: (description) => violations.push(description),
-      });
+      };
+      if (!options.admit(exchange)) return;
+      const reply = queue.shift() ?? responder(body, requests.length - 1);
+      record.reply = reply.kind;
+      void answer(exchange, reply);
     });
   });
   server.on('connection', (socket) => {

@@ -11,11 +11,11 @@ import {
   type ChatFake,
   type ChatReply,
   type ChatResponder,
-  piecesOf,
   startChatFake,
   streamText,
   toolUsingChatReply,
 } from './chat-fake';
+import { piecesOf } from './fake-http-server';
 
 export interface OllamaMessageParam {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -127,52 +127,39 @@ export function startFakeOllama(
     path: '/api/chat',
     responder: options.responder ?? (() => ({ kind: 'message', text: 'Hello from the fake Ollama.' })),
     reject: (response, status, message) => sendError(response, status, message),
-    handle: async ({ body, request, response, next, isOpen, violation }) => {
+    admit: ({ body, response, violation }) => {
       if (typeof body.model !== 'string' || body.model === '') {
         sendError(response, 400, 'model is required');
-        return;
+        return false;
       }
       if (!models.has(body.model)) {
         sendError(response, 404, `model "${body.model}" not found, try pulling it first`);
-        return;
+        return false;
       }
       if (toolless.has(body.model) && (body.tools?.length ?? 0) > 0) {
         sendError(response, 400, `registry.ollama.ai/library/${body.model} does not support tools`);
-        return;
+        return false;
       }
       const broken = ollamaToolRuleViolation(body.messages ?? []);
       if (broken !== undefined) violation(broken);
-      const reply = next();
-      switch (reply.kind) {
-        case 'error':
-          sendError(response, reply.status, reply.message, reply.headers);
-          return;
-        case 'hang':
-          return;
-        case 'reset':
-          request.socket.destroy();
-          return;
-        case 'message':
-          if (body.stream === false) {
-            response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
-            const calls = callsOf(reply);
-            response.end(
-              JSON.stringify(
-                frame(
-                  body,
-                  { content: reply.text ?? '', ...(calls.length === 0 ? {} : { tool_calls: calls }) },
-                  true,
-                  finalFields(body, reply),
-                ),
-              ),
-            );
-          } else await stream(response, body, reply, isOpen);
-          return;
-        case 'stream-error':
-        case 'stall':
-          await stream(response, body, reply, isOpen);
-          return;
-      }
+      return true;
     },
+    streams: (body) => body.stream !== false,
+    error: ({ response }, reply) => sendError(response, reply.status, reply.message, reply.headers),
+    json: ({ body, response }, reply) => {
+      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      const calls = callsOf(reply);
+      response.end(
+        JSON.stringify(
+          frame(
+            body,
+            { content: reply.text ?? '', ...(calls.length === 0 ? {} : { tool_calls: calls }) },
+            true,
+            finalFields(body, reply),
+          ),
+        ),
+      );
+    },
+    stream: ({ body, response, isOpen }, reply) => stream(response, body, reply, isOpen),
   });
 }

@@ -10,12 +10,12 @@ import {
   type ChatFake,
   type ChatReply,
   type ChatResponder,
-  piecesOf,
   startChatFake,
   streamText,
   thirdsOf,
   toolUsingChatReply,
 } from './chat-fake';
+import { piecesOf } from './fake-http-server';
 
 export interface OpenAIToolCallParam {
   id: string;
@@ -201,59 +201,46 @@ export function startFakeOpenAI(
     path: '/v1/chat/completions',
     responder: options.responder ?? (() => ({ kind: 'message', text: 'Hello from the fake OpenAI API.' })),
     reject: (response, status, message) => sendError(response, status, message),
-    handle: async ({ body, request, response, next, isOpen, violation }) => {
+    admit: ({ body, request, response, violation }) => {
       if (request.headers.authorization !== `Bearer ${apiKey}`) {
         sendError(response, 401, 'Incorrect API key provided.', { code: 'invalid_api_key' });
-        return;
+        return false;
       }
       if (typeof body.model !== 'string' || body.model === '') {
         sendError(response, 400, 'you must provide a model parameter');
-        return;
+        return false;
       }
       if (!Array.isArray(body.messages) || body.messages.length === 0) {
         sendError(response, 400, "Invalid 'messages': empty array. Expected an array with minimum length 1.");
-        return;
+        return false;
       }
       const broken = openaiToolRuleViolation(body.messages);
       if (broken !== undefined) {
         violation(broken);
         sendError(response, 400, broken);
-        return;
+        return false;
       }
       if (toolless.has(body.model) && (body.tools?.length ?? 0) > 0) {
         sendError(response, 400, `registry.ollama.ai/library/${body.model} does not support tools`, {
           type: 'api_error',
         });
-        return;
+        return false;
       }
-      const reply = next();
-      switch (reply.kind) {
-        case 'error':
-          sendError(
-            response,
-            reply.status,
-            reply.message,
-            {
-              ...(reply.type === undefined ? {} : { type: reply.type }),
-              ...(reply.code === undefined ? {} : { code: reply.code }),
-            },
-            reply.headers,
-          );
-          return;
-        case 'hang':
-          return;
-        case 'reset':
-          request.socket.destroy();
-          return;
-        case 'message':
-          if (body.stream === true) await stream(response, body, reply, isOpen);
-          else json(response, body, reply);
-          return;
-        case 'stream-error':
-        case 'stall':
-          await stream(response, body, reply, isOpen);
-          return;
-      }
+      return true;
     },
+    streams: (body) => body.stream === true,
+    error: ({ response }, reply) =>
+      sendError(
+        response,
+        reply.status,
+        reply.message,
+        {
+          ...(reply.type === undefined ? {} : { type: reply.type }),
+          ...(reply.code === undefined ? {} : { code: reply.code }),
+        },
+        reply.headers,
+      ),
+    json: ({ body, response }, reply) => json(response, body, reply),
+    stream: ({ body, response, isOpen }, reply) => stream(response, body, reply, isOpen),
   });
 }

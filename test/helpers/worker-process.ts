@@ -25,8 +25,15 @@ export interface WorkerProcess {
   /** Resolves when a log line matches (or rejects after `timeoutMs`). */
   waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
   kill(signal: NodeJS.Signals): void;
+  /** Sends `signal` (when still running) and resolves with how the process exited. */
+  stop(signal: NodeJS.Signals): Promise<ProcessExit>;
   /** Resolves with the exit code (null when a signal ended it). */
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  exited: Promise<ProcessExit>;
+}
+
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
 }
 
 export interface WorkerProcessOptions {
@@ -57,7 +64,7 @@ export async function startWorkerProcess({
   const logs: LogLine[] = [];
   const output: string[] = [];
   const waiters = new Set<() => void>();
-  const exited = once(child, 'exit').then(([code, signal]) => ({
+  const exited: Promise<ProcessExit> = once(child, 'exit').then(([code, signal]) => ({
     code: code as number | null,
     signal: signal as NodeJS.Signals | null,
   }));
@@ -85,6 +92,10 @@ export async function startWorkerProcess({
     exited,
     kill(signal) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+    stop(signal) {
+      worker.kill(signal);
+      return exited;
     },
     waitForLog(match, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
@@ -120,4 +131,22 @@ export async function startWorkerProcess({
   };
   await worker.waitForLog((line) => line.msg === `${command} ready`);
   return worker;
+}
+
+/** Starts worker processes and makes sure none outlives the test (or the file). */
+export class WorkerFleet {
+  readonly #all: WorkerProcess[] = [];
+
+  /** `env` is read at each start (a harness fills in its configuration in `beforeAll`). */
+  constructor(readonly env: () => Record<string, string>) {}
+
+  async start(extra: Record<string, string> = {}): Promise<WorkerProcess> {
+    const worker = await startWorkerProcess({ env: { ...this.env(), ...extra } });
+    this.#all.push(worker);
+    return worker;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(this.#all.map((worker) => worker.stop('SIGKILL')));
+  }
 }

@@ -1,78 +1,20 @@
-import { AnthropicModel } from '../../activities/model/anthropic';
+/**
+ * What only Anthropic's protocol has, at full fidelity (real SDK against the fake Messages API):
+ * cache breakpoints, same-role merging, pings, and its own stop reasons and errors beside what
+ * every provider passes (every-provider.test.ts).
+ */
 import type { ModelMessage } from '../../common/transcript';
-import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
-import { failureOf, modelRequest } from './provider-helpers';
-import { itBehavesLikeAProvider } from './provider-suite';
+import { anthropic, providerHarness, requestFor } from './provider-cases';
+import { failureOf } from './provider-helpers';
 
-const request = (overrides: Parameters<typeof modelRequest>[1] = {}) =>
-  modelRequest('claude-sonnet-4-5', overrides);
+const request = requestFor(anthropic);
 
-describe('the Anthropic provider (real SDK against the fake Messages API)', () => {
-  let fake: FakeAnthropic;
-  let model: AnthropicModel;
+describe('the Anthropic provider at full fidelity (real SDK against the fake Messages API)', () => {
+  const provider = providerHarness(anthropic);
 
-  beforeEach(async () => {
-    fake = await startFakeAnthropic();
-    model = new AnthropicModel({ apiKey: 'test-key', baseURL: fake.url, stallTimeoutMs: 1_500 });
-  });
-
-  afterEach(async () => {
-    // No request in any provider test may break the tool_use/tool_result rule, except where a test says so.
-    await fake.close();
-  });
-
-  itBehavesLikeAProvider(() => ({ fake, model, request }), { silentFromTheStart: false });
-
-  it('streams text as it arrives and reports the stop reason and usage', async () => {
-    fake.enqueue({
-      kind: 'message',
-      content: [{ type: 'text', text: 'Hello there, streaming friend.' }],
-      usage: { input_tokens: 42, output_tokens: 7, cache_read_input_tokens: 30 },
-      tokenDelayMs: 5,
-    });
-    const deltas: string[] = [];
-    const reply = await model.complete(request({ onTextDelta: (text) => deltas.push(text) }));
-    expect(deltas.length).toBeGreaterThan(2);
-    expect(deltas.join('')).toBe('Hello there, streaming friend.');
-    expect(reply).toMatchObject({
-      content: [{ type: 'text', text: 'Hello there, streaming friend.' }],
-      stop_reason: 'end_turn',
-      usage: {
-        input_tokens: 42,
-        output_tokens: 7,
-        cache_read_input_tokens: 30,
-        cache_creation_input_tokens: 0,
-      },
-      model: 'claude-sonnet-4-5',
-    });
-    expect(fake.violations).toEqual([]);
-  });
-
-  it('parses parallel tool_use blocks whose input JSON arrives split across deltas', async () => {
-    fake.enqueue({
-      kind: 'message',
-      content: [
-        { type: 'text', text: 'Two things at once.' },
-        {
-          type: 'tool_use',
-          id: 'toolu_01A',
-          name: 'bash',
-          input: { command: 'ls -la /tmp && echo "quoted \\"text\\""' },
-        },
-        { type: 'tool_use', id: 'toolu_01B', name: 'read_file', input: { path: 'notes/today.md' } },
-      ],
-    });
-    const reply = await model.complete(request());
-    expect(reply.stop_reason).toBe('tool_use');
-    expect(reply.content.slice(1)).toEqual([
-      {
-        type: 'tool_use',
-        id: 'toolu_01A',
-        name: 'bash',
-        input: { command: 'ls -la /tmp && echo "quoted \\"text\\""' },
-      },
-      { type: 'tool_use', id: 'toolu_01B', name: 'read_file', input: { path: 'notes/today.md' } },
-    ]);
+  afterEach(() => {
+    // No request here may break the tool_use/tool_result rule.
+    expect(provider.fake.violations).toEqual([]);
   });
 
   it('sends the system prompt and tools with cache breakpoints, streaming, and merges same-role messages', async () => {
@@ -80,8 +22,8 @@ describe('the Anthropic provider (real SDK against the fake Messages API)', () =
       { role: 'user', content: [{ type: 'text', text: 'first' }] },
       { role: 'user', content: [{ type: 'text', text: 'second (after a failed run)' }] },
     ];
-    await model.complete(request({ messages }));
-    const sent = fake.requests[0]!.body;
+    await provider.model.complete(request({ messages }));
+    const sent = provider.fake.requests[0]!.body;
     expect(sent.stream).toBe(true);
     expect(sent.system).toEqual([
       { type: 'text', text: 'You are a test.', cache_control: { type: 'ephemeral' } },
@@ -97,81 +39,111 @@ describe('the Anthropic provider (real SDK against the fake Messages API)', () =
         ],
       },
     ]);
-    expect(fake.requests[0]!.headers.authorization).toBe('Bearer test-key');
-  });
-
-  it('leaves retries to Temporal: a 500 is one request and a retryable failure', async () => {
-    fake.enqueue({ kind: 'error', status: 500, type: 'api_error', message: 'Internal server error' });
-    const failure = await failureOf(model.complete(request()));
-    expect(fake.requests).toHaveLength(1);
-    expect(failure).toMatchObject({ type: 'ModelUnavailable', nonRetryable: false });
-  });
-
-  it('turns a 429 retry-after into the next retry delay', async () => {
-    fake.enqueue({
-      kind: 'error',
-      status: 429,
-      type: 'rate_limit_error',
-      message: 'Number of request tokens has exceeded your per-minute rate limit',
-      headers: { 'retry-after': '7' },
-    });
-    const failure = await failureOf(model.complete(request()));
-    expect(failure).toMatchObject({ type: 'ModelRateLimited', nonRetryable: false, nextRetryDelay: 7_000 });
-  });
-
-  it.each([
-    [529, 'overloaded_error', 'Overloaded', 'ModelOverloaded', false],
-    [408, 'timeout_error', 'Request timeout', 'ModelUnavailable', false],
-    [400, 'invalid_request_error', 'max_tokens: must be at least 1', 'ModelRequestInvalid', true],
-    [401, 'authentication_error', 'invalid x-api-key', 'ModelAuthenticationFailed', true],
-    [404, 'not_found_error', 'model: claude-nope', 'ModelRequestInvalid', true],
-    [
-      429,
-      'rate_limit_error',
-      'You have reached your specified API usage limits (monthly spend limit)',
-      'ModelSpendLimitReached',
-      true,
-    ],
-  ])(
-    'maps HTTP %i %s to %s (non-retryable: %s)',
-    async (status, type, message, failureType, nonRetryable) => {
-      fake.enqueue({ kind: 'error', status, type, message });
-      const failure = await failureOf(model.complete(request()));
-      expect(failure).toMatchObject({ type: failureType, nonRetryable });
-      expect(failure.message).toContain(message);
-      if (status === 401) expect(failure.message).toContain('check ANTHROPIC_API_KEY');
-    },
-  );
-
-  it('retries a stream that fails midway with overloaded_error', async () => {
-    fake.enqueue({ kind: 'stream-error', type: 'overloaded_error', message: 'Overloaded', afterDeltas: 2 });
-    const deltas: string[] = [];
-    const failure = await failureOf(model.complete(request({ onTextDelta: (text) => deltas.push(text) })));
-    expect(deltas.length).toBe(2);
-    expect(failure).toMatchObject({ type: 'ModelOverloaded', nonRetryable: false });
+    expect(provider.fake.requests[0]!.headers.authorization).toBe('Bearer test-key');
   });
 
   it('keeps a thinking model alive through ping events', async () => {
-    fake.enqueue({
+    provider.fake.enqueue({
       kind: 'message',
       content: [{ type: 'text', text: 'after a long think' }],
       firstTokenDelayMs: 2_500,
     });
-    const reply = await model.complete(request());
+    const reply = await provider.model.complete(request());
     expect(reply.content).toEqual([{ type: 'text', text: 'after a long think' }]);
   });
 
-  it("answers a history with an orphaned tool_use with Anthropic's own 400, which fails for good", async () => {
+  it('reports tool_use with the parallel calls', async () => {
+    provider.fake.enqueue({
+      kind: 'message',
+      content: [
+        { type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'ls' } },
+        { type: 'tool_use', id: 'toolu_2', name: 'bash', input: { command: 'pwd' } },
+      ],
+    });
+    const reply = await provider.model.complete(request());
+    expect(reply.stop_reason).toBe('tool_use');
+    expect(reply.content).toHaveLength(2);
+  });
+
+  it('caches the stable prefix: a breakpoint on the last block of the previous turn, and reports cache writes and reads', async () => {
     const messages: ModelMessage[] = [
-      { role: 'user', content: [{ type: 'text', text: 'go' }] },
-      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_orphan', name: 'bash', input: {} }] },
-      { role: 'user', content: [{ type: 'text', text: 'where is my result?' }] },
+      { role: 'user', content: [{ type: 'text', text: 'run ls' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'ls' } }],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt' }] },
     ];
-    const failure = await failureOf(model.complete(request({ messages })));
+    provider.fake.enqueue({
+      kind: 'message',
+      content: [{ type: 'text', text: 'There is a.txt.' }],
+      usage: {
+        input_tokens: 12,
+        output_tokens: 5,
+        cache_creation_input_tokens: 800,
+        cache_read_input_tokens: 1_200,
+      },
+    });
+    const reply = await provider.model.complete(request({ messages }));
+    expect(reply.usage).toEqual({
+      input_tokens: 12,
+      output_tokens: 5,
+      cache_creation_input_tokens: 800,
+      cache_read_input_tokens: 1_200,
+    });
+    const sent = provider.fake.requests[0]!.body.messages;
+    expect(sent[1]!.content).toEqual([
+      {
+        type: 'tool_use',
+        id: 'toolu_1',
+        name: 'bash',
+        input: { command: 'ls' },
+        cache_control: { type: 'ephemeral' },
+      },
+    ]);
+    // The newest message and earlier ones carry no breakpoint: four is the API's limit.
+    expect(JSON.stringify(sent[0])).not.toContain('cache_control');
+    expect(JSON.stringify(sent[2])).not.toContain('cache_control');
+    const breakpoints = JSON.stringify(provider.fake.requests[0]!.body).match(/cache_control/g) ?? [];
+    expect(breakpoints).toHaveLength(3);
+  });
+
+  it('puts no history breakpoint on a first message', async () => {
+    await provider.model.complete(request());
+    expect(JSON.stringify(provider.fake.requests[0]!.body.messages)).not.toContain('cache_control');
+  });
+
+  it('fails a 400 for good with the API message', async () => {
+    provider.fake.enqueue({
+      kind: 'error',
+      status: 400,
+      type: 'invalid_request_error',
+      message: 'prompt is too long: 210000 tokens > 200000 maximum',
+    });
+    const failure = await failureOf(provider.model.complete(request()));
     expect(failure).toMatchObject({ type: 'ModelRequestInvalid', nonRetryable: true });
-    expect(failure.message).toContain(
-      '`tool_use` ids were found without `tool_result` blocks immediately after: toolu_orphan',
+    expect(failure.message).toContain('prompt is too long: 210000 tokens > 200000 maximum');
+  });
+
+  it('honours a 529 retry-after and a 500 as retryable', async () => {
+    provider.fake.enqueue(
+      {
+        kind: 'error',
+        status: 529,
+        type: 'overloaded_error',
+        message: 'Overloaded',
+        headers: { 'retry-after': '4' },
+      },
+      { kind: 'error', status: 500, type: 'api_error', message: 'Internal server error' },
     );
-    expect(fake.violations).toHaveLength(1);
+    expect(await failureOf(provider.model.complete(request()))).toMatchObject({
+      type: 'ModelOverloaded',
+      nonRetryable: false,
+      nextRetryDelay: 4_000,
+    });
+    expect(await failureOf(provider.model.complete(request()))).toMatchObject({
+      type: 'ModelUnavailable',
+      nonRetryable: false,
+    });
   });
 });
