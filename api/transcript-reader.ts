@@ -6,7 +6,7 @@
  * read starts over. The API still holds no state: what it keeps is only ever a copy it checks.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { getTranscriptPageQuery, readPageChars } from '../common/messages';
+import { getTranscriptPageQuery, readPageChars, type TranscriptPage } from '../common/messages';
 import { sequenceOf, type Message } from '../common/transcript';
 
 interface Kept {
@@ -49,6 +49,31 @@ export class TranscriptReader {
       start = { revision: '', messages: [], chars: 0 };
     }
     throw new Error(`the transcript of thread ${threadId} kept changing under ${maxRestarts} reads`);
+  }
+
+  /** The message the thread's kept copy ends with (`m<after>`; 0 for none): what a next read asks after. */
+  keptAfter(threadId: string): number {
+    const last = this.#kept.get(threadId)?.messages.at(-1);
+    return last === undefined ? 0 : (sequenceOf(last.id) ?? 0);
+  }
+
+  /**
+   * The whole transcript from the kept copy and `page`, the messages after `m<after>` that came
+   * with a waited run's answer (decision 0255), as `read` would have read them; undefined, with
+   * nothing changed, unless the copy still ends at `after` under the page's revision.
+   */
+  withPage(threadId: string, after: number, page: TranscriptPage): Message[] | undefined {
+    const kept = this.#kept.get(threadId);
+    const held = kept?.messages ?? [];
+    if (page.more || after !== this.keptAfter(threadId)) return undefined;
+    if (held.length > 0 && kept!.revision !== page.revision) return undefined;
+    const read: Kept = {
+      revision: page.revision,
+      messages: held.length === 0 ? page.messages : held.concat(page.messages),
+      chars: (held.length === 0 ? 0 : kept!.chars) + JSON.stringify(page.messages).length,
+    };
+    this.#keep(threadId, read);
+    return read.messages;
   }
 
   /** Messages appended after message `m<after>`, page by page (nothing kept). */
