@@ -148,10 +148,9 @@ export async function valuesAfter(
   read: ReadOptions = {},
 ): Promise<string> {
   const { conversations } = services;
-  // A waited run's answer may have brought both (decision 0255): then nothing is asked.
-  const messages = await conversations.transcriptLangChainJson(thread, read, run);
+  const messages = await conversations.transcriptLangChainJson(thread, read);
   if (!isTerminal(run.status)) {
-    const pending = await conversations.pendingApprovals(thread, read, run);
+    const pending = await conversations.pendingApprovals(thread, read);
     return withMessages(messages, { __interrupt__: pending.map(toInterrupt) });
   }
   return withMessages(
