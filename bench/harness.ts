@@ -174,8 +174,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       port,
       uiPort,
       namespace: 'default',
-      // `KEEL_BENCH_DEV_SERVER_ARGS='--dynamic-config-value history.transferProcessorMaxPollRPS=10000'`
-      // measures a server setting (the floor's modes, BENCHMARKS.md "Cheaper turns").
+      // The server runs Keel's dynamic config (decision 0260); `KEEL_BENCH_DEV_SERVER_ARGS=
+      // '--dynamic-config-value history.transferProcessorMaxPollRPS=20'` measures another setting
+      // (a later value of a key wins; BENCHMARKS.md "Cheaper turns").
       extraArgs: (process.env.KEEL_BENCH_DEV_SERVER_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
     }),
     buildWorkflowBundle(),

@@ -39,6 +39,30 @@ const searchAttributeType: Record<string, string> = {
   KEYWORD_LIST: 'KeywordList',
 };
 
+/**
+ * The dynamic config Keel runs its Temporal with (decision 0260): the dev server, the tests' server
+ * and the cluster (`launch/cluster/dynamic-config.yaml`, which a unit test holds to these values).
+ * - The history shard's transfer-queue reader takes a token before each read of new tasks, 20 a
+ *   second per shard by default with a burst of 20. Every hop of a turn (a workflow task, an
+ *   activity task) waits for one, so once the burst is spent each hop waited up to 50 ms: a tool
+ *   turn took ~300 ms instead of ~100, a long conversation's late turns 1.7× its first ones.
+ * - Eager activities: the worker that completes a workflow task may take the activity it
+ *   scheduled in the same answer, without a trip through matching (the SDK asks when it has a
+ *   free slot; the server's default is off).
+ */
+export const keelDynamicConfig: ReadonlyArray<readonly [key: string, value: number | boolean]> = [
+  ['history.transferProcessorMaxPollRPS', 1000],
+  ['system.enableActivityEagerExecution', true],
+];
+
+/** `keelDynamicConfig` as `start-dev` flags. */
+export function dynamicConfigArgs(): string[] {
+  return keelDynamicConfig.flatMap(([key, value]) => [
+    '--dynamic-config-value',
+    `${key}=${JSON.stringify(value)}`,
+  ]);
+}
+
 export function devServerArgs(options: DevServerOptions, databaseFile: string): string[] {
   return [
     'server',
@@ -63,6 +87,8 @@ export function devServerArgs(options: DevServerOptions, databaseFile: string): 
       `${key.name}=${searchAttributeType[key.type] ?? 'Keyword'}`,
     ]),
     ...(options.uiCodecEndpoint === undefined ? [] : ['--ui-codec-endpoint', options.uiCodecEndpoint]),
+    ...dynamicConfigArgs(),
+    // Later values of a key win: a test or the benchmark may set one differently.
     ...(options.extraArgs ?? []),
   ];
 }

@@ -28,11 +28,20 @@ import { spread } from '../stats';
 
 const EventType = temporal.api.enums.v1.EventType;
 
+/** Temporal's own defaults for what Keel's servers set (decision 0260), so the first variant is Temporal's. */
+const temporalDefaults = [
+  '--dynamic-config-value',
+  'history.transferProcessorMaxPollRPS=20',
+  '--dynamic-config-value',
+  'system.enableActivityEagerExecution=false',
+];
+
 const variants: Array<{ name: string; args: string[] }> = [
-  { name: 'dev server defaults', args: [] },
+  { name: "Temporal's defaults", args: temporalDefaults },
   {
-    name: 'one task queue partition',
+    name: "Temporal's defaults, one task queue partition",
     args: [
+      ...temporalDefaults,
       '--dynamic-config-value',
       'matching.numTaskqueueReadPartitions=1',
       '--dynamic-config-value',
@@ -41,8 +50,9 @@ const variants: Array<{ name: string; args: string[] }> = [
   },
   {
     name: 'transfer queue reads not rate limited (history.transferProcessorMaxPollRPS=10000)',
-    args: ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=10000'],
+    args: [...temporalDefaults, '--dynamic-config-value', 'history.transferProcessorMaxPollRPS=10000'],
   },
+  { name: "Keel's settings (decision 0260: 1000 reads a second, eager activities)", args: [] },
 ];
 
 /** Milliseconds from each `scheduled` event to the `started` event that follows it. */

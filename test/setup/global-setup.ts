@@ -9,6 +9,7 @@ import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { parseConfig } from '../../common/config';
 import { allSearchAttributes } from '../../common/search-attributes';
+import { dynamicConfigArgs } from '../../launch/dev-server';
 import { ensureTemporalCli } from '../../launch/temporal-cli';
 import { buildWorkflowBundle } from '../../worker/bundle';
 
@@ -30,6 +31,8 @@ export default async function globalSetup(): Promise<void> {
         ip: '127.0.0.1',
         searchAttributes: allSearchAttributes,
         extraArgs: [
+          // The tests run on the server settings Keel runs on (decision 0260).
+          ...dynamicConfigArgs(),
           '--dynamic-config-value',
           `limit.historyCount.suggestContinueAsNew=${testContinueAsNewEvents}`,
           '--log-level',

@@ -11,6 +11,7 @@ import {
 } from '../../launch/cluster/binaries';
 import { dynamicConfigSource, historyShards, writeClusterConfig } from '../../launch/cluster/cluster-config';
 import { clusterPorts, portsProblem, temporalServices } from '../../launch/cluster/ports';
+import { devServerArgs, dynamicConfigArgs, keelDynamicConfig } from '../../launch/dev-server';
 
 describe("the cluster's ports", () => {
   it.each([
@@ -102,6 +103,43 @@ describe("finding the cluster's programs", () => {
     await chmod(cachedBinaryPath(config.cacheDir, 'uiServer'), 0o644);
     await expect(ensureClusterBinaries(config, () => {})).rejects.toThrow(
       /Web UI server v2\.42\.1 was not found and Go is not installed.*TEMPORAL_ADDRESS/,
+    );
+  });
+});
+
+describe("Keel's Temporal settings (decision 0260)", () => {
+  it('are the same for the dev server, the tests and the cluster', async () => {
+    const args = devServerArgs(
+      { cliPath: 'temporal', dataDir: '/tmp', port: 7233, uiPort: 8233, namespace: 'default' },
+      '/tmp/temporal.db',
+    );
+    const yaml = await readFile(dynamicConfigSource, 'utf8');
+    expect(keelDynamicConfig.map(([key]) => key)).toEqual([
+      'history.transferProcessorMaxPollRPS',
+      'system.enableActivityEagerExecution',
+    ]);
+    for (const [key, value] of keelDynamicConfig) {
+      const flag = `${key}=${JSON.stringify(value)}`;
+      expect(args[args.indexOf(flag) - 1]).toBe('--dynamic-config-value');
+      expect(dynamicConfigArgs()).toContain(flag);
+      expect(yaml).toContain(`\n${key}:\n  - value: ${JSON.stringify(value)}\n    constraints: {}\n`);
+    }
+  });
+
+  it("let a caller's flags come after Keel's, so that a later value of a key wins", () => {
+    const args = devServerArgs(
+      {
+        cliPath: 'temporal',
+        dataDir: '/tmp',
+        port: 7233,
+        uiPort: 8233,
+        namespace: 'default',
+        extraArgs: ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=20'],
+      },
+      '/tmp/temporal.db',
+    );
+    expect(args.lastIndexOf('history.transferProcessorMaxPollRPS=20')).toBeGreaterThan(
+      args.indexOf('history.transferProcessorMaxPollRPS=1000'),
     );
   });
 });
