@@ -10,7 +10,7 @@
  * stream, each would shift every later draw of a replay away from the live run's: a span still
  * open when a worker dies (the `StartActivity` of a model call in flight) would end on the next
  * worker under another id than the one its activity's retry names as parent, and a `uuid4()`
- * after a query or an update would differ on replay.
+ * after a query or an update's validation would differ on replay.
  */
 import {
   OpenTelemetryInboundInterceptor,
