@@ -120,6 +120,8 @@ export function grantNetworkHosts(asked: readonly string[], granted: readonly Ho
 export class Conversations {
   readonly #transcripts = new TranscriptReader();
   readonly #langChainJson = new LangChainJson();
+  /** What came with a waited run's answer, by the very run object `settled` resolved with. */
+  readonly #carried = new WeakMap<Run, messages.WaitedValues>();
 
   constructor(
     readonly client: Client,
@@ -127,7 +129,7 @@ export class Conversations {
       KeelConfig,
       'taskQueue' | 'model' | 'defaults' | 'webhookAllowHosts' | 'sandbox'
     > & {
-      api: Pick<KeelConfig['api'], 'intakeWaitMs' | 'readTimeoutMs' | 'localModelCalls'>;
+      api: Pick<KeelConfig['api'], 'intakeWaitMs' | 'readTimeoutMs' | 'localModelCalls' | 'waitValuesChars'>;
     },
   ) {}
 
@@ -434,8 +436,14 @@ export class Conversations {
    * `toLangChainMessages`): only the messages new since this API's last answer for the thread are
    * converted and serialized.
    */
-  async transcriptLangChainJson(thread: ThreadRef, options: ReadOptions = {}): Promise<string> {
-    return this.#langChainJson.of(thread.workflow_id, await this.transcript(thread, undefined, options));
+  async transcriptLangChainJson(thread: ThreadRef, options: ReadOptions = {}, run?: Run): Promise<string> {
+    const carried = run === undefined ? undefined : this.#carried.get(run);
+    const messages =
+      (carried === undefined
+        ? undefined
+        : this.#transcripts.withPage(thread.workflow_id, carried.after, carried.page)) ??
+      (await this.transcript(thread, undefined, options));
+    return this.#langChainJson.of(thread.workflow_id, messages);
   }
 
   /** The earlier branches forks cut off, and whether the transcript's front was compacted. */
@@ -443,7 +451,10 @@ export class Conversations {
     return this.read(thread, () => this.handle(thread).query(messages.getBranchesQuery));
   }
 
-  pendingApprovals(thread: ThreadRef, options: ReadOptions = {}): Promise<PendingApproval[]> {
+  /** `run`: a waited run `submitRun` answered with, whose answer may have carried them. */
+  pendingApprovals(thread: ThreadRef, options: ReadOptions = {}, run?: Run): Promise<PendingApproval[]> {
+    const carried = run === undefined ? undefined : this.#carried.get(run)?.pending_approvals;
+    if (carried !== undefined) return Promise.resolve(carried);
     return this.read(thread, () => this.handle(thread).query(messages.getPendingApprovalsQuery), options);
   }
 
@@ -479,7 +490,8 @@ export class Conversations {
           const handle = delivery.value;
           return {
             run: queuedRun({ thread_id: thread.thread_id, model }, input, Date.now()),
-            settled: (signal) => withCallSignal(this.client, signal, () => handle.result()),
+            settled: async (signal) =>
+              this.#settledRun(await withCallSignal(this.client, signal, () => handle.result())),
           };
         }
         return { run: await this.#queued(thread, input, create) };
@@ -500,6 +512,16 @@ export class Conversations {
       }
       throw error;
     }
+  }
+
+  /**
+   * The run a waiting update answered; what came with it (decision 0255) is kept for the values'
+   * reads, by the run object. A worker of an earlier release answers the run alone.
+   */
+  #settledRun(answer: Run | messages.WaitedRun): Run {
+    if (!('run' in answer)) return answer;
+    if (answer.values !== undefined) this.#carried.set(answer.run, answer.values);
+    return answer.run;
   }
 
   async #queued(thread: ThreadRef, input: messages.SubmitInput, create: NewConversation | undefined) {
@@ -529,10 +551,16 @@ export class Conversations {
     thread: ThreadRef,
     input: messages.SubmitInput,
     create: NewConversation | undefined,
-  ): Promise<WorkflowUpdateHandle<Run>> {
-    const args: [messages.SubmitInput, messages.SubmitOptions] = [input, { wait: true }];
+  ): Promise<WorkflowUpdateHandle<Run | messages.WaitedRun>> {
+    // The messages this API does not hold yet come with the answer when they are few (0255).
+    const maxChars = this.config.api.waitValuesChars;
+    const values = { after: this.#transcripts.keptAfter(thread.workflow_id), max_chars: maxChars };
+    const args: [messages.SubmitInput, messages.SubmitOptions] = [
+      input,
+      maxChars > 0 ? { wait: true, values } : { wait: true },
+    ];
     if (create === undefined)
-      return this.handle(thread).startUpdate(messages.submitInputUpdate, {
+      return this.handle(thread).startUpdate(messages.waitingSubmitInputUpdate, {
         args,
         waitForStage: WorkflowUpdateStage.ACCEPTED,
       });
@@ -540,7 +568,7 @@ export class Conversations {
       'conversationWorkflow',
       { ...this.#startOptions(thread, create, input), workflowIdConflictPolicy: 'USE_EXISTING' },
     );
-    return this.client.workflow.startUpdateWithStart(messages.submitInputUpdate, {
+    return this.client.workflow.startUpdateWithStart(messages.waitingSubmitInputUpdate, {
       args,
       waitForStage: WorkflowUpdateStage.ACCEPTED,
       startWorkflowOperation,

@@ -6,7 +6,7 @@
  * read starts over. The API still holds no state: what it keeps is only ever a copy it checks.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { getTranscriptPageQuery, readPageChars } from '../common/messages';
+import { getTranscriptPageQuery, readPageChars, type TranscriptPage } from '../common/messages';
 import { type HeldMessages, KeptMessages, readPages } from '../common/paged-reader';
 import { sequenceOf, type Message } from '../common/transcript';
 
@@ -32,6 +32,33 @@ export class TranscriptReader {
   /** The whole transcript (kept for the next read of the same thread). */
   async read(threadId: string, handle: WorkflowHandle): Promise<Message[]> {
     const held = await this.#pages(handle, 0, this.#kept.take(threadId), `thread ${threadId}`);
+    this.#kept.keep(threadId, held);
+    return held.messages;
+  }
+
+  /** The message the thread's kept copy ends with (`m<after>`; 0 for none): what a next read asks after. */
+  keptAfter(threadId: string): number {
+    const last = this.#kept.peek(threadId)?.messages.at(-1);
+    return last === undefined ? 0 : (sequenceOf(last.id) ?? 0);
+  }
+
+  /**
+   * The whole transcript from the kept copy and `page`, the messages after `m<after>` that came
+   * with a waited run's answer (decision 0255), as `read` would have read them; undefined, with
+   * nothing changed, unless the copy still ends at `after` under the page's revision.
+   */
+  withPage(threadId: string, after: number, page: TranscriptPage): Message[] | undefined {
+    if (page.more || after !== this.keptAfter(threadId)) return undefined;
+    const kept = this.#kept.peek(threadId);
+    if (kept !== undefined && kept.messages.length > 0 && kept.revision !== page.revision) return undefined;
+    const held: HeldMessages<Message> =
+      kept === undefined || kept.messages.length === 0
+        ? { revision: page.revision, messages: page.messages, chars: JSON.stringify(page.messages).length }
+        : {
+            revision: page.revision,
+            messages: kept.messages.concat(page.messages),
+            chars: kept.chars + JSON.stringify(page.messages).length,
+          };
     this.#kept.keep(threadId, held);
     return held.messages;
   }

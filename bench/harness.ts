@@ -208,6 +208,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     ...(process.env.KEEL_LOCAL_MODEL_CALLS === undefined
       ? {}
       : { KEEL_LOCAL_MODEL_CALLS: process.env.KEEL_LOCAL_MODEL_CALLS }),
+    // `KEEL_WAIT_VALUES_CHARS=0` measures waited runs whose values are read by query (0255).
+    ...(process.env.KEEL_WAIT_VALUES_CHARS === undefined
+      ? {}
+      : { KEEL_WAIT_VALUES_CHARS: process.env.KEEL_WAIT_VALUES_CHARS }),
     ...options.env,
   };
   const startWorker = (extraEnv: Record<string, string> = {}) =>

@@ -47,6 +47,12 @@ const schema = z
     KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(500),
     KEEL_READ_TIMEOUT_MS: z.coerce.number().int().min(1).max(120_000).default(3_000),
     KEEL_LOCAL_MODEL_CALLS: z.enum(['0', '1']).default('0'),
+    KEEL_WAIT_VALUES_CHARS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(128 * 1024)
+      .default(16 * 1024),
     KEEL_MODEL: optionalString,
     ANTHROPIC_API_KEY: optionalString,
     ANTHROPIC_BASE_URL: optionalString,
@@ -244,6 +250,12 @@ export interface KeelConfig {
      * turn. Off by default: at 100 conversations at once it failed turns (BENCHMARKS.md). @default false
      */
     localModelCalls: boolean;
+    /**
+     * Characters of JSON a waited run's update may bring back of its final values (the new
+     * messages, pending approvals), so no query follows it (`KEEL_WAIT_VALUES_CHARS`, 0: never;
+     * decision 0255). They are written to history with the update's completion. @default 16384
+     */
+    waitValuesChars: number;
   };
   model: { default: string; explicit: boolean };
   providers: {
@@ -432,6 +444,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       intakeWaitMs: env.KEEL_INTAKE_WAIT_MS,
       readTimeoutMs: env.KEEL_READ_TIMEOUT_MS,
       localModelCalls: env.KEEL_LOCAL_MODEL_CALLS === '1',
+      waitValuesChars: env.KEEL_WAIT_VALUES_CHARS,
     },
     model: { default: model, explicit: env.KEEL_MODEL !== undefined },
     providers: {

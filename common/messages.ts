@@ -47,6 +47,35 @@ export interface SubmitOptions {
    * with the run unfinished, when the workflow hands over to continue-as-new (ask again).
    */
   wait?: boolean;
+  /**
+   * With `wait`: answer a `WaitedRun` instead of the run, carrying what the caller's final answer
+   * needs when it is small (decision 0255), so that no query follows the update. A worker of an
+   * earlier release ignores it and answers the run.
+   */
+  values?: WaitedValuesAsk;
+}
+
+export interface WaitedValuesAsk {
+  /** The messages appended after message `m<after>` (what the caller does not hold yet). */
+  after: number;
+  /** Carried only when those messages and the pending approvals fit in this many characters of JSON. */
+  max_chars: number;
+}
+
+/** A waiting `submitInput`'s answer when asked for `values`. */
+export interface WaitedRun {
+  run: Run;
+  /** Absent when the run is not settled (a hand-over) or what it needs does not fit. */
+  values?: WaitedValues;
+}
+
+export interface WaitedValues {
+  /** The asked `after`, echoed. */
+  after: number;
+  /** The transcript after `m<after>`, whole (`more` is false), as `getTranscriptPage` answers it. */
+  page: TranscriptPage;
+  /** The thread's pending approvals, for a run that waits on a human. */
+  pending_approvals?: PendingApproval[];
 }
 
 export interface CancelRunInput extends RunRef {
@@ -88,6 +117,10 @@ export interface ListRunsQuery {
 
 /** Appends user input as a new run; rejected (by its validator) when empty, oversized, duplicate, closed or busy under `reject`. */
 export const submitInputUpdate = defineUpdate<Run, [SubmitInput, SubmitOptions?]>('submitInput');
+/** The same update as a waiting caller that asks for `values` sees it (and the workflow serves it). */
+export const waitingSubmitInputUpdate = defineUpdate<Run | WaitedRun, [SubmitInput, SubmitOptions?]>(
+  submitInputUpdate.name,
+);
 /**
  * Answers with the run once it has finished: one update per wait, completed in the same workflow
  * task as the run's end, instead of a stream poll per event. It also answers early, with the run

@@ -93,6 +93,11 @@ export class KeptMessages<Message> {
     return this.#chars;
   }
 
+  /** What is kept of a thread, left kept (and where it was in the order). */
+  peek(key: string): HeldMessages<Message> | undefined {
+    return this.#kept.get(key);
+  }
+
   /** What is kept of a thread, no longer kept until given back with `keep`. */
   take(key: string): HeldMessages<Message> | undefined {
     const kept = this.#kept.get(key);

@@ -5,13 +5,20 @@
  * running without them, and every new workflow or continue-as-new records the marker and is
  * traced (since `leanHistoryPatch`, that marker stands for this one). Spans leave the sandbox through the SDK's `exporter` sink, which is not called on
  * replay; their ids come from the workflow's seeded randomness, so a replay makes the same ones.
+ * Except the spans of update validators and queries: those run only on a live worker, never in a
+ * replay, so they draw their ids from fresh entropy instead (decision 0255). Drawn from the seeded
+ * stream, each would shift every later draw of a replay away from the live run's: a span still
+ * open when a worker dies (the `StartActivity` of a model call in flight) would end on the next
+ * worker under another id than the one its activity's retry names as parent, and a `uuid4()`
+ * after a query or an update's validation would differ on replay.
  */
 import {
   OpenTelemetryInboundInterceptor,
   OpenTelemetryInternalsInterceptor,
   OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow';
-import { patched, type WorkflowInterceptors } from '@temporalio/workflow';
+import { patched, workflowInfo, type WorkflowInterceptors } from '@temporalio/workflow';
+import { getActivator } from '@temporalio/workflow/lib/global-attributes';
 import { type FoldedPatch, leanHistoryPatch } from './interpreter/patches';
 
 /** The patch id every traced workflow recorded first, before `leanHistoryPatch`. */
@@ -30,6 +37,11 @@ function gated<T extends object>(target: T, on: () => boolean): T {
   return methods as T;
 }
 
+/** `fn` with `Math.random` drawing fresh entropy, for work that a replay does not repeat. */
+function offTheSeededStream<T>(fn: () => T): T {
+  return getActivator().withCurrentRandom(workflowInfo().unsafe.random, fn);
+}
+
 export const interceptors = (): WorkflowInterceptors => {
   let traced = false;
   const on = (): boolean => traced;
@@ -45,6 +57,9 @@ export const interceptors = (): WorkflowInterceptors => {
           traced = patched(leanHistoryPatch) || patched(tracingPatch);
           return execute(input, next);
         },
+        // Live only (validators are not run on replay, queries never are): see above.
+        validateUpdate: (input, next) => offTheSeededStream(() => inbound.validateUpdate(input, next)),
+        handleQuery: (input, next) => offTheSeededStream(() => inbound.handleQuery(input, next)),
       },
     ],
     outbound: [gated(new OpenTelemetryOutboundInterceptor(), on)],

@@ -148,9 +148,10 @@ export async function valuesAfter(
   read: ReadOptions = {},
 ): Promise<string> {
   const { conversations } = services;
-  const messages = await conversations.transcriptLangChainJson(thread, read);
+  // A waited run's answer may have brought both (decision 0255): then nothing is asked.
+  const messages = await conversations.transcriptLangChainJson(thread, read, run);
   if (!isTerminal(run.status)) {
-    const pending = await conversations.pendingApprovals(thread, read);
+    const pending = await conversations.pendingApprovals(thread, read, run);
     return withMessages(messages, { __interrupt__: pending.map(toInterrupt) });
   }
   return withMessages(

@@ -359,8 +359,7 @@ describe('traces and metrics in real backends', () => {
     const runId = runs.body[0]!.run_id;
     expect(runs.body[0]!.status).toBe('completed');
     // The cut call's span never ended on the killed worker, so every model span stored is the
-    // retry's. A waited run's call is a local activity (decision 0200), which the next worker makes
-    // again as a first attempt, so the attempt number does not tell them apart.
+    // retry's: the same activity's second attempt, on the new worker.
     const spans = await traceOf(
       runId,
       (trace) =>
@@ -370,6 +369,14 @@ describe('traces and metrics in real backends', () => {
     const retried = spans.find((span) => span.name === `chat ${model}`)!;
     const root = spans.find((span) => span.parentSpanId === '')!;
     expect(root.name).toBe('POST /threads/:thread_id/runs/wait');
+    expect(retried.attributes['keel.attempt']).toBeGreaterThanOrEqual(2);
     expect(ancestors(retried, spans).at(-1)?.spanId).toBe(root.spanId);
+    // Its parent is the one scheduling span, which the new worker's replay ended under the id the
+    // killed worker gave it: nothing live-only (an update's validator, a query) drew from the
+    // workflow's seeded randomness in between (decision 0255). The input came by update, or by the
+    // signal the door sends when the update is slow.
+    const [run, scheduled, handled] = ancestors(retried, spans).map((span) => span.name);
+    expect([run, scheduled]).toEqual(['RunActivity:callModel', 'StartActivity:callModel']);
+    expect(['HandleUpdate:submitInput', 'HandleSignal:userMessage']).toContain(handled);
   });
 });

@@ -61,13 +61,14 @@ export function registerHandlers(host: HandlerHost): void {
   const run = (runId: string): Run => findRun(host.state, runId) as Run;
   const requireRun = ({ run_id }: messages.RunRef): void => reject(validateRunRef(host.state, run_id));
   setHandler(
-    messages.submitInputUpdate,
+    messages.waitingSubmitInputUpdate,
     (input, options) => {
       host.dispatch({ type: 'inputSubmitted', input, next_offset: host.stream.nextOffset() });
       // Without `wait` the answer is the run as taken in, in this task, as it always was.
       if (options?.wait !== true) return run(input.run_id);
+      const { values } = options;
       return condition(() => host.releasingWaiters || isSettled(run(input.run_id))).then(() =>
-        run(input.run_id),
+        values === undefined ? run(input.run_id) : waitedRun(host.state, run(input.run_id), values),
       );
     },
     {
@@ -181,6 +182,25 @@ function registerApprovalHandlers(host: HandlerHost): void {
     validator: ({ run_id }: messages.RunRef) => reject(validateDeleteRun(host.state, run_id)),
   });
   setHandler(messages.getPendingApprovalsQuery, () => pendingApprovals(host.state));
+}
+
+/**
+ * A waiting caller's answer with what its final values need (decision 0255): the messages it
+ * does not hold and the pending approvals, when they fit in `max_chars` (the answer is written to
+ * history with the update's completion). Reads only: no command, no state changes.
+ */
+function waitedRun(state: ThreadState, settled: Run, ask: messages.WaitedValuesAsk): messages.WaitedRun {
+  // A hand-over answers early: the caller asks again, and reads the values then.
+  if (!isSettled(settled)) return { run: settled };
+  const page = transcriptPage(state, { after: ask.after, max_chars: ask.max_chars });
+  const pending = isTerminal(settled.status) ? undefined : pendingApprovals(state);
+  const chars =
+    JSON.stringify(page.messages).length + (pending === undefined ? 0 : JSON.stringify(pending).length);
+  if (page.more || chars > ask.max_chars) return { run: settled };
+  return {
+    run: settled,
+    values: { after: ask.after, page, ...(pending === undefined ? {} : { pending_approvals: pending }) },
+  };
 }
 
 /**
