@@ -182,10 +182,13 @@ class CommandRunner {
 
   #start(): ChildProcess {
     if (this.#child !== undefined) return this.#child;
-    // No environment: the runner needs none, and each command brings its own.
+    // No environment: the runner needs none, and each command brings its own. A session of its
+    // own, as each command has: a Ctrl-C or SIGTERM to the worker's process group is the worker's
+    // to handle (it drains, and its tools finish or are stopped), not the runner's.
     const child = spawn(process.execPath, ['-e', runnerSource], {
       cwd: '/',
       env: {},
+      detached: true,
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     child.unref();

@@ -35,6 +35,12 @@ async function processesWith(name: string, value: string): Promise<number[]> {
   return found;
 }
 
+/** The process group of `pid`, from /proc. */
+async function processGroupOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
+
 /** The command runner(s) this process started (./command-runner.ts): `node -e …` children. */
 async function commandRunners(): Promise<number[]> {
   const found: number[] = [];
@@ -156,6 +162,8 @@ describe('the bash sandbox', () => {
     const [runner, ...others] = await commandRunners();
     expect(runner).toBeDefined();
     expect(others).toEqual([]);
+    // Signals to the worker's process group (a Ctrl-C) are the worker's to handle, not the runner's.
+    expect(await processGroupOf(runner!)).not.toBe(await processGroupOf(process.pid));
     const running = bashTool.run({ command: '(sleep 300 &); echo started > started; sleep 300' }, context);
     await eventually(() => existsSync(path.join(context.workspace, 'started')), 'the command to start');
     process.kill(runner!, 'SIGKILL');
