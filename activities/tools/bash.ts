@@ -1,95 +1,17 @@
 /**
- * `bash`: runs a command in the thread's sandbox (./sandbox.ts), in its own process group so a
- * timeout or a cancel stops everything it started. Output is capped while it streams, never
- * buffered whole. With no sandbox on this machine it answers so, in-band, and runs nothing —
- * unless the operator chose `KEEL_SANDBOX=off`.
+ * `bash`: runs a command in the thread's sandbox (./sandbox.ts), spawned by the worker's command
+ * runner (./command-runner.ts) in its own process group so a timeout or a cancel stops everything
+ * it started. Output is capped while it streams, never buffered whole. With no sandbox on this
+ * machine it answers so, in-band, and runs nothing — unless the operator chose `KEEL_SANDBOX=off`.
  */
-import { spawn } from 'node:child_process';
-import type { Writable } from 'node:stream';
 import { z } from 'zod';
-import { limits } from '../../common/limits';
 import type { ToolOutcome } from '../../common/tools';
+import { runCommand, type CommandResult } from './command-runner';
 import { startNetworkProxy, type NetworkProxy } from './network-proxy';
 import { defineTool } from './registry';
 import { type Sandbox, type SandboxedCommand, type SandboxProbe, sandboxFix } from './sandbox';
 
 const maxTimeoutS = 600;
-/** After SIGTERM, how long a command gets before SIGKILL. */
-const killGraceMs = 2_000;
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
-export interface CommandResult {
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  output: string;
-  totalChars: number;
-  timedOut: boolean;
-  aborted: boolean;
-}
-
-/** Runs a prepared command, capturing interleaved stdout and stderr up to a cap. */
-export function runCommand(
-  launch: SandboxedCommand,
-  options: { timeoutMs: number; signal: AbortSignal },
-): Promise<CommandResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(launch.file, launch.args, {
-      cwd: launch.cwd,
-      env: launch.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', ...launch.inputs.map(() => 'pipe' as const)],
-    });
-    launch.inputs.forEach((text, index) => {
-      const pipe = child.stdio[3 + index] as Writable | null;
-      // A sandbox that failed to start closes its end early; its output says why.
-      pipe?.on('error', () => {});
-      pipe?.end(text);
-    });
-    let output = '';
-    let totalChars = 0;
-    let timedOut = false;
-    let aborted = false;
-    const collect = (chunk: Buffer): void => {
-      const text = chunk.toString('utf8');
-      totalChars += text.length;
-      if (output.length < limits.toolOutputChars)
-        output += text.slice(0, limits.toolOutputChars - output.length);
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    const stop = (): void => {
-      if (child.pid === undefined) return;
-      killGroup(child.pid, 'SIGTERM');
-      setTimeout(() => killGroup(child.pid!, 'SIGKILL'), killGraceMs).unref();
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      stop();
-    }, options.timeoutMs);
-    const onAbort = (): void => {
-      aborted = true;
-      stop();
-    };
-    options.signal.addEventListener('abort', onAbort, { once: true });
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      options.signal.removeEventListener('abort', onAbort);
-      reject(error);
-    });
-    child.on('close', (exitCode, signal) => {
-      clearTimeout(timer);
-      options.signal.removeEventListener('abort', onAbort);
-      resolve({ exitCode, signal, output, totalChars, timedOut, aborted });
-    });
-  });
-}
 
 function describe(result: CommandResult, timeoutS: number): ToolOutcome {
   const cut =

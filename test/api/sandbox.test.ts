@@ -223,7 +223,11 @@ describe('with KEEL_SANDBOX=off (the control: the same probe leaks)', () => {
 
   it("shows the worker's environment to a command, which is why the sandbox is on by default", async () => {
     const threadId = await newThread(harness.base);
-    const [environ] = await runLines(harness.base, threadId, ['tr "\\0" "\\n" < /proc/$PPID/environ']);
+    // The worker's own process (a command's parent is the worker's command runner, which has no
+    // environment): the same probe as the sandboxed one above.
+    const [environ] = await runLines(harness.base, threadId, [
+      `tr "\\0" "\\n" < /proc/${harness.worker.pid}/environ`,
+    ]);
     expect(environ!.content).toContain(canary);
     expect(environ!.content).toContain(secretKey);
   });

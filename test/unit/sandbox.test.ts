@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bashTool, describeSandbox } from '../../activities/tools/bash';
@@ -9,18 +9,55 @@ import { Sandbox, sandboxWorkspace } from '../../activities/tools/sandbox';
 import { workspaceFor } from '../../activities/tools/workspace';
 import { parseConfig } from '../../common/config';
 
-async function contextFor(env: Record<string, string> = {}): Promise<ToolContext> {
+jest.setTimeout(60_000);
+
+async function contextFor(env: Record<string, string> = {}, threadId = 'thread-1'): Promise<ToolContext> {
   const dataDir = await mkdtemp(path.join(process.env.KEEL_TEST_DIR ?? os.tmpdir(), 'sandbox-'));
   const config = parseConfig({ PATH: process.env.PATH, ...env }, '/');
   return {
-    threadId: 'thread-1',
-    workspace: await workspaceFor(dataDir, 'thread-1'),
+    threadId,
+    workspace: await workspaceFor(dataDir, threadId),
     signal: new AbortController().signal,
-    idempotencyKey: 'thread-1:tool-1',
+    idempotencyKey: `${threadId}:tool-1`,
     environment: config.childEnvironment,
     sandbox: new Sandbox(config.sandbox, config.childEnvironment.PATH),
     networkHosts: [],
   };
+}
+
+/** Host pids of the processes whose environment has `name=value` (a thread's commands). */
+async function processesWith(name: string, value: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const pid of (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry))) {
+    const environ = await readFile(`/proc/${pid}/environ`, 'latin1').catch(() => '');
+    if (environ.split('\0').includes(`${name}=${value}`)) found.push(Number(pid));
+  }
+  return found;
+}
+
+/** The process group of `pid`, from /proc. */
+async function processGroupOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
+
+/** The command runner(s) this process started (./command-runner.ts): `node -e …` children. */
+async function commandRunners(): Promise<number[]> {
+  const found: number[] = [];
+  for (const pid of (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry))) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (parent === process.pid && cmdline.startsWith(`${process.execPath}\0-e\0`)) found.push(Number(pid));
+  }
+  return found;
+}
+
+async function eventually(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (const started = Date.now(); Date.now() - started < 20_000;)
+    if (await check()) return;
+    else await new Promise((resolve) => setTimeout(resolve, 50));
+  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('the bash sandbox', () => {
@@ -78,5 +115,69 @@ describe('the bash sandbox', () => {
     const open = await contextFor({ KEEL_SANDBOX_NETWORK: 'on' });
     const interfaces = await bashTool.run({ command: 'cat /proc/net/dev | grep -c :' }, open);
     expect(Number(interfaces.content)).toBe((await readFile('/proc/net/dev', 'utf8')).split(':').length - 1);
+  });
+
+  it.each([
+    ['on', {}],
+    ['off', { KEEL_SANDBOX: 'off' }],
+  ])(
+    'hands a command (sandbox %s) no socket but its own output: the runner keeps its channel',
+    async (_, env) => {
+      const context = await contextFor(env);
+      const result = await bashTool.run(
+        { command: 'for fd in /proc/$$/fd/*; do echo "${fd##*/} $(readlink "$fd")"; done' },
+        context,
+      );
+      expect(result.is_error).toBe(false);
+      const sockets = result.content
+        .split('\n')
+        .filter((line) => line.includes('socket:'))
+        .map((line) => line.split(' ')[0]);
+      expect(sockets).toEqual(['1', '2']);
+    },
+  );
+
+  it('stops a cancelled command with everything it started', async () => {
+    const threadId = `cancelled-${process.pid}-${Date.now()}`;
+    const controller = new AbortController();
+    const context = { ...(await contextFor({}, threadId)), signal: controller.signal };
+    const running = bashTool.run({ command: '(sleep 300 &); echo started > started; sleep 300' }, context);
+    await eventually(() => existsSync(path.join(context.workspace, 'started')), 'the command to start');
+    expect(await processesWith('KEEL_THREAD_ID', threadId)).not.toEqual([]);
+    controller.abort(new Error('cancelled by the test'));
+    await expect(running).rejects.toThrow('cancelled by the test');
+    await eventually(
+      async () => (await processesWith('KEEL_THREAD_ID', threadId)).length === 0,
+      'the cancelled command to die',
+    );
+  });
+
+  it('fails a command whose runner died, takes its sandbox down with it, and starts a new runner', async () => {
+    const threadId = `orphaned-${process.pid}-${Date.now()}`;
+    const context = await contextFor({}, threadId);
+    expect(await bashTool.run({ command: 'echo first' }, context)).toEqual({
+      is_error: false,
+      content: 'first\n',
+    });
+    const [runner, ...others] = await commandRunners();
+    expect(runner).toBeDefined();
+    expect(others).toEqual([]);
+    // Signals to the worker's process group (a Ctrl-C) are the worker's to handle, not the runner's.
+    expect(await processGroupOf(runner!)).not.toBe(await processGroupOf(process.pid));
+    const running = bashTool.run({ command: '(sleep 300 &); echo started > started; sleep 300' }, context);
+    await eventually(() => existsSync(path.join(context.workspace, 'started')), 'the command to start');
+    process.kill(runner!, 'SIGKILL');
+    await expect(running).rejects.toThrow(/command runner exited/);
+    await eventually(
+      async () => (await processesWith('KEEL_THREAD_ID', threadId)).length === 0,
+      'the sandbox to die with its runner',
+    );
+    expect(await bashTool.run({ command: 'echo again' }, context)).toEqual({
+      is_error: false,
+      content: 'again\n',
+    });
+    const [next] = await commandRunners();
+    expect(next).toBeDefined();
+    expect(next).not.toBe(runner);
   });
 });
