@@ -174,6 +174,10 @@ class CommandRunner {
     });
   }
 
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
   /** The runner keeps this process alive only while a command is running, as a child would. */
   #holdProcess(): void {
     if (this.#pending.size > 0) this.#child?.channel?.ref();
@@ -211,6 +215,11 @@ class CommandRunner {
 }
 
 const runner = new CommandRunner();
+
+/** The running runner's process id, if one is running (for tests). */
+export function commandRunnerPid(): number | undefined {
+  return runner.pid;
+}
 
 /** Runs a prepared command in the worker's runner, capturing interleaved stdout and stderr up to a cap. */
 export function runCommand(

@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bashTool, describeSandbox } from '../../activities/tools/bash';
+import { commandRunnerPid } from '../../activities/tools/command-runner';
 import { writeFileTool } from '../../activities/tools/files';
 import type { ToolContext } from '../../activities/tools/registry';
 import { Sandbox, sandboxWorkspace } from '../../activities/tools/sandbox';
@@ -42,15 +43,18 @@ async function processGroupOf(pid: number): Promise<number> {
 }
 
 /** The command runner(s) this process started (./command-runner.ts): `node -e …` children. */
-async function commandRunners(): Promise<number[]> {
-  const found: number[] = [];
-  for (const pid of (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry))) {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (parent === process.pid && cmdline.startsWith(`${process.execPath}\0-e\0`)) found.push(Number(pid));
-  }
-  return found;
+/**
+ * This module's command runner: its process id, checked to be a `node -e` child of this process.
+ * (Other runners may be children too: Jest loads the module afresh for each test file it runs in
+ * this process, and each copy has its own runner.)
+ */
+async function commandRunner(): Promise<number | undefined> {
+  const pid = commandRunnerPid();
+  if (pid === undefined) return undefined;
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  return parent === process.pid && cmdline.startsWith(`${process.execPath}\0-e\0`) ? pid : undefined;
 }
 
 async function eventually(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -159,9 +163,8 @@ describe('the bash sandbox', () => {
       is_error: false,
       content: 'first\n',
     });
-    const [runner, ...others] = await commandRunners();
+    const runner = await commandRunner();
     expect(runner).toBeDefined();
-    expect(others).toEqual([]);
     // Signals to the worker's process group (a Ctrl-C) are the worker's to handle, not the runner's.
     expect(await processGroupOf(runner!)).not.toBe(await processGroupOf(process.pid));
     const running = bashTool.run({ command: '(sleep 300 &); echo started > started; sleep 300' }, context);
@@ -176,7 +179,7 @@ describe('the bash sandbox', () => {
       is_error: false,
       content: 'again\n',
     });
-    const [next] = await commandRunners();
+    const next = await commandRunner();
     expect(next).toBeDefined();
     expect(next).not.toBe(runner);
   });
