@@ -39,6 +39,8 @@ interface Reading {
   collectedRss: number;
   /** The heaps' use after collection, all threads. */
   heapUsed: number;
+  /** Each thread's heap in use after collection, MiB. */
+  threads: Record<string, number>;
 }
 
 /** Has the worker's probe collect every heap; its report, and the RSS after. */
@@ -57,6 +59,7 @@ async function collectedReading(pid: number, reportPath: string): Promise<Omit<R
       return {
         collectedRss: (await processStats(pid))?.rssBytes ?? Number.NaN,
         heapUsed: report.heaps.reduce((sum, heap) => sum + heap.usedBytes, 0),
+        threads: Object.fromEntries(report.heaps.map((heap) => [heap.thread, heap.usedBytes / 2 ** 20])),
       };
     }
     if (Date.now() > deadline) throw new Error('the worker wrote no heap report within 300 s');
@@ -75,6 +78,7 @@ export async function memory(system: System, options: MemoryOptions): Promise<Sc
   const heapPerConversation: number[] = [];
   const baselines: number[] = [];
   const finals: number[] = [];
+  const threadHeaps: { before: Record<string, number>; after: Record<string, number> }[] = [];
   const reportPath = path.join(system.dir, 'heap-report.json');
   for (let trial = 0; trial < options.trials; trial++) {
     // A fresh worker each trial, warmed with a few conversations so its one-time costs are paid.
@@ -102,6 +106,7 @@ export async function memory(system: System, options: MemoryOptions): Promise<Sc
     perConversation.push(perIdle(after.collectedRss - before.collectedRss));
     perConversationSettled.push(perIdle(after.settledRss - before.settledRss));
     heapPerConversation.push(perIdle(after.heapUsed - before.heapUsed));
+    threadHeaps.push({ before: before.threads, after: after.threads });
   }
   const kib = spread(perConversation);
   return {
@@ -135,6 +140,7 @@ export async function memory(system: System, options: MemoryOptions): Promise<Sc
       settled_per_conversation_kib: spread(perConversationSettled),
       rss_before_mib: spread(baselines),
       rss_after_mib: spread(finals),
+      heap_by_thread_mib: threadHeaps,
       ...options,
     },
   };
