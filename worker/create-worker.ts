@@ -19,6 +19,9 @@ export const workflowsPath = path.resolve(__dirname, '../workflows/index.ts');
 /** Temporal's OpenTelemetry workflow interceptors, bundled with every workflow build (behind a patch). */
 export const workflowInterceptorModules = [path.resolve(__dirname, '../workflows/tracing-interceptors.ts')];
 
+/** Stateless libraries evaluated once per workflow thread, not once per workflow (decision 0280). */
+export const workflowPreloadModules = [path.resolve(__dirname, '../workflows/shared-modules.ts')];
+
 export interface KeelWorkerOptions {
   connection: NativeConnection;
   namespace: string;
@@ -63,7 +66,7 @@ export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
     nexusServices: [agentServiceHandler],
     dataConverter: options.dataConverter,
     ...(options.workflowBundlePath === undefined
-      ? { workflowsPath }
+      ? { workflowsPath, bundlerOptions: { preloadModules: workflowPreloadModules } }
       : { workflowBundle: { codePath: options.workflowBundlePath } }),
     ...(options.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: options.maxCachedWorkflows }),
     ...(options.identity === undefined ? {} : { identity: options.identity }),

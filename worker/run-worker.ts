@@ -18,6 +18,7 @@ import { WorkerMetrics } from '../telemetry/worker-metrics';
 import { createKeelWorker } from './create-worker';
 import { shutdownGraceOver } from '../activities/shutdown';
 import { withDrainLog } from './drain-log';
+import { installHeapProbe } from './heap-probe';
 import { ensureSearchAttributes } from './search-attributes';
 
 const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
@@ -128,6 +129,8 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // The memory benchmark's probe of the workflow threads' heaps (worker/heap-probe.ts); off unless set.
+  installHeapProbe(process.env.KEEL_HEAP_REPORT, (error) => logger.warn({ err: error }, 'heap probe failed'));
   process.on('SIGHUP', () => {
     logger.info('SIGHUP: reloading extensions');
     void extensions?.reload();

@@ -19,6 +19,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry/lib/workflow';
 import { patched, workflowInfo, type WorkflowInterceptors } from '@temporalio/workflow';
 import { getActivator } from '@temporalio/workflow/lib/global-attributes';
+import { idleStoragesInterceptor } from './idle-storages';
 import { type FoldedPatch, leanHistoryPatch } from './interpreter/patches';
 
 /** The patch id every traced workflow recorded first, before `leanHistoryPatch`. */
@@ -63,6 +64,6 @@ export const interceptors = (): WorkflowInterceptors => {
       },
     ],
     outbound: [gated(new OpenTelemetryOutboundInterceptor(), on)],
-    internals: [new OpenTelemetryInternalsInterceptor()],
+    internals: [idleStoragesInterceptor(), new OpenTelemetryInternalsInterceptor()],
   };
 };

@@ -5,7 +5,11 @@
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { failureConverterPath } from '../../../codec/data-converter';
-import { workflowInterceptorModules, workflowsPath } from '../../../worker/create-worker';
+import {
+  workflowInterceptorModules,
+  workflowPreloadModules,
+  workflowsPath,
+} from '../../../worker/create-worker';
 
 const variant = path.join(__dirname, 'summaries.ts');
 
@@ -14,6 +18,7 @@ export async function buildBuild2Bundle(): Promise<string> {
     workflowsPath,
     // As the real build has them (worker/bundle.ts): a release differs by the variant only.
     workflowInterceptorModules,
+    preloadModules: workflowPreloadModules,
     failureConverterPath,
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
     webpackConfigHook: (config) => ({
