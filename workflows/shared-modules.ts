@@ -23,3 +23,11 @@ export const sharedModules = [
   SemanticAttributes,
   SemanticResourceAttributes,
 ];
+
+/**
+ * zod writes its default locale into its global config when the first schema is built, and its
+ * memoizer when the first container (an object, an array, …) is; the SDK freezes what a preload
+ * loaded, so a workflow building either first found the config frozen ("Cannot add property
+ * localeError", "… memoizer"). So the first of both is built here.
+ */
+export const firstSchema = z.object({ first: z.array(z.string()) });
