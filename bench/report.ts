@@ -12,9 +12,8 @@ export interface ScenarioResult {
   data: Record<string, unknown>;
 }
 
-export function table(rows: Row[]): string {
-  const headers = ['scenario', 'metric', 'value', 'target / note'];
-  const cells = rows.map((row) => [row.scenario, row.metric, row.value, row.note ?? '']);
+/** A Markdown table of `cells` under `headers`, each column as wide as its widest cell. */
+export function markdownTable(headers: string[], cells: string[][]): string {
   const widths = headers.map((header, column) =>
     Math.max(header.length, ...cells.map((line) => line[column]!.length)),
   );
@@ -25,4 +24,11 @@ export function table(rows: Row[]): string {
     `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`,
     ...cells.map(line),
   ].join('\n');
+}
+
+export function table(rows: Row[]): string {
+  return markdownTable(
+    ['scenario', 'metric', 'value', 'target / note'],
+    rows.map((row) => [row.scenario, row.metric, row.value, row.note ?? '']),
+  );
 }

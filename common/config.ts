@@ -68,6 +68,7 @@ const schema = z
     KEEL_APPROVAL_TIMEOUT_S: seconds(300),
     KEEL_MAX_STEPS: z.coerce.number().int().positive().default(50),
     KEEL_SHUTDOWN_GRACE: seconds(30),
+    KEEL_HEAP_REPORT: optionalString,
     KEEL_PRICES_FILE: optionalString,
     KEEL_WEBHOOK_SECRET: optionalString,
     KEEL_WEBHOOK_ALLOW_HOSTS: optionalString,
@@ -278,6 +279,8 @@ export interface KeelConfig {
     maxSteps: number;
   };
   shutdownGraceS: number;
+  /** The memory benchmark's heap report file (worker/heap-probe.ts); unset, the worker has no probe. */
+  heapReportFile: string | undefined;
   pricesFile: string | undefined;
   /** Signs run webhooks (Standard Webhooks, `whsec_…` base64); unset sends them unsigned. */
   webhookSecret: string | undefined;
@@ -465,6 +468,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       maxSteps: env.KEEL_MAX_STEPS,
     },
     shutdownGraceS: env.KEEL_SHUTDOWN_GRACE,
+    heapReportFile: env.KEEL_HEAP_REPORT,
     pricesFile: env.KEEL_PRICES_FILE,
     webhookSecret: env.KEEL_WEBHOOK_SECRET,
     webhookAllowHosts: list(env.KEEL_WEBHOOK_ALLOW_HOSTS).map((host) => host.toLowerCase()),

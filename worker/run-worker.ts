@@ -130,7 +130,7 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   // The memory benchmark's probe of the workflow threads' heaps (worker/heap-probe.ts); off unless set.
-  installHeapProbe(process.env.KEEL_HEAP_REPORT, (error) => logger.warn({ err: error }, 'heap probe failed'));
+  installHeapProbe(config.heapReportFile, (error) => logger.warn({ err: error }, 'heap probe failed'));
   process.on('SIGHUP', () => {
     logger.info('SIGHUP: reloading extensions');
     void extensions?.reload();

@@ -37,6 +37,7 @@ import { parseConfig } from '../../common/config';
 import { startDevServer } from '../../launch/dev-server';
 import { ensureTemporalCli } from '../../launch/temporal-cli';
 import { freePort, spawnNode } from '../harness';
+import { markdownTable } from '../report';
 import { treeCpuSeconds } from '../sampler';
 import { percentile, showSpread, spread } from '../stats';
 import { floorCloseSignal, type FloorConversationOptions } from './conversation';
@@ -216,16 +217,7 @@ function summary(shapes: Shape[], results: PhaseResult[]): string {
       ]);
     }
   }
-  const widths = headers.map((header, column) =>
-    Math.max(header.length, ...lines.map((line) => line[column]!.length)),
-  );
-  const line = (values: string[]) =>
-    `| ${values.map((value, column) => value.padEnd(widths[column]!)).join(' | ')} |`;
-  return [
-    line(headers),
-    `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`,
-    ...lines.map(line),
-  ].join('\n');
+  return markdownTable(headers, lines);
 }
 
 async function main(): Promise<void> {
