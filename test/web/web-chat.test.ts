@@ -279,6 +279,92 @@ describe('the web chat in a browser', () => {
     });
   });
 
+  it('says "Done." only with the answer on screen, when a read made before the run ended answers first', async () => {
+    const threadId = `web-done-order-${Date.now()}`;
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'done with the answer' },
+      config: { approval: 'require', approval_timeout_s: 600 },
+    });
+    await onPage(browser, 'done with the answer', async (page) => {
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'run: echo in-order');
+      const approval = page.getByRole('region', { name: 'Approval for bash' });
+      await approval.waitFor();
+      // Deciding re-attaches the page, which reads the thread's state and its runs at once. Its
+      // state is answered as it was before the run ended, its runs only once the run has ended:
+      // the order a loaded machine can give them.
+      const before = await call<unknown>(base, 'GET', `/threads/${threadId}/state`);
+      const ended = async () => {
+        const runs = await call<Array<{ status: string }>>(base, 'GET', `/threads/${threadId}/runs`);
+        return runs.body[0]?.status === 'completed' ? true : undefined;
+      };
+      let stateRead = false;
+      let runsRead = false;
+      await page.route(
+        (url) => url.pathname === `/threads/${threadId}/state`,
+        async (route) => {
+          if (stateRead) return route.fallback();
+          stateRead = true;
+          await route.fulfill({ json: before.body });
+        },
+      );
+      await page.route(
+        (url) => url.pathname === `/threads/${threadId}/runs`,
+        async (route) => {
+          if (runsRead) return route.fallback();
+          runsRead = true;
+          await eventually(ended, 60_000, 'the run to end');
+          await route.fallback();
+        },
+      );
+      await approval.getByRole('button', { name: 'Approve' }).click();
+      await waitForStatus(page, 'Done.');
+      expect([stateRead, runsRead]).toEqual([true, true]);
+      // At once with "Done.", not a moment later: the answer the thread holds is on screen.
+      expect(await shown(page)).toEqual(await stored(threadId));
+      expect((await stored(threadId)).at(-1)).toMatch(/^ai: .*in-order/);
+    });
+  });
+
+  it("keeps the answer on screen when the page's first read of the thread answers after the run ended", async () => {
+    const threadId = `web-late-read-${Date.now()}`;
+    await call(base, 'POST', '/threads', { thread_id: threadId, metadata: { title: 'a late first read' } });
+    await onPage(browser, 'late first read', async (page) => {
+      // The page's first read (of the empty thread) is answered only after the read the run's end
+      // makes, and the run is asked about only after that: the slowest answer comes last.
+      let reads = 0;
+      let secondAnswered!: () => void;
+      const second = new Promise<void>((resolve) => (secondAnswered = resolve));
+      let firstAnswered!: () => void;
+      const first = new Promise<void>((resolve) => (firstAnswered = resolve));
+      await page.route(
+        (url) => url.pathname === `/threads/${threadId}/state`,
+        async (route) => {
+          const nth = ++reads;
+          if (nth > 2) return route.fallback();
+          const response = await route.fetch();
+          if (nth === 1) await second;
+          await route.fulfill({ response });
+          (nth === 1 ? firstAnswered : secondAnswered)();
+        },
+      );
+      await page.route(
+        (url) => new RegExp(`^/threads/${threadId}/runs/[^/]+$`).test(url.pathname),
+        async (route) => {
+          if (route.request().method() === 'GET') await first;
+          await route.fallback();
+        },
+      );
+      await page.goto(`${base}/?thread=${threadId}`);
+      await send(page, 'hello, read late');
+      await waitForStatus(page, 'Done.');
+      expect(reads).toBeGreaterThanOrEqual(2);
+      expect(await shown(page)).toEqual(await stored(threadId));
+      expect(await stored(threadId)).toHaveLength(2);
+    });
+  });
+
   it('keeps a decision made while the worker is down, and the run finishes once it is back', async () => {
     const threadId = `web-worker-away-${Date.now()}`;
     await call(base, 'POST', '/threads', {

@@ -4,7 +4,9 @@
  * run's first event, so nothing is missed or shown twice); when a stream ends before its run did
  * (the API restarted, the network went away), or the thread cannot answer (503: no worker holds
  * it), it asks to be mounted afresh, which re-attaches again
- * (docs/decisions/0111-web-chat-reattaches-by-replay.md).
+ * (docs/decisions/0111-web-chat-reattaches-by-replay.md). How a run ended is shown together
+ * with the thread's messages as read after it ended, never from an earlier read
+ * (docs/decisions/0305-done-only-with-the-answer.md).
  */
 import type { Message, StreamMode } from '@langchain/langgraph-sdk';
 import { useStream } from '@langchain/langgraph-sdk/react';
@@ -42,6 +44,12 @@ const outcomeOf = (run: KeelRun): RunOutcome => ({
   usage: run.usage,
 });
 
+/** A finished run, and the thread's messages as read once it was known to have ended. */
+export interface RunEnd {
+  outcome: RunOutcome;
+  messages: Message[];
+}
+
 export interface ThreadStreamOptions {
   connection: Connection;
   threadId: string | null;
@@ -60,7 +68,7 @@ export function useThreadStream(props: ThreadStreamOptions) {
   const { client } = connection;
   const [activity, note] = useReducer(applyActivity, noActivity);
   const [assistantId, setAssistantId] = useState(assistants[0]?.id ?? defaultAssistant);
-  const [outcome, setOutcome] = useState<RunOutcome | null>(null);
+  const [ended, setEnded] = useState<RunEnd | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [reconnecting, setReconnecting] = useState(false);
   const threadRef = useRef(props.threadId);
@@ -105,6 +113,18 @@ export function useThreadStream(props: ThreadStreamOptions) {
     if (status === 503) reattachSoon();
   };
 
+  /**
+   * Says how a finished run ended, with the messages read after it: every read the page made
+   * before (its first one, the one a stream's end makes) may predate the run's last message, and
+   * may answer last. Both appear in one render, so "Done." never shows without the answer.
+   */
+  const showEnded = async (threadId: string, run: KeelRun) => {
+    const state = await client.threads.getState<ThreadValues>(threadId);
+    if (!mounted.current) return;
+    const values = state.values as Partial<ThreadValues> | null;
+    setEnded({ outcome: outcomeOf(run), messages: values?.messages ?? [] });
+  };
+
   /** A stream ended: say how its run ended, or re-attach when the run goes on. */
   const settle = async (runId: string | undefined) => {
     const threadId = threadRef.current;
@@ -123,7 +143,7 @@ export function useThreadStream(props: ThreadStreamOptions) {
       }
       // Past its interrupt, or still going: what came since is replayed into a fresh view.
       if (!finished.has(run.status) || waitingRun.current === id) return reattach();
-      setOutcome(outcomeOf(run));
+      await showEnded(threadId, run);
       propsRef.current.onChanged();
     } catch (error) {
       failed(error);
@@ -166,7 +186,7 @@ export function useThreadStream(props: ThreadStreamOptions) {
           runRef.current = active.run_id;
           // No event id: the run's stream from its first event, into this fresh page state.
           void stream.joinStream(active.run_id, undefined, { streamMode: streamModes });
-        } else if (latest !== undefined) setOutcome(outcomeOf(latest));
+        } else if (latest !== undefined) await showEnded(threadId, latest);
         const thread = (await client.threads.get(threadId)) as unknown as { usage?: Usage };
         if (thread.usage !== undefined)
           note({
@@ -188,8 +208,10 @@ export function useThreadStream(props: ThreadStreamOptions) {
   const send = (text: string, edit?: { index: number; checkpointId: string }) => {
     stopRequested.current = false;
     runRef.current = null;
+    // What is on screen goes on: an ended run's messages, which the stream's may lag behind.
+    const shown = ended?.messages;
     note({ event: 'page.sent', data: {} });
-    setOutcome(null);
+    setEnded(null);
     setProblem(null);
     const created = threadRef.current === null;
     void stream.submit(
@@ -202,7 +224,7 @@ export function useThreadStream(props: ThreadStreamOptions) {
         optimisticValues: (previous) => ({
           ...previous,
           messages: [
-            ...(previous.messages ?? []).slice(0, edit?.index),
+            ...(shown ?? previous.messages ?? []).slice(0, edit?.index),
             { type: 'human', content: text, id: `sending-${Date.now()}` },
           ],
         }),
@@ -254,7 +276,7 @@ export function useThreadStream(props: ThreadStreamOptions) {
   return {
     stream,
     activity,
-    outcome,
+    ended,
     problem,
     reconnecting,
     assistantId,

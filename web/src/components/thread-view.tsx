@@ -15,18 +15,8 @@ export type ThreadViewProps = ThreadStreamOptions;
 
 export function ThreadView(props: ThreadViewProps) {
   const { connection, assistants } = props;
-  const {
-    stream,
-    activity,
-    outcome,
-    problem,
-    reconnecting,
-    assistantId,
-    setAssistantId,
-    send,
-    stop,
-    decide,
-  } = useThreadStream(props);
+  const { stream, activity, ended, problem, reconnecting, assistantId, setAssistantId, send, stop, decide } =
+    useThreadStream(props);
 
   // Follow the newest words while the reader is at the bottom; leave them be when they scrolled up.
   const scroller = useRef<HTMLDivElement>(null);
@@ -36,7 +26,8 @@ export function ThreadView(props: ThreadViewProps) {
     if (element !== null && atBottom.current) element.scrollTop = element.scrollHeight;
   });
 
-  const messages = stream.messages;
+  // A finished run's messages as read after it ended (see useThreadStream), else the stream's.
+  const messages = ended?.messages ?? stream.messages;
   const live = liveToolCalls(messages, activity);
   const waiting = Object.values(activity.decisions).filter(
     (decision) => decision.status === 'pending' || decision.status === 'sending',
@@ -101,7 +92,7 @@ export function ThreadView(props: ThreadViewProps) {
       <RunStatus
         busy={stream.isLoading}
         reconnecting={reconnecting}
-        outcome={outcome}
+        outcome={ended?.outcome ?? null}
         usage={activity.usage}
         budget={activity.budget}
         problem={problem ?? streamError}
