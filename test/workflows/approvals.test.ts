@@ -4,6 +4,7 @@
  * the fake Messages API (which counts every request that reaches it).
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { PendingApproval } from '../../common/approvals';
 import * as messages from '../../common/messages';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
@@ -21,6 +22,35 @@ const pending = (conversation: TestConversation, count: number) =>
     20_000,
     `${count} pending approvals`,
   );
+
+/**
+ * The pending approval once history holds the workflow task that asked for it, checked against
+ * that task: asked at its start (the workflow's clock), due `timeoutS` later. A query can answer
+ * before then, from an attempt of that task which never completes and runs again once it times
+ * out, 10 s later (seen with every task replayed: a query arriving mid-task leaves the task
+ * buffered and dropped); what that attempt showed carries a clock history never held.
+ */
+async function committedApproval(conversation: TestConversation, timeoutS: number): Promise<PendingApproval> {
+  const askedAt = await eventually(
+    async () => {
+      const events = (await conversation.handle.fetchHistory()).events ?? [];
+      const byId = (id: unknown) => events.find((event) => String(event.eventId) === String(id));
+      const timer = events.find(
+        (event) => optionalTsToMs(event.timerStartedEventAttributes?.startToFireTimeout) === timeoutS * 1000,
+      );
+      const completed = byId(timer?.timerStartedEventAttributes?.workflowTaskCompletedEventId);
+      return optionalTsToMs(byId(completed?.workflowTaskCompletedEventAttributes?.startedEventId)?.eventTime);
+    },
+    30_000,
+    'the approval timer in history',
+  );
+  const [approval] = await pending(conversation, 1);
+  expect({ requested_at: approval!.requested_at, expires_at: approval!.expires_at }).toEqual({
+    requested_at: new Date(askedAt).toISOString(),
+    expires_at: new Date(askedAt + timeoutS * 1000).toISOString(),
+  });
+  return approval!;
+}
 
 const decide = (
   conversation: TestConversation,
@@ -140,26 +170,15 @@ const describeApprovals = (label: string, options: { maxCachedWorkflows?: number
       try {
         const conversation = await TestConversation.start(setup.client, restartConfig, requireApproval);
         const run = await conversation.submit('run: echo after-restart');
-        const [approval] = await pending(conversation, 1);
+        const approval = await committedApproval(conversation, 300);
         await first.stop();
         first = undefined;
         const second = await startTestWorker({ config: restartConfig, ...options });
         try {
+          // The same approval to the millisecond: its deadline is read from history, never
+          // computed again by the worker that replays it.
           const [still] = await pending(conversation, 1);
-          // The same approval: same id, call and input. Its timestamps are compared loosely: with
-          // every workflow task replayed, a query can be answered from a task attempt that the
-          // server then refused and re-ran a moment later, whose clock the approval carries.
-          const identity = ({ approval_id, run_id, tool, tool_use_id, input }: PendingApproval) => ({
-            approval_id,
-            run_id,
-            tool,
-            tool_use_id,
-            input,
-          });
-          expect(identity(still!)).toEqual(identity(approval!));
-          expect(Math.abs(Date.parse(still!.expires_at) - Date.parse(approval!.expires_at))).toBeLessThan(
-            5_000,
-          );
+          expect(still).toEqual(approval);
           await decide(conversation, still!, 'approve');
           const finished = await conversation.finished(run.run_id);
           expect(finished.status).toBe('completed');
