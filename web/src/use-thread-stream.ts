@@ -75,6 +75,8 @@ export function useThreadStream(props: ThreadStreamOptions) {
   threadRef.current = props.threadId;
   const runRef = useRef<string | null>(null);
   const stopRequested = useRef(false);
+  /** Messages sent from this view: an ended run read before the latest one is not shown over it. */
+  const sent = useRef(0);
   /** The run whose stream ended at an interrupt; followed again once every decision is sent. */
   const waitingRun = useRef<string | null>(null);
   const activityRef = useRef(activity);
@@ -119,8 +121,9 @@ export function useThreadStream(props: ThreadStreamOptions) {
    * may answer last. Both appear in one render, so "Done." never shows without the answer.
    */
   const showEnded = async (threadId: string, run: KeelRun) => {
+    const before = sent.current;
     const state = await client.threads.getState<ThreadValues>(threadId);
-    if (!mounted.current) return;
+    if (!mounted.current || sent.current !== before) return;
     const values = state.values as Partial<ThreadValues> | null;
     setEnded({ outcome: outcomeOf(run), messages: values?.messages ?? [] });
   };
@@ -208,6 +211,7 @@ export function useThreadStream(props: ThreadStreamOptions) {
   const send = (text: string, edit?: { index: number; checkpointId: string }) => {
     stopRequested.current = false;
     runRef.current = null;
+    sent.current += 1;
     // What is on screen goes on: an ended run's messages, which the stream's may lag behind.
     const shown = ended?.messages;
     note({ event: 'page.sent', data: {} });
