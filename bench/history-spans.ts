@@ -11,19 +11,44 @@ const EventType = temporal.api.enums.v1.EventType;
 export const at = (event: HistoryEvent): number =>
   Number(event.eventTime?.seconds ?? 0) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
 
-/** Milliseconds from a workflow's start to its completion, as the server recorded them. */
-export async function workflowSpan(client: Client, workflowId: string): Promise<number> {
+/**
+ * Milliseconds the activities completed among `events` ran, each from its `ACTIVITY_TASK_STARTED`
+ * to its `ACTIVITY_TASK_COMPLETED` as the server recorded them: the work itself (a sandboxed
+ * command, a model call) and the worker's handling of the task around it.
+ */
+export function activityMs(events: HistoryEvent[], all: HistoryEvent[] = events): number {
+  const byId = new Map(all.map((event) => [String(event.eventId), event]));
+  let ms = 0;
+  for (const event of events) {
+    const startedId = event.activityTaskCompletedEventAttributes?.startedEventId;
+    if (startedId === undefined || startedId === null) continue;
+    const started = byId.get(String(startedId));
+    if (started !== undefined) ms += at(event) - at(started);
+  }
+  return ms;
+}
+
+export interface WorkflowSpan {
+  /** From the workflow's start to its completion, as the server recorded them. */
+  ms: number;
+  /** Of which its activities ran (`activityMs`). */
+  activityMs: number;
+}
+
+export async function workflowSpan(client: Client, workflowId: string): Promise<WorkflowSpan> {
   const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
   const started = events.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
   const completed = events.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
   if (started === undefined || completed === undefined) throw new Error(`${workflowId} has not completed`);
-  return at(completed) - at(started);
+  return { ms: at(completed) - at(started), activityMs: activityMs(events) };
 }
 
 export interface TurnSpan {
   /** The turn's user text. */
   text: string;
   ms: number;
+  /** Of which its activities ran (`activityMs`). */
+  activityMs: number;
   /** History events the turn wrote: from the workflow task that took it to the next turn's. */
   events: number;
 }
@@ -53,6 +78,11 @@ export async function turnSpans(client: Client, workflowId: string): Promise<Tur
     let last = end - 1;
     while (last > start.index && events[last]!.eventType !== EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
       last--;
-    return { text: start.text, ms: at(events[last]!) - at(events[start.index]!), events: end - start.index };
+    return {
+      text: start.text,
+      ms: at(events[last]!) - at(events[start.index]!),
+      activityMs: activityMs(events.slice(start.index, end), events),
+      events: end - start.index,
+    };
   });
 }

@@ -95,7 +95,7 @@ async function main(): Promise<void> {
           args: [activities],
         });
         const client = performance.now() - started;
-        const server = await workflowSpan(system.floorClient, workflowId);
+        const server = (await workflowSpan(system.floorClient, workflowId)).ms;
         process.stdout.write(
           `${activities} ${client.toFixed(0).padStart(5)} ${server.toFixed(0).padStart(5)}\n`,
         );

@@ -5,7 +5,9 @@
  * process with no Temporal (a), and for a minimal workflow running 3 against 1 no-op activities
  * on the same server (b). Keel and the floor are compared on the server's own clock (history
  * timestamps); the client's view, which adds how long each takes to hear of the end, is shown
- * beside it.
+ * beside it. The overhead of a step is what remains outside its activities (each activity's
+ * STARTED → COMPLETED taken out, on both sides): Keel's tool step runs a real `bash` in the
+ * sandbox and calls a model, the floor's activities do nothing.
  */
 import { randomUUID } from 'node:crypto';
 import { parseConfig } from '../../common/config';
@@ -38,7 +40,12 @@ interface FloorFigures {
   three: number[];
   /** The same, from the server's history timestamps. */
   serverStep: number[];
+  /** The same, without the time inside the activities. */
+  outsideStep: number[];
 }
+
+/** A span's time outside its activities: what Temporal and the workflow add around the work. */
+const outside = (span: { ms: number; activityMs: number }) => span.ms - span.activityMs;
 
 /** Splits two series into `trials` consecutive chunks and takes a per-step figure of each. */
 function chunkedPerStep(tool: number[], plain: number[], trials: number): number[] {
@@ -65,7 +72,7 @@ async function measureFloor(
     {},
     /floor worker ready/,
   );
-  const floor: FloorFigures = { step: [], one: [], three: [], serverStep: [] };
+  const floor: FloorFigures = { step: [], one: [], three: [], serverStep: [], outsideStep: [] };
   const ids = { one: [] as string[], three: [] as string[] };
   try {
     const execute = async (activities: number) => {
@@ -101,7 +108,13 @@ async function measureFloor(
   }
   const spans = async (workflowIds: string[]) =>
     Promise.all(workflowIds.map((workflowId) => workflowSpan(system.floorClient, workflowId)));
-  floor.serverStep = chunkedPerStep(await spans(ids.three), await spans(ids.one.slice(1)), options.trials);
+  const [three, one] = [await spans(ids.three), await spans(ids.one.slice(1))];
+  floor.serverStep = chunkedPerStep(
+    three.map((span) => span.ms),
+    one.map((span) => span.ms),
+    options.trials,
+  );
+  floor.outsideStep = chunkedPerStep(three.map(outside), one.map(outside), options.trials);
   return floor;
 }
 
@@ -132,15 +145,18 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
   // The same turns, timed by the server: from the workflow task that took the update to the one
   // that ended the run, without the time the API takes to hear of it.
   const serverTurns = { plain: [] as number[], tool: [] as number[] };
+  const outsideTurns = { plain: [] as number[], tool: [] as number[] };
   // And what each turn wrote to the history, counted from the real histories.
   const turnEvents = { plain: [] as number[], tool: [] as number[] };
   for (const thread of threads) {
     for (const span of (await turnSpans(system.client, workflowIdFor(thread))).slice(1)) {
       (span.text === toolTurn ? serverTurns.tool : serverTurns.plain).push(span.ms);
+      (span.text === toolTurn ? outsideTurns.tool : outsideTurns.plain).push(outside(span));
       (span.text === toolTurn ? turnEvents.tool : turnEvents.plain).push(span.events);
     }
   }
   const keelServerStep = chunkedPerStep(serverTurns.tool, serverTurns.plain, options.trials);
+  const keelOutsideStep = chunkedPerStep(outsideTurns.tool, outsideTurns.plain, options.trials);
 
   // (a) No durability: the same reducer and activities in this process.
   const config = parseConfig(
@@ -180,6 +196,8 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
 
   const keelStep = spread(keelServerStep);
   const floorStep = spread(floor.serverStep);
+  const keelOutside = spread(keelOutsideStep);
+  const floorOutside = spread(floor.outsideStep);
   const keelClientStep = spread(keel.step);
   const floorClientStep = spread(floor.step);
   const localStep = spread(local.step);
@@ -205,6 +223,12 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
       },
       {
         scenario: '',
+        metric: '  outside the activities: Keel / floor, ms per step',
+        value: `${showSpread(keelOutside)} / ${showSpread(floorOutside)}`,
+        note: 'the same, less each activity’s STARTED → COMPLETED: the overhead around the work',
+      },
+      {
+        scenario: '',
         metric: '  as the client sees it: Keel / floor, ms per step',
         value: `${showSpread(keelClientStep)} / ${showSpread(floorClientStep)}`,
         note: 'HTTP runs/wait vs client.workflow.execute (includes hearing of the end)',
@@ -217,9 +241,9 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
       },
       {
         scenario: '',
-        metric: 'Keel / floor (b)',
-        value: ratio(keelStep.median, floorStep.median),
-        note: 'target ≤ 2×',
+        metric: 'Keel / floor (b): whole step / outside the activities',
+        value: `${ratio(keelStep.median, floorStep.median)} / ${ratio(keelOutside.median, floorOutside.median)}`,
+        note: 'target ≤ 1.5× (the step’s overhead); the whole step includes running `bash` in the sandbox',
       },
       { scenario: '', metric: 'Keel / in-process (a)', value: ratio(keelStep.median, localStep.median) },
       {
@@ -249,6 +273,7 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
     data: {
       keel: {
         per_step_ms: keelStep,
+        outside_activities_per_step_ms: keelOutside,
         client_per_step_ms: keelClientStep,
         server_plain_turn_ms: spread(serverTurns.plain),
         server_tool_turn_ms: spread(serverTurns.tool),
@@ -265,6 +290,7 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
       floor: {
         worker_options: floorName,
         per_step_ms: floorStep,
+        outside_activities_per_step_ms: floorOutside,
         client_per_step_ms: floorClientStep,
         one_activity_ms: spread(floor.one),
         three_activities_ms: spread(floor.three),
@@ -273,6 +299,7 @@ export async function stepOverhead(system: System, options: StepOverheadOptions)
       },
       ratios: {
         keel_over_floor: keelStep.median / floorStep.median,
+        keel_over_floor_outside_activities: keelOutside.median / floorOutside.median,
         keel_over_in_process: keelStep.median / localStep.median,
       },
       trials: options.trials,

@@ -6,6 +6,7 @@
 import { Client } from '@langchain/langgraph-sdk';
 import { workflowIdFor } from '../../common/thread';
 import { keelTurns } from '../../bench/peer/keel-history';
+import { turnSpans } from '../../bench/history-spans';
 import { apiHarness } from '../helpers/api';
 
 jest.setTimeout(120_000);
@@ -33,5 +34,24 @@ describe("the peer benchmark's Keel turn records", () => {
     }
     expect(turns[1]!.started_ms).toBeGreaterThan(turns[0]!.completed_ms);
     expect(turns[2]!.started_ms).toBeGreaterThan(turns[1]!.completed_ms);
+  });
+
+  it("splits the step benchmark's turns into time inside and outside their activities", async () => {
+    const client = new Client({ apiUrl: harness.base, apiKey: null });
+    const { thread_id: threadId } = await client.threads.create();
+    for (const text of ['hello', 'run: echo one', 'hello'])
+      await client.runs.wait(threadId, 'agent', { input: { messages: [{ role: 'user', content: text }] } });
+
+    const spans = await turnSpans(harness.client, workflowIdFor(threadId));
+    expect(spans.map((span) => span.text)).toEqual(['hello', 'run: echo one', 'hello']);
+    const history = await harness.client.workflow.getHandle(workflowIdFor(threadId)).fetchHistory();
+    const completedActivities = history.events!.filter((event) => event.activityTaskCompletedEventAttributes);
+    // One model call per plain turn, model → bash → model in the tool turn.
+    expect(completedActivities).toHaveLength(5);
+    for (const span of spans) {
+      // Each turn's activities ran for some time, and the turn did more than run them.
+      expect(span.activityMs).toBeGreaterThan(0);
+      expect(span.activityMs).toBeLessThan(span.ms);
+    }
   });
 });
