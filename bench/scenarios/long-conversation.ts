@@ -186,13 +186,12 @@ export async function longConversation(
   const lateCpu = perTurn(cpu.lateStart!, cpu.lateEnd!, options.window);
   const allCpu = perTurn(cpu.earlyStart!, cpu.lateEnd!, options.turns);
   stretches.push(cpu.lateEnd!);
-  const alongCpu = stretches
+  const alongCpuEach = stretches
     .slice(1)
     .map((reading, index) =>
-      Math.round(
-        perTurn(stretches[index]!, reading, Math.min(stretch, options.turns - index * stretch)).total,
-      ),
+      perTurn(stretches[index]!, reading, Math.min(stretch, options.turns - index * stretch)),
     );
+  const alongCpu = alongCpuEach.map((each) => Math.round(each.total));
   const showCpu = ({ server, worker, api, total }: ReturnType<typeof perTurn>) =>
     `${total.toFixed(0)} (server ${server.toFixed(0)}, worker ${worker.toFixed(0)}, API ${api.toFixed(0)})`;
   return {
@@ -268,7 +267,7 @@ export async function longConversation(
       latency_ms: latencies,
       early_ms: early,
       late_ms: late,
-      cpu_ms_per_turn: { early: earlyCpu, late: lateCpu, all: allCpu, per_stretch: alongCpu, stretch },
+      cpu_ms_per_turn: { early: earlyCpu, late: lateCpu, all: allCpu, per_stretch: alongCpuEach, stretch },
       model_call_ms: modelCallMs,
       continue_as_new: runs.length - 1,
       runs,
