@@ -39,7 +39,7 @@ describe('a long conversation whose model calls bring only what was appended', (
   });
   afterAll(() => fake.close());
 
-  it('sends the exact transcript from what the worker holds, and from the workflow after a restart or a cleared cache', async () => {
+  it('sends the exact transcript from what the worker holds, across continue-as-new, and from the workflow after a restart or a cleared cache', async () => {
     const conversation = await TestConversation.start(setup.client, setup.config, {
       model: 'anthropic:claude-sonnet-4-5',
     });
@@ -103,7 +103,9 @@ describe('a long conversation whose model calls bring only what was appended', (
 
     // Every model call's input past 64 KiB brought its appended messages, small, and no whole transcript.
     let calls = 0;
+    let runsWithCalls = 0;
     for (const runId of runs) {
+      const before = calls;
       const history = await setup.client.workflow
         .getHandle(conversation.handle.workflowId, runId)
         .fetchHistory();
@@ -119,7 +121,10 @@ describe('a long conversation whose model calls bring only what was appended', (
         expect(input.appended).toBeDefined();
         expect(JSON.stringify(input.appended!.messages).length).toBeLessThanOrEqual(appendedMessagesLimit);
       }
+      if (calls > before) runsWithCalls++;
     }
     expect(calls).toBeGreaterThan(14);
+    // Those calls (all joined but the three that read) spanned more than one run.
+    expect(runsWithCalls).toBeGreaterThan(1);
   });
 });
