@@ -2,6 +2,7 @@
 import type { KeelActivities } from '../common/activities';
 import type { KeelConfig } from '../common/config';
 import { createCallModel } from './call-model';
+import type { StepMessagesReader } from './model-messages';
 import { WorkerMetrics } from '../telemetry/worker-metrics';
 import { createModelClients, type ModelClients } from './model/clients';
 import { type ActivityTelemetry, observeModelCall, observeModelClients, observeToolCall } from './observe';
@@ -48,6 +49,8 @@ export interface ActivityDependencies {
   sandbox?: Sandbox;
   /** Where spans and metrics go; unless given, metrics no one reads and the global tracer. */
   telemetry?: ActivityTelemetry;
+  /** Reads (and keeps) the messages of long conversations. @default a reader of its own */
+  messages?: StepMessagesReader;
 }
 
 export function createActivities({
@@ -55,6 +58,7 @@ export function createActivities({
   registry,
   clients,
   sandbox,
+  messages,
   telemetry = { metrics: new WorkerMetrics(), captureContent: false },
 }: ActivityDependencies): KeelActivities {
   const tools = registry ?? new ToolRegistry(builtinTools);
@@ -65,6 +69,7 @@ export function createActivities({
         clients: observeModelClients(modelClients, telemetry.metrics),
         registry: tools,
         prices: PriceTable.load(config.pricesFile),
+        ...(messages === undefined ? {} : { messages }),
       }),
       telemetry,
     ),

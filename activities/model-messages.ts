@@ -4,13 +4,15 @@
  * answer is one payload the size of the conversation, and kept per thread: the next step's call
  * on this worker asks only for what was appended since, as long as the workflow's transcript
  * revision says the front it keeps is still the transcript's front. A real model request needs
- * the whole conversation; reading it again from the workflow at every step does not.
+ * the whole conversation; reading it again from the workflow at every step does not. And a call
+ * that brings what was appended since the previous one (`CallModelInput.appended`) to a worker
+ * that holds the rest asks the workflow nothing: no round trip through the server at every step.
  */
 import type { Client } from '@temporalio/client';
-import type { CallModelInput } from '../common/activities';
+import type { AppendedMessages, CallModelInput } from '../common/activities';
 import { FailureType } from '../common/failures';
 import { getStepMessagesQuery, readPageChars } from '../common/messages';
-import { KeptMessages, readPages } from '../common/paged-reader';
+import { KeptMessages, readPages, type HeldMessages } from '../common/paged-reader';
 import type { ModelMessage } from '../common/transcript';
 import { failure } from './errors';
 
@@ -39,15 +41,34 @@ export class StepMessagesReader {
     return this.#kept.chars;
   }
 
+  /** Pages asked of workflows so far (for tests and metrics). */
+  pagesAsked = 0;
+
+  /** Calls answered from what was kept and what their input brought, asking nothing (for tests and metrics). */
+  heldAndAppended = 0;
+
+  /** Forgets every thread (as a worker that restarts does). */
+  clear(): void {
+    this.#kept.clear();
+  }
+
   async read(
     client: Client,
     execution: { workflowId: string; runId: string },
-    input: Pick<CallModelInput, 'run_id' | 'step'>,
+    input: Pick<CallModelInput, 'run_id' | 'step' | 'appended'>,
   ): Promise<ModelMessage[]> {
+    const joined =
+      input.appended === undefined ? undefined : this.#joined(execution.workflowId, input.appended);
+    if (joined !== undefined) {
+      this.heldAndAppended++;
+      this.#kept.keep(execution.workflowId, joined);
+      return joined.messages;
+    }
     const handle = client.workflow.getHandle(execution.workflowId, execution.runId);
     const read = await readPages<ModelMessage>({
       held: this.#kept.take(execution.workflowId),
       nextPage: async (held) => {
+        this.pagesAsked++;
         const answer = await handle.query(getStepMessagesQuery, {
           run_id: input.run_id,
           step: input.step,
@@ -72,5 +93,26 @@ export class StepMessagesReader {
     });
     if (read.checked) this.#kept.keep(execution.workflowId, read.held);
     return read.held.messages;
+  }
+
+  /**
+   * What is held of the thread followed by `appended`, when what is held (read under the same
+   * revision, so the transcript's front) reaches as far as `appended` starts; else undefined.
+   */
+  #joined(workflowId: string, appended: AppendedMessages): HeldMessages<ModelMessage> | undefined {
+    const held = this.#kept.peek(workflowId);
+    if (held === undefined || held.revision !== appended.revision || held.messages.length < appended.from)
+      return undefined;
+    // Held beyond `from` (a step that ended without an answer): the step's own messages replace it.
+    const beyond = held.messages.slice(appended.from);
+    const front = beyond.length === 0 ? held.messages : held.messages.slice(0, appended.from);
+    return {
+      revision: held.revision,
+      messages: front.concat(appended.messages),
+      chars:
+        held.chars -
+        (beyond.length === 0 ? 0 : JSON.stringify(beyond).length) +
+        JSON.stringify(appended.messages).length,
+    };
   }
 }

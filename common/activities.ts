@@ -22,6 +22,14 @@ export interface CallModelInput {
    */
   messages?: ModelMessage[];
   /**
+   * When `messages` is absent: the messages appended since the model's previous call (its
+   * answer and what followed it), when they are small. A worker that holds the first `from`
+   * messages, read under the same `revision` for an earlier step, sends those and these without
+   * asking the workflow; any other worker reads them all from the workflow. Absent from the
+   * inputs of earlier releases, which every worker reads from the workflow.
+   */
+  appended?: AppendedMessages;
+  /**
    * `false`: nobody waits for the answer's text token by token (see `SubmitInput.deltas`), so
    * none is published; the call then always brings its messages, and runs as a local activity.
    */
@@ -30,6 +38,21 @@ export interface CallModelInput {
 
 /** Characters of JSON up to which a model call's messages travel inside its input. */
 export const inlineMessagesLimit = 64 * 1024;
+
+/** The last messages of a model call's conversation: `messages` from index `from` on. */
+export interface AppendedMessages {
+  from: number;
+  /** The transcript's revision (`getStepMessages`'s): the same one means the same front. */
+  revision: string;
+  messages: ModelMessage[];
+}
+
+/**
+ * Characters of JSON up to which a long conversation's model call brings the messages appended
+ * since the previous call (`CallModelInput.appended`): a turn's question and the answer before
+ * it, not a large tool output, which the activity reads from the workflow instead.
+ */
+export const appendedMessagesLimit = 16 * 1024;
 
 export interface CallModelResult {
   content: AssistantContent[];

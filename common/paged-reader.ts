@@ -107,6 +107,12 @@ export class KeptMessages<Message> {
     return kept;
   }
 
+  /** Forgets every thread. */
+  clear(): void {
+    this.#kept.clear();
+    this.#chars = 0;
+  }
+
   keep(key: string, held: HeldMessages<Message>): void {
     this.take(key);
     if (held.chars > this.limitChars) return;

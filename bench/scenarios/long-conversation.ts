@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { workflowIdFor } from '../../common/thread';
 import type { System } from '../harness';
+import { at } from '../history-spans';
 import { progress } from '../progress';
 import { treeCpuSeconds } from '../sampler';
 import type { ScenarioResult } from '../report';
@@ -93,7 +94,11 @@ export async function longConversation(
   const responseBytes: number[] = [];
   const joined: number[] = [];
   const cpu: Partial<Record<'earlyStart' | 'earlyEnd' | 'lateStart' | 'lateEnd', Cpu>> = {};
+  /** Readings every `stretch` turns: CPU per turn along the thread, hand-overs included. */
+  const stretch = 100;
+  const stretches: Cpu[] = [];
   for (let index = 0; index < options.turns; index++) {
+    if (index % stretch === 0) stretches.push(await cpuSeconds(system));
     if (index === 0) cpu.earlyStart = await cpuSeconds(system);
     if (index === options.turns - options.window) cpu.lateStart = await cpuSeconds(system);
     const result = await turnOrJoin(system.apiUrl, threadId, `turn ${index + 1}: hello`);
@@ -120,9 +125,27 @@ export async function longConversation(
       'EVENT_TYPE_',
       '',
     );
+  /** Each model activity, timed by the server: scheduled → started (queue), started → completed (run). */
+  const modelCalls: Array<{ at: number; queue: number; run: number }> = [];
   for await (const execution of system.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
     const history = await system.client.workflow.getHandle(workflowId, execution.runId).fetchHistory();
     const events = history.events ?? [];
+    const scheduled = new Map<string, number>();
+    const started = new Map<string, number>();
+    for (const event of events) {
+      const id = String(event.eventId);
+      if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
+        scheduled.set(id, at(event));
+      const start = event.activityTaskStartedEventAttributes;
+      if (start && scheduled.has(String(start.scheduledEventId)))
+        started.set(String(start.scheduledEventId), at(event));
+      const done = event.activityTaskCompletedEventAttributes;
+      const begun = done ? started.get(String(done.scheduledEventId)) : undefined;
+      if (done && begun !== undefined) {
+        const queued = scheduled.get(String(done.scheduledEventId))!;
+        modelCalls.push({ at: queued, queue: begun - queued, run: at(event) - begun });
+      }
+    }
     let largest = { bytes: 0, event: '' };
     let largestEvent = { bytes: 0, event: '' };
     for (const event of events) {
@@ -141,6 +164,15 @@ export async function longConversation(
       largest_event_payloads_event: largestEvent.event,
     });
   }
+  modelCalls.sort((a, b) => a.at - b.at);
+  const callsEarly = modelCalls.slice(0, options.window);
+  const callsLate = modelCalls.slice(-options.window);
+  const medianOf = (calls: typeof modelCalls, part: 'queue' | 'run') =>
+    spread(calls.map((call) => call[part])).median;
+  const modelCallMs = {
+    early: { queue: medianOf(callsEarly, 'queue'), run: medianOf(callsEarly, 'run') },
+    late: { queue: medianOf(callsLate, 'queue'), run: medianOf(callsLate, 'run') },
+  };
   const early = spread(latencies.slice(0, options.window));
   const late = spread(latencies.slice(-options.window));
   const largestHistory = runs.reduce((a, b) => (b.bytes > a.bytes ? b : a));
@@ -152,6 +184,14 @@ export async function longConversation(
   const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
   const earlyCpu = perTurn(cpu.earlyStart!, cpu.earlyEnd!, options.window);
   const lateCpu = perTurn(cpu.lateStart!, cpu.lateEnd!, options.window);
+  const allCpu = perTurn(cpu.earlyStart!, cpu.lateEnd!, options.turns);
+  stretches.push(cpu.lateEnd!);
+  const alongCpuEach = stretches
+    .slice(1)
+    .map((reading, index) =>
+      perTurn(stretches[index]!, reading, Math.min(stretch, options.turns - index * stretch)),
+    );
+  const alongCpu = alongCpuEach.map((each) => Math.round(each.total));
   const showCpu = ({ server, worker, api, total }: ReturnType<typeof perTurn>) =>
     `${total.toFixed(0)} (server ${server.toFixed(0)}, worker ${worker.toFixed(0)}, API ${api.toFixed(0)})`;
   return {
@@ -179,6 +219,18 @@ export async function longConversation(
         metric: `CPU per turn, last ${options.window} turns, ms`,
         value: showCpu(lateCpu),
         note: `late / early ${(lateCpu.total / earlyCpu.total).toFixed(2)}×`,
+      },
+      {
+        scenario: '',
+        metric: 'CPU per turn, all turns, ms',
+        value: showCpu(allCpu),
+        note: `hand-overs included; per ${stretch} turns: ${alongCpu.join(', ')}`,
+      },
+      {
+        scenario: '',
+        metric: 'model activity, first → last 20, median ms',
+        value: `runs ${modelCallMs.early.run.toFixed(1)} → ${modelCallMs.late.run.toFixed(1)}, waits ${modelCallMs.early.queue.toFixed(1)} → ${modelCallMs.late.queue.toFixed(1)}`,
+        note: "the server's clock: started → completed, and scheduled → started",
       },
       {
         scenario: '',
@@ -215,7 +267,8 @@ export async function longConversation(
       latency_ms: latencies,
       early_ms: early,
       late_ms: late,
-      cpu_ms_per_turn: { early: earlyCpu, late: lateCpu },
+      cpu_ms_per_turn: { early: earlyCpu, late: lateCpu, all: allCpu, per_stretch: alongCpuEach, stretch },
+      model_call_ms: modelCallMs,
       continue_as_new: runs.length - 1,
       runs,
       largest_payload_bytes: largestPayloadBytes,

@@ -3,13 +3,18 @@
  * transcript size (it must decide compaction exactly as serializing would, or replays diverge),
  * the carried state in parts, the pages and the revision that tells readers their copy is stale.
  */
-import { inlineMessagesLimit } from '../../common/activities';
+import { appendedMessagesLimit, inlineMessagesLimit } from '../../common/activities';
 import { limits } from '../../common/limits';
 import type { Message } from '../../common/transcript';
 import { forkAt } from '../../workflows/core/branches';
 import { callModelCommand } from '../../workflows/core/model-step';
-import { stepMessagesAnswer, transcriptPage, transcriptRevision } from '../../workflows/core/pages';
-import { type ActiveRun, type ThreadState, initialState } from '../../workflows/core/state';
+import { stepMessagesAnswer, transcriptPage } from '../../workflows/core/pages';
+import {
+  type ActiveRun,
+  type ThreadState,
+  initialState,
+  transcriptRevision,
+} from '../../workflows/core/state';
 import { appendMessages, modelMessages } from '../../workflows/core/transcript';
 import { carriedPartChars, joinCarried, splitCarried } from '../../workflows/interpreter/carried';
 
@@ -69,6 +74,54 @@ describe('a long conversation in the workflow', () => {
       const fits = JSON.stringify(modelMessages(state)).length <= inlineMessagesLimit;
       expect(command.type === 'callModel' && command.input.messages !== undefined).toBe(fits);
     }
+  });
+
+  it('brings, past 64 KiB, the messages from the previous answer on, when they are small', () => {
+    const active: ActiveRun = {
+      run_id: 'r',
+      steps: 1,
+      step: { kind: 'model' },
+      started_at_ms: t0,
+      model: 'm',
+    };
+    const long = talk(thread(), 8, 5_000);
+    const asked = appendMessages(long, 'r', t0, [
+      { role: 'user', content: [{ type: 'text', text: 'and?' }] },
+    ]).state;
+    const command = callModelCommand(asked, active, 1);
+    const messages = modelMessages(asked);
+    if (command.type !== 'callModel') throw new Error('expected a model call');
+    expect(command.input.messages).toBeUndefined();
+    // The previous answer and the question after it; the worker that sent everything before holds the rest.
+    expect(command.input.appended).toEqual({
+      from: messages.length - 2,
+      revision: transcriptRevision(asked),
+      messages: messages.slice(-2),
+    });
+    // A tool step: the answer that asked for the tool and its result.
+    const toolTurn = appendMessages(asked, 'r', t0, [
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 't1', name: 'bash', input: {} }],
+        model: 'm',
+        stop_reason: 'tool_use',
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] },
+    ]).state;
+    const next = callModelCommand(toolTurn, active, 2);
+    if (next.type !== 'callModel') throw new Error('expected a model call');
+    expect(next.input.appended?.from).toBe(messages.length);
+    expect(next.input.appended?.messages).toEqual(modelMessages(toolTurn).slice(-2));
+    // Too large to write into the history at every step: read from the workflow instead.
+    const large = appendMessages(asked, 'r', t0, [
+      { role: 'assistant', content: [{ type: 'text', text: 'x' }], model: 'm', stop_reason: 'end_turn' },
+      { role: 'user', content: [{ type: 'text', text: 'y'.repeat(appendedMessagesLimit) }] },
+    ]).state;
+    const unsent = callModelCommand(large, active, 1);
+    expect(unsent.type === 'callModel' && unsent.input.appended === undefined).toBe(true);
+    // Inline: everything travels, nothing more.
+    const short = callModelCommand(talk(thread(), 2, 10), active, 1);
+    expect(short.type === 'callModel' && short.input.appended === undefined).toBe(true);
   });
 
   it('carries a 1 MB state in parts under 512 KiB each, and gets the same state back', () => {

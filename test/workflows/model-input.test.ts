@@ -49,8 +49,13 @@ describe('the model activity input', () => {
     expect(fake.violations).toEqual([]);
     const inputs = await scheduledModelInputs(conversation);
     expect(inputs).toHaveLength(4);
-    expect(inputs.slice(0, 2).every((input) => input.includes('"messages"'))).toBe(true);
-    expect(inputs.slice(2).some((input) => input.includes('"messages"'))).toBe(false);
+    const whole = (input: string) => (JSON.parse(input) as { messages?: unknown }).messages !== undefined;
+    expect(inputs.slice(0, 2).every(whole)).toBe(true);
+    expect(inputs.slice(2).some(whole)).toBe(false);
+    // The long turn's first call brings nothing of it (its question alone is too large); the
+    // second, only the tool call and its result (decision 0295).
+    expect(inputs[2]).not.toContain('"appended"');
+    expect(inputs[3]).toContain('"appended"');
     expect(Math.max(...inputs.slice(2).map((input) => input.length))).toBeLessThan(1_000);
   });
 

@@ -2,13 +2,18 @@
  * The model half of a step: ask the model (unless a stop condition ends the run first), then act
  * on its answer: run the tools it asks for, go on after a pause, or end the run with its text.
  */
-import { inlineMessagesLimit, type CallModelInput } from '../../common/activities';
+import {
+  appendedMessagesLimit,
+  inlineMessagesLimit,
+  type AppendedMessages,
+  type CallModelInput,
+} from '../../common/activities';
 import { type ModelMessage, textOf, toolUsesOf } from '../../common/transcript';
 import { addUsage } from '../../common/usage';
 import { exceededEvent, warnIfNear } from './budget';
 import { emit } from './emit';
 import { finishRun, unchanged, updateRun } from './run-lifecycle';
-import { findRun, type ActiveRun, type ThreadState } from './state';
+import { findRun, transcriptRevision, type ActiveRun, type ThreadState } from './state';
 import {
   completionReason,
   continuesTurn,
@@ -32,23 +37,42 @@ export const isCurrentModelStep = (state: ThreadState, runId: string, step: numb
   currentModelStep(state, runId, step) !== undefined;
 
 /**
- * Whether `JSON.stringify(messages).length <= inlineMessagesLimit`, serializing no more than
- * that many characters' worth of messages (a long conversation's every step would otherwise
- * serialize all of it).
+ * Whether `JSON.stringify(messages).length <= limit`, serializing no more than that many
+ * characters' worth of messages (a long conversation's every step would otherwise serialize all
+ * of it).
  */
-function fitsInline(messages: readonly ModelMessage[]): boolean {
+function fitsIn(messages: readonly ModelMessage[], limit: number): boolean {
   // "[" + each message and its "," or "]": the array's JSON length, counted until it is too long.
   let chars = messages.length === 0 ? 2 : 1;
   for (const message of messages) {
     chars += JSON.stringify(message).length + 1;
-    if (chars > inlineMessagesLimit) return false;
+    if (chars > limit) return false;
   }
-  return chars <= inlineMessagesLimit;
+  return chars <= limit;
+}
+
+/**
+ * The messages from the model's previous answer on: what a worker that ran the previous call
+ * (and holds what it sent) lacks. The previous call was sent everything before its answer, and
+ * the transcript only grows at its end, so a worker holding that under the same revision holds
+ * this call's first `from` messages. Absent when they are too large to write into the history
+ * at every step (a large tool output): the activity reads them from the workflow then.
+ */
+function appendedSincePreviousCall(
+  state: ThreadState,
+  messages: readonly ModelMessage[],
+): AppendedMessages | undefined {
+  let from = messages.length - 1;
+  while (from > 0 && messages[from]?.role !== 'assistant') from--;
+  const appended = messages.slice(Math.max(0, from));
+  if (!fitsIn(appended, appendedMessagesLimit)) return undefined;
+  return { from: Math.max(0, from), revision: transcriptRevision(state), messages: appended };
 }
 
 /**
  * The model call for a step. A long conversation stays out of the input (and so out of the
- * history at every step): the activity then asks the workflow for it. A call that streams no
+ * history at every step): only what was appended since the previous call travels, and the
+ * activity asks the workflow for the rest unless its worker holds it. A call that streams no
  * deltas always brings its messages: it runs as a local activity, whose input is never written
  * to the history, and which could not ask its workflow while the workflow waits on it.
  */
@@ -56,13 +80,15 @@ export function callModelCommand(state: ThreadState, active: ActiveRun, step: nu
   const { thread_id, config } = state.thread;
   const messages = modelMessages(state);
   const quiet = active.deltas === false;
-  const inline = quiet || fitsInline(messages);
+  const inline = quiet || fitsIn(messages, inlineMessagesLimit);
+  const appended = inline ? undefined : appendedSincePreviousCall(state, messages);
   const input: CallModelInput = {
     thread_id,
     run_id: active.run_id,
     step,
     model: active.model,
     ...(inline ? { messages } : {}),
+    ...(appended === undefined ? {} : { appended }),
     ...(config.system === undefined ? {} : { system: config.system }),
     ...(quiet ? { deltas: false as const } : {}),
   };

@@ -15,13 +15,8 @@ import type {
 } from '../../common/messages';
 import { sequenceOf, type Message, type ModelMessage } from '../../common/transcript';
 import { isCurrentModelStep } from './model-step';
-import type { ThreadState } from './state';
+import { transcriptRevision, type ThreadState } from './state';
 import { modelMessages } from './transcript';
-
-/** Equal for two states whose transcripts differ only by messages appended to the later one. */
-export function transcriptRevision(state: ThreadState): string {
-  return `${state.thread.thread_id}/${state.thread.created_at}/${state.transcript_revision ?? 0}`;
-}
 
 /** `items` from `from` on, as many as fit in `maxChars` of JSON (one at least), and whether more follow. */
 function page<T>(items: readonly T[], from: number, maxChars: number): { items: T[]; more: boolean } {

@@ -179,6 +179,11 @@ export function initialState(thread: ThreadInfo): ThreadState {
   };
 }
 
+/** Equal for two states whose transcripts differ only by messages appended to the later one. */
+export function transcriptRevision(state: ThreadState): string {
+  return `${state.thread.thread_id}/${state.thread.created_at}/${state.transcript_revision ?? 0}`;
+}
+
 /** The state with its transcript marked as rewritten (see `ThreadState.transcript_revision`). */
 export function revised(state: ThreadState): ThreadState {
   return { ...state, transcript_revision: (state.transcript_revision ?? 0) + 1 };
