@@ -7,15 +7,8 @@
  * worker, never in a replay; their spans must not draw from that stream, or every later id of a
  * replay differs from the live run's (decision 0255).
  */
-import { readFile } from 'node:fs/promises';
-import { Worker } from '@temporalio/worker';
-import { defaultPayloadConverter } from '@temporalio/common';
-import type { SerializableSpan } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
-import { loadDataConverter } from '../../codec/data-converter';
-import { WorkerMetrics } from '../../telemetry/worker-metrics';
-import { codeForWorker } from '../../worker/workflow-bundle';
 import { TestConversation } from '../helpers/conversation';
-import { inMemoryTracing } from '../helpers/tracing';
+import { inMemoryTracing, replaySchedulingSpans, scheduledSpanIds } from '../helpers/tracing';
 import { workerHarness } from '../helpers/worker-harness';
 
 jest.setTimeout(120_000);
@@ -34,40 +27,18 @@ describe("the workflow's span ids on replay", () => {
     }
     const history = await conversation.handle.fetchHistory();
     // The live ids: each activity carries its scheduling span's context in its header.
-    const live = history
-      .events!.map((event) => event.activityTaskScheduledEventAttributes?.header?.fields?.['_tracer-data'])
-      .filter((payload) => payload !== undefined && payload !== null)
-      .map((payload) => {
-        const { traceparent } = defaultPayloadConverter.fromPayload<{ traceparent: string }>(payload);
-        return traceparent.split('-')[2]!;
-      });
+    const live = scheduledSpanIds(history.events!).filter((id): id is string => id !== undefined);
     expect(live.length).toBeGreaterThanOrEqual(6);
     // The live worker exported them as it scheduled the activities.
     const exported = tracing.spans().filter((span) => span.name.startsWith('StartActivity:'));
     expect(live.every((id) => exported.some((span) => span.spanContext().spanId === id))).toBe(true);
-    // The replay's, on a worker that traces too: the scheduling spans it ends, handed to a sink
-    // that is called during replay.
-    const replayed: string[] = [];
-    await Worker.runReplayHistory(
-      {
-        workflowBundle: { code: codeForWorker(await readFile(process.env.KEEL_TEST_BUNDLE!, 'utf8'), true) },
-        dataConverter: await loadDataConverter(setup.config.encryption),
-        sinks: {
-          ...new WorkerMetrics().sinks(),
-          exporter: {
-            export: {
-              fn: (_info, spans: SerializableSpan[]) => {
-                for (const span of spans)
-                  if (span.name.startsWith('StartActivity:')) replayed.push(span.spanContext.spanId);
-              },
-              callDuringReplay: true,
-            },
-          },
-        },
-      },
+    // The replay's, on a worker that traces too.
+    const replayed = await replaySchedulingSpans({
+      tracing: true,
       history,
-      conversation.handle.workflowId,
-    );
+      workflowId: conversation.handle.workflowId,
+      encryption: setup.config.encryption,
+    });
     expect(replayed.sort()).toEqual(live.sort());
   });
 });

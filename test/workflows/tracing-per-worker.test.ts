@@ -6,41 +6,18 @@
  * worker takes it, and the finished histories replay on both kinds of worker.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { Client } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
-import type { SerializableSpan } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
-import { Worker } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
-import { loadDataConverter } from '../../codec/data-converter';
 import type { KeelConfig } from '../../common/config';
 import type { CronRunInput } from '../../common/crons';
-import { WorkerMetrics } from '../../telemetry/worker-metrics';
-import { codeForWorker } from '../../worker/workflow-bundle';
 import type { cronRunWorkflow } from '../../workflows/cron-run-workflow';
 import { TestConversation } from '../helpers/conversation';
 import { closeTestClient, startTestWorker, testClient, testConfig } from '../helpers/temporal';
-import { inMemoryTracing } from '../helpers/tracing';
+import { inMemoryTracing, replaySchedulingSpans, scheduledSpanIds } from '../helpers/tracing';
 
 jest.setTimeout(240_000);
 
 type History = temporal.api.history.v1.IHistory;
-
-/** The span id in each scheduled activity's trace header; undefined for an activity without one. */
-function headerSpanIds(events: temporal.api.history.v1.IHistoryEvent[]): (string | undefined)[] {
-  return events
-    .filter(
-      (event) =>
-        event.activityTaskScheduledEventAttributes !== undefined &&
-        event.activityTaskScheduledEventAttributes !== null,
-    )
-    .map((event) => {
-      const payload = event.activityTaskScheduledEventAttributes!.header?.fields?.['_tracer-data'];
-      if (payload === undefined || payload === null) return undefined;
-      const { traceparent } = defaultPayloadConverter.fromPayload<{ traceparent: string }>(payload);
-      return traceparent.split('-')[2]!;
-    });
-}
 
 describe('tracing decided by the worker', () => {
   let client: Client;
@@ -54,33 +31,8 @@ describe('tracing decided by the worker', () => {
     await closeTestClient();
   });
 
-  /** Replays `history` on a worker that does (`tracing`) or does not export spans; its scheduling spans' ids. */
-  async function replayOn(tracing: boolean, history: History, workflowId: string): Promise<string[]> {
-    const scheduled: string[] = [];
-    await Worker.runReplayHistory(
-      {
-        workflowBundle: {
-          code: codeForWorker(await readFile(process.env.KEEL_TEST_BUNDLE!, 'utf8'), tracing),
-        },
-        dataConverter: await loadDataConverter(config.encryption),
-        sinks: {
-          ...new WorkerMetrics().sinks(),
-          exporter: {
-            export: {
-              fn: (_info, spans: SerializableSpan[]) => {
-                for (const span of spans)
-                  if (span.name.startsWith('StartActivity:')) scheduled.push(span.spanContext.spanId);
-              },
-              callDuringReplay: true,
-            },
-          },
-        },
-      },
-      history,
-      workflowId,
-    );
-    return scheduled;
-  }
+  const replayOn = (tracing: boolean, history: History, workflowId: string): Promise<string[]> =>
+    replaySchedulingSpans({ tracing, history, workflowId, encryption: config.encryption });
 
   it('hands a conversation turn by turn between workers that trace and workers that do not, and replays it on either', async () => {
     const tracing = inMemoryTracing();
@@ -93,7 +45,7 @@ describe('tracing decided by the worker', () => {
         const before = (await conversation.handle.fetchHistory()).events!.length;
         expect(await conversation.ask(`run: echo turn ${index}`)).toMatchObject({ status: 'completed' });
         await conversation.transcript();
-        headers.push(headerSpanIds((await conversation.handle.fetchHistory()).events!.slice(before)));
+        headers.push(scheduledSpanIds((await conversation.handle.fetchHistory()).events!.slice(before)));
       } finally {
         await worker.stop();
       }
