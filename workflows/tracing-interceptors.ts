@@ -31,8 +31,9 @@ import { workerTraces } from './tracing/worker-traces';
 /** The patch id every traced workflow recorded first, before `leanHistoryPatch`. */
 export const tracingPatch = 'keel-otel-interceptors' satisfies FoldedPatch;
 
-/* eslint-disable no-restricted-globals, @typescript-eslint/no-require-imports -- a static `require` in a function: webpack bundles the
-   module as any other and evaluates it on the first call, for the workflow that calls. */
+/* eslint-disable no-restricted-globals, @typescript-eslint/no-require-imports -- a static
+   `require` in a function: webpack bundles the module as any other and evaluates it on the first
+   call, for the workflow that calls. */
 const loadRunSpans = (): RunTracing => (require('./tracing/run-spans') as typeof RunSpans).runSpans();
 const loadSeededSpans = (): RunTracing =>
   (require('./tracing/seeded-spans') as typeof SeededSpans).seededSpans();
