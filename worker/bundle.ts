@@ -7,24 +7,12 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { failureConverterPath } from '../codec/data-converter';
-import { workflowInterceptorModules, workflowPreloadModules, workflowsPath } from './create-worker';
+import { buildWorkflowBundle } from './workflow-bundle';
+
+export { buildWorkflowBundle };
 
 /** The public module other workflows import (`keel/workflow`): it must bundle on its own too. */
 export const agentsModulePath = path.resolve(__dirname, '../workflows/agents/index.ts');
-
-export async function buildWorkflowBundle(entry = workflowsPath): Promise<string> {
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: entry,
-    workflowInterceptorModules,
-    preloadModules: workflowPreloadModules,
-    // Failures raised in workflow code carry their message as a payload, for the codec to encrypt.
-    failureConverterPath,
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
-  });
-  return code;
-}
 
 async function main(): Promise<void> {
   const out = process.argv.indexOf('--out');

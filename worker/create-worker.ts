@@ -1,5 +1,4 @@
 /** The Keel worker's options, in one place for the worker process, tests and benchmarks. */
-import path from 'node:path';
 import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
@@ -12,15 +11,9 @@ import { startTracing, type Tracing } from '../telemetry/tracing';
 import { WorkerMetrics } from '../telemetry/worker-metrics';
 import { agentServiceHandler } from './agent-service';
 import { tuneWorkflowHeaps } from './heap';
+import { workflowBundleFor } from './workflow-bundle';
 
-/** The workflow entry point the bundler starts from. */
-export const workflowsPath = path.resolve(__dirname, '../workflows/index.ts');
-
-/** Temporal's OpenTelemetry workflow interceptors, bundled with every workflow build (behind a patch). */
-export const workflowInterceptorModules = [path.resolve(__dirname, '../workflows/tracing-interceptors.ts')];
-
-/** Stateless libraries evaluated once per workflow thread, not once per workflow (decision 0280). */
-export const workflowPreloadModules = [path.resolve(__dirname, '../workflows/shared-modules.ts')];
+export { workflowInterceptorModules, workflowPreloadModules, workflowsPath } from './workflow-bundle';
 
 export interface KeelWorkerOptions {
   connection: NativeConnection;
@@ -38,7 +31,10 @@ export interface KeelWorkerOptions {
   identity?: string;
   /** Where the workflows' run and approval metrics go. @default metrics no one reads */
   metrics?: WorkerMetrics;
-  /** Where workflow spans go (the process's tracing, `telemetry/tracing.ts`). @default none */
+  /**
+   * Where workflow spans go (the process's tracing, `telemetry/tracing.ts`). Workflows are traced
+   * only on a worker whose tracing is enabled (decision 0290). @default none
+   */
   tracing?: Tracing;
 }
 
@@ -53,9 +49,14 @@ export const keelWorkerTuning = {
   defaultHeartbeatThrottleInterval: '1 second',
 } as const;
 
-export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
+export async function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
   const metrics = options.metrics ?? new WorkerMetrics();
   const tracing = options.tracing ?? startTracing(undefined, 'keel-worker');
+  // The bundle (prebuilt, or built now) tells its workflows whether this worker exports spans.
+  const workflowBundle = await workflowBundleFor({
+    ...(options.workflowBundlePath === undefined ? {} : { bundlePath: options.workflowBundlePath }),
+    tracing: tracing.enabled,
+  });
   // Before the SDK starts its workflow threads, whose heaps take the flag.
   tuneWorkflowHeaps();
   return Worker.create({
@@ -65,17 +66,15 @@ export function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
     activities: options.activities,
     nexusServices: [agentServiceHandler],
     dataConverter: options.dataConverter,
-    ...(options.workflowBundlePath === undefined
-      ? { workflowsPath, bundlerOptions: { preloadModules: workflowPreloadModules } }
-      : { workflowBundle: { codePath: options.workflowBundlePath } }),
+    workflowBundle,
     ...(options.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: options.maxCachedWorkflows }),
     ...(options.identity === undefined ? {} : { identity: options.identity }),
     shutdownGraceTime: `${options.shutdownGraceS} seconds`,
-    // Registered whether or not tracing is on: the bundled workflow interceptors always report.
+    // Registered whether or not this worker exports: runs recorded before decision 0290 make spans
+    // on every worker (tracing/seeded-spans.ts), and leave them here.
     sinks: { ...metrics.sinks(), exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
     interceptors: {
-      // A prebuilt bundle has them already (worker/bundle.ts); the SDK warns if told again.
-      ...(options.workflowBundlePath === undefined ? { workflowModules: workflowInterceptorModules } : {}),
+      // The workflow interceptors are in the bundle (worker/workflow-bundle.ts).
       activity: [
         (context) => ({
           inbound: new OpenTelemetryActivityInboundInterceptor(context),

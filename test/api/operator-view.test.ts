@@ -66,7 +66,7 @@ describe('a thread in the Temporal Web UI', () => {
     const history = await harness.client.workflow.getHandle(workflowIdFor(threadId)).fetchHistory();
     const { outline } = outlineHistory(history.events ?? []);
     // One marker for every patch (decision 0220), whose name Temporal's core upserts beside it.
-    expect(outline.filter((event) => event.startsWith('patch '))).toEqual(['patch keel-lean-history']);
+    expect(outline.filter((event) => event.startsWith('patch '))).toEqual(['patch keel-tracing-per-worker']);
     expect(outline.filter((event) => event === 'visibility TemporalChangeVersion')).toHaveLength(1);
     // The API started the thread idle: busy and idle again per turn, nothing else (the cost goes
     // with them), and no write of what the thread started with.

@@ -129,7 +129,7 @@ describe('an agent’s history, as an operator reads it in the Temporal Web UI',
       'workflow_execution_started',
       'task',
       // One marker stands for every patch (decision 0220); Temporal's core upserts its name.
-      'patch keel-lean-history',
+      'patch keel-tracing-per-worker',
       'visibility TemporalChangeVersion',
       'schedule callModel',
       visibility, // busy, one run

@@ -13,6 +13,7 @@ import type { KeelActivities } from '../../common/activities';
 import { type KeelConfig, parseConfig } from '../../common/config';
 import { loadDataConverter } from '../../codec/data-converter';
 import { createKeelWorker } from '../../worker/create-worker';
+import type { Tracing } from '../../telemetry/tracing';
 import { testDataConverter, testEncryptionKeys } from './encryption';
 import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
@@ -74,6 +75,8 @@ export interface TestWorkerOptions {
   activities?: (real: KeelActivities) => KeelActivities;
   dependencies?: Omit<ActivityDependencies, 'config'>;
   maxCachedWorkflows?: number;
+  /** Where the worker's workflow spans go; a worker exports none without it. */
+  tracing?: Tracing;
 }
 
 /** A real worker on the test's task queue, running in this process. */
@@ -89,6 +92,7 @@ export async function startTestWorker(options: TestWorkerOptions): Promise<Runni
     workflowBundlePath: process.env.KEEL_TEST_BUNDLE!,
     shutdownGraceS: 2,
     ...(options.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: options.maxCachedWorkflows }),
+    ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
   });
   const running = worker.run();
   return {

@@ -1,7 +1,7 @@
 /**
  * Re-records the replay histories in test/replay/histories/ from real runs: a fresh dev server
- * (continue-as-new suggested at 150 events), an in-process worker with the real activities and
- * the scripted model. Run it after a deliberate change to the workflow's commands, with
+ * (continue-as-new suggested at 150 events), an in-process worker that traces, with the real
+ * activities and the scripted model. Run it after a deliberate change to the workflow's commands, with
  * `npm run record-histories`, and commit the result together with the change. Names after `--`
  * record only those scenarios (`npm run record-histories -- agent-parent task-conversation`).
  */
@@ -23,6 +23,7 @@ import { ensureTemporalCli } from '../../launch/temporal-cli';
 import { createKeelWorker } from '../../worker/create-worker';
 import { TestConversation } from '../helpers/conversation';
 import { testDataConverter, testEncryptionKeys } from '../helpers/encryption';
+import { inMemoryTracing } from '../helpers/tracing';
 
 const historiesDir = path.join(__dirname, 'histories');
 
@@ -59,6 +60,9 @@ async function main(): Promise<void> {
     shutdownGraceS: 1,
     // Recorded encrypted with the test key, as every history is stored now.
     dataConverter: testDataConverter(),
+    // On a worker that traces, so the histories carry spans' headers; the replay test replays them
+    // on one that does not (decision 0290).
+    tracing: inMemoryTracing(),
     activities: {
       ...real,
       callModel: real.callModel,

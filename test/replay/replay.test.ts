@@ -32,9 +32,13 @@ const laterScenarios = [...agentScenarios, 'waited-turn.json'];
  * scenarios. `before-tracing`: recorded before the tracing interceptors (patch
  * `keel-otel-interceptors`, decision 0122). `before-lean-history`: every scenario as recorded
  * before the patch `keel-lean-history` (one marker for all patches, fewer visibility writes;
- * decision 0220), each with a marker per patch.
+ * decision 0220), each with a marker per patch. `before-tracing-per-worker`: every scenario as
+ * recorded before the patch `keel-tracing-per-worker` (decision 0290), traced on every worker by
+ * Temporal's interceptors. The current ones were recorded on a worker that traces; this replayer
+ * does not.
  */
 const olderDirectories: Record<string, string[]> = {
+  'before-tracing-per-worker': [...scenarios, ...laterScenarios],
   'before-lean-history': [...scenarios, ...laterScenarios],
   'before-tracing': scenarios,
   'before-cost-patch': scenarios,

@@ -3,11 +3,18 @@ import { Worker } from 'node:worker_threads';
 // The SDK's reusable V8 context, as a workflow thread runs it: the only way to see what one workflow
 // evaluates for itself (its activator's module cache).
 import { ReusableVMWorkflowCreator } from '@temporalio/worker/lib/workflow/reusable-vm';
+import { msToTs } from '@temporalio/common/lib/time';
 import { collectHeaps } from '../../worker/heap-probe';
+import { codeForWorker } from '../../worker/workflow-bundle';
 
-/** The ids of the modules one workflow evaluated for itself, in the worker's real bundle. */
-async function modulesOfOneWorkflow(): Promise<string[]> {
-  const code = await readFile(process.env.KEEL_TEST_BUNDLE!, 'utf8');
+/**
+ * The ids of the modules one workflow evaluated for itself, in the worker's real bundle as a worker
+ * that does (`tracing`) or does not export spans runs it: the workflow is created and its first
+ * activation starts it, as a new conversation's first workflow task does (its input is missing, so
+ * it fails at once, after the interceptors have decided how it is traced).
+ */
+async function modulesOfOneWorkflow(tracing: boolean): Promise<string[]> {
+  const code = codeForWorker(await readFile(process.env.KEEL_TEST_BUNDLE!, 'utf8'), tracing);
   const creator = await ReusableVMWorkflowCreator.create(
     {
       code,
@@ -18,25 +25,37 @@ async function modulesOfOneWorkflow(): Promise<string[]> {
     new Set(),
     undefined,
   );
-  let workflow: { dispose(): Promise<void> } | undefined;
+  let workflow: Awaited<ReturnType<typeof creator.createWorkflow>> | undefined;
   try {
     const now = Date.now();
+    const info = {
+      workflowType: 'assistantWorkflow',
+      workflowId: 'memory-test',
+      runId: 'memory-test-run',
+      taskQueue: 'memory-test',
+      namespace: 'default',
+      unsafe: { isReplaying: false, now: Date.now },
+      searchAttributes: {},
+      memo: {},
+      startTime: new Date(now),
+      runStartTime: new Date(now),
+    };
     workflow = await creator.createWorkflow({
-      info: {
-        workflowType: 'assistantWorkflow',
-        workflowId: 'memory-test',
-        runId: 'memory-test-run',
-        taskQueue: 'memory-test',
-        namespace: 'default',
-        unsafe: { isReplaying: false, now: Date.now },
-        searchAttributes: {},
-        memo: {},
-        startTime: new Date(now),
-        runStartTime: new Date(now),
-      } as never,
+      info: info as never,
       randomnessSeed: [1, 2],
       now,
       showStackTraceSources: false,
+    });
+    await workflow.activate({
+      runId: info.runId,
+      timestamp: msToTs(now),
+      isReplaying: false,
+      historyLength: 3,
+      jobs: [
+        {
+          initializeWorkflow: { workflowType: info.workflowType, workflowId: info.workflowId, arguments: [] },
+        },
+      ],
     });
     // The SDK keeps the context protected; the test reads it all the same.
     const { context } = creator as unknown as {
@@ -50,17 +69,29 @@ async function modulesOfOneWorkflow(): Promise<string[]> {
   }
 }
 
+const openTelemetry = (modules: string[]): string[] =>
+  modules.filter((id) => /node_modules\/(@opentelemetry|@temporalio\/interceptors-opentelemetry)\//.test(id));
+
 describe('an idle cached workflow', () => {
-  it('shares zod and the semantic conventions with the thread’s other workflows, but has its own tracing', async () => {
-    const modules = await modulesOfOneWorkflow();
-    // Its own copy of what holds per-workflow state: OpenTelemetry's API (the tracer provider it
-    // registers) and Keel's workflow code.
-    expect(modules.some((id) => id.includes('@opentelemetry/api/'))).toBe(true);
+  it('shares zod and the semantic conventions with the thread’s other workflows', async () => {
+    const modules = await modulesOfOneWorkflow(false);
+    // Its own copy of Keel's workflow code, which holds per-workflow state.
     expect(modules.some((id) => id.includes('workflows/interpreter/'))).toBe(true);
     // None of the stateless libraries preloaded once per thread (workflows/shared-modules.ts).
     expect(
       modules.filter((id) => /node_modules\/(zod|@opentelemetry\/semantic-conventions)\//.test(id)),
     ).toEqual([]);
+  });
+
+  it('evaluates no OpenTelemetry module of its own on a worker that exports no spans', async () => {
+    expect(openTelemetry(await modulesOfOneWorkflow(false))).toEqual([]);
+  });
+
+  it('has its own tracing on a worker that exports spans', async () => {
+    // OpenTelemetry's API holds the tracer provider each traced workflow registers.
+    const modules = openTelemetry(await modulesOfOneWorkflow(true));
+    expect(modules.some((id) => id.includes('@opentelemetry/api/'))).toBe(true);
+    expect(modules.some((id) => id.includes('@opentelemetry/sdk-trace-base/'))).toBe(true);
   });
 });
 

@@ -64,7 +64,7 @@ describe('a conversation whose history grows large', () => {
     expect(outline.slice(0, 4)).toEqual([
       'workflow_execution_started',
       'task',
-      'patch keel-lean-history',
+      'patch keel-tracing-per-worker',
       'visibility TemporalChangeVersion',
     ]);
     expect(outline.filter((event) => event.startsWith('patch '))).toHaveLength(1);

@@ -10,9 +10,18 @@ import { patched } from '@temporalio/workflow';
 /**
  * Since this patch a run records one marker for all of Keel's earlier patches, and writes its
  * search attributes at most once per change of what visibility holds (operator-view.ts). Every
- * Keel workflow asks for it first, in the tracing interceptor, as it starts.
+ * Keel workflow asks for it, in the tracing interceptor, as it starts (after `tracingPerWorkerPatch`,
+ * which stands for it).
  */
 export const leanHistoryPatch = 'keel-lean-history';
+
+/**
+ * Since this patch a run is traced only on workers that export spans, and its spans draw their ids
+ * from a random stream of their own, never from the workflow's (decision 0290). It stands for
+ * `leanHistoryPatch` and so for every patch before that: a run since records this marker alone.
+ * Every Keel workflow asks for it first, in the tracing interceptor, as it starts.
+ */
+export const tracingPerWorkerPatch = 'keel-tracing-per-worker';
 
 /**
  * The patches `leanHistoryPatch` stands for: every Keel patch before it. A patch added later is
@@ -31,12 +40,13 @@ export type FoldedPatch = (typeof foldedPatches)[number];
 
 /** Decided once per run, as it starts (before any handler runs), and recorded in its history. */
 export class Patches {
-  /** True in a run started since `leanHistoryPatch`. */
+  /** True in a run started since `leanHistoryPatch` (or `tracingPerWorkerPatch`, which stands for it). */
   readonly lean: boolean;
 
   constructor() {
     // A missing marker on replay is not final (the run may go on live), so ask once and keep it.
-    this.lean = patched(leanHistoryPatch);
+    // In the order the tracing interceptor asked them, so a new run records one marker only.
+    this.lean = patched(tracingPerWorkerPatch) || patched(leanHistoryPatch);
   }
 
   /** `patched(id)` in a run from before `leanHistoryPatch`; in a run since, true without a marker. */
