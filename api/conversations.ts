@@ -33,7 +33,7 @@ import { summarizeThread } from '../workflows/core/summaries';
 import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
 import { ApiError, threadExists, threadNotFound } from './errors';
 import { withCallSignal } from './call-signal';
-import { deliver, isStall, type Delivery } from './intake';
+import { deliver, FleetActivity, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
 import { threadRef, unscopedRef, type ThreadRef } from './thread-ref';
 import { TranscriptReader } from './transcript-reader';
@@ -122,6 +122,8 @@ export class Conversations {
   readonly #langChainJson = new LangChainJson();
   /** What came with a waited run's answer, by the very run object `settled` resolved with. */
   readonly #carried = new WeakMap<Run, messages.WaitedValues>();
+  /** Whether threads are accepting waiting inputs right now (intake.ts). */
+  readonly #fleet = new FleetActivity();
 
   constructor(
     readonly client: Client,
@@ -478,7 +480,13 @@ export class Conversations {
       if (wait) {
         // The thread's acceptance is awaited while a worker holds its task, but never past the
         // caller's own deadline: then the input goes by signal, durable before the caller hears.
-        const holdSignal = async () => Math.min(await this.#taskHeldFor(thread), deadline - Date.now());
+        const submitted = Date.now();
+        const holdSignal = async () => {
+          // Queued behind a busy fleet: held without asking (decision 0300); else while a worker holds
+          // the thread's task.
+          const queued = this.#fleet.holdFor(submitted);
+          return Math.min(queued > 0 ? queued : await this.#taskHeldFor(thread), deadline - Date.now());
+        };
         const delivery = await this.#deliver(
           () => this.#startWaitingUpdate(thread, input, create),
           () => this.#submitBySignal(thread, input, create),
@@ -559,20 +567,25 @@ export class Conversations {
       input,
       maxChars > 0 ? { wait: true, values } : { wait: true },
     ];
+    const accepted = (handle: WorkflowUpdateHandle<Run | messages.WaitedRun>) => {
+      this.#fleet.accepted();
+      return handle;
+    };
     if (create === undefined)
-      return this.handle(thread).startUpdate(messages.waitingSubmitInputUpdate, {
-        args,
-        waitForStage: WorkflowUpdateStage.ACCEPTED,
-      });
+      return this.handle(thread)
+        .startUpdate(messages.waitingSubmitInputUpdate, { args, waitForStage: WorkflowUpdateStage.ACCEPTED })
+        .then(accepted);
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof conversationWorkflow>(
       'conversationWorkflow',
       { ...this.#startOptions(thread, create, input), workflowIdConflictPolicy: 'USE_EXISTING' },
     );
-    return this.client.workflow.startUpdateWithStart(messages.waitingSubmitInputUpdate, {
-      args,
-      waitForStage: WorkflowUpdateStage.ACCEPTED,
-      startWorkflowOperation,
-    });
+    return this.client.workflow
+      .startUpdateWithStart(messages.waitingSubmitInputUpdate, {
+        args,
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+        startWorkflowOperation,
+      })
+      .then(accepted);
   }
 
   async #submitBySignal(
