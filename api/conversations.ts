@@ -54,6 +54,26 @@ const heldQueryPauseMs = 100;
 /** The last ask after a held task ended has at least this long. */
 const heldQueryLastMs = 500;
 
+/** How many threads `#running` remembers. */
+const runningKept = 10_000;
+
+/** A set of ids that forgets its oldest past `max`. */
+class RecentIds {
+  readonly #ids = new Set<string>();
+  constructor(private readonly max: number) {}
+  has(id: string): boolean {
+    return this.#ids.has(id);
+  }
+  add(id: string): void {
+    this.#ids.delete(id);
+    this.#ids.add(id);
+    if (this.#ids.size > this.max) this.#ids.delete(this.#ids.values().next().value as string);
+  }
+  delete(id: string): void {
+    this.#ids.delete(id);
+  }
+}
+
 /** How long a deferral is still tried after its caller was answered (a cosmetic mark). */
 const deferralWithinMs = 15_000;
 
@@ -124,6 +144,8 @@ export class Conversations {
   readonly #carried = new WeakMap<Run, messages.WaitedValues>();
   /** Whether threads are accepting waiting inputs right now (intake.ts). */
   readonly #fleet = new FleetActivity();
+  /** Threads' workflows that accepted a waiting input through this API, most recent last. */
+  readonly #running = new RecentIds(runningKept);
 
   constructor(
     readonly client: Client,
@@ -569,12 +591,36 @@ export class Conversations {
     ];
     const accepted = (handle: WorkflowUpdateHandle<Run | messages.WaitedRun>) => {
       this.#fleet.accepted();
+      this.#running.add(thread.workflow_id);
       return handle;
     };
-    if (create === undefined)
-      return this.handle(thread)
+    const update = () =>
+      this.handle(thread)
         .startUpdate(messages.waitingSubmitInputUpdate, { args, waitForStage: WorkflowUpdateStage.ACCEPTED })
         .then(accepted);
+    if (create === undefined) return update();
+    // A thread that took an input through this API a moment ago is most likely still running: the
+    // update alone reaches it, without the start request's memo, summary, search attributes and
+    // arguments to encode and check (decision 0301). Ended since (closed, deleted), it answers not
+    // found, and the input is asked with the start, as it would have been.
+    if (this.#running.has(thread.workflow_id))
+      return update().catch((error: unknown) => {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        this.#running.delete(thread.workflow_id);
+        return this.#startWaitingUpdateWithStart(thread, create, input, args, accepted);
+      });
+    return this.#startWaitingUpdateWithStart(thread, create, input, args, accepted);
+  }
+
+  #startWaitingUpdateWithStart(
+    thread: ThreadRef,
+    create: NewConversation,
+    input: messages.SubmitInput,
+    args: [messages.SubmitInput, messages.SubmitOptions],
+    accepted: (
+      handle: WorkflowUpdateHandle<Run | messages.WaitedRun>,
+    ) => WorkflowUpdateHandle<Run | messages.WaitedRun>,
+  ): Promise<WorkflowUpdateHandle<Run | messages.WaitedRun>> {
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof conversationWorkflow>(
       'conversationWorkflow',
       { ...this.#startOptions(thread, create, input), workflowIdConflictPolicy: 'USE_EXISTING' },
