@@ -74,6 +74,9 @@ class RecentIds {
   }
 }
 
+const authorizedKey = (thread: ThreadRef, owner: Owner): string =>
+  `${owner ?? ''}\u0000${thread.workflow_id}`;
+
 /** How long a deferral is still tried after its caller was answered (a cosmetic mark). */
 const deferralWithinMs = 15_000;
 
@@ -146,6 +149,8 @@ export class Conversations {
   readonly #fleet = new FleetActivity();
   /** Threads' workflows that accepted a waiting input through this API, most recent last. */
   readonly #running = new RecentIds(runningKept);
+  /** Owner and workflow of the threads `authorize` found visible to that owner (see `knownThread`). */
+  readonly #authorized = new RecentIds(runningKept);
 
   constructor(
     readonly client: Client,
@@ -388,6 +393,21 @@ export class Conversations {
       return unscoped;
     }
     requireVisible(thread, description, owner);
+    this.#authorized.add(authorizedKey(thread, owner));
+    return thread;
+  }
+
+  /**
+   * The caller's thread `threadId` without asking its description, when `authorize` found it hers
+   * and it has accepted a waiting input through this API since it was last found ended; else
+   * undefined (decision 0302). Only for sending it input: an ended thread takes no update, so that
+   * call itself finds a thread closed or deleted since (not found), and the caller then
+   * authorizes it as usual. Reads do not use it: a deleted thread still answers queries.
+   */
+  knownThread(threadId: string, owner: Owner): ThreadRef | undefined {
+    const thread = threadRef(threadId, owner);
+    if (!this.#running.has(thread.workflow_id) || !this.#authorized.has(authorizedKey(thread, owner)))
+      return undefined;
     return thread;
   }
 
@@ -597,7 +617,11 @@ export class Conversations {
     const update = () =>
       this.handle(thread)
         .startUpdate(messages.waitingSubmitInputUpdate, { args, waitForStage: WorkflowUpdateStage.ACCEPTED })
-        .then(accepted);
+        .then(accepted, (error: unknown) => {
+          // Ended (closed, deleted): no longer taken for running (0301, 0302).
+          if (error instanceof WorkflowNotFoundError) this.#running.delete(thread.workflow_id);
+          throw error;
+        });
     if (create === undefined) return update();
     // A thread that took an input through this API a moment ago is most likely still running: the
     // update alone reaches it, without the start request's memo, summary, search attributes and
@@ -606,7 +630,6 @@ export class Conversations {
     if (this.#running.has(thread.workflow_id))
       return update().catch((error: unknown) => {
         if (!(error instanceof WorkflowNotFoundError)) throw error;
-        this.#running.delete(thread.workflow_id);
         return this.#startWaitingUpdateWithStart(thread, create, input, args, accepted);
       });
     return this.#startWaitingUpdateWithStart(thread, create, input, args, accepted);
