@@ -22,7 +22,7 @@ import * as messages from '../common/messages';
 import { queuedRun, type Run } from '../common/run';
 import { coveredBy, parseHostEntry, type HostEntry } from '../common/network-hosts';
 import { searchAttributes } from '../common/search-attributes';
-import type { Thread, ThreadConfig } from '../common/thread';
+import { ThreadStatus, type Thread, type ThreadConfig } from '../common/thread';
 
 import { textOf, type Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
@@ -692,6 +692,24 @@ export class Conversations {
       )
       .catch(() => null);
     return run ?? undefined;
+  }
+
+  /**
+   * For a wait watching for an interrupt: the run when the thread may be waiting on a human, else
+   * undefined. Asks the thread's description first — the server answers it from the workflow's
+   * state, with no worker — and queries the run (`peekRun`) only when its `KeelStatus` says the
+   * thread waits on a human (or the thread has ended, or does not say). A wait checks every second,
+   * and on a loaded worker a query a second per waiting caller is what kept it loaded (decision 0303).
+   */
+  async peekInterruptedRun(thread: ThreadRef, runId: string, withinMs: number): Promise<Run | undefined> {
+    const description = await this.client
+      .withDeadline(Date.now() + withinMs, () => this.handle(thread).describe())
+      .catch(() => undefined);
+    if (description === undefined) return undefined;
+    const status = description.typedSearchAttributes.get(searchAttributes.status);
+    if (description.status.name === 'RUNNING' && status !== undefined && status !== ThreadStatus.interrupted)
+      return undefined;
+    return this.peekRun(thread, runId, withinMs);
   }
 
   async getRun(thread: ThreadRef, runId: string): Promise<Run> {

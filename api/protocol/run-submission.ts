@@ -221,8 +221,9 @@ export async function waitForRunOrInterrupt(
       while (!stop.signal.aborted) {
         await sleep(interruptCheckMs, undefined, { signal: stop.signal }).catch(() => undefined);
         if (stop.signal.aborted) return undefined;
-        // One ask per check: a stalled one is asked again at the next check anyway.
-        const current = await conversations.peekRun(thread, run.run_id, interruptCheckMs);
+        // One ask per check: a stalled one is asked again at the next check anyway. The thread's
+        // description says whether it waits on a human; only then is the run queried (0303).
+        const current = await conversations.peekInterruptedRun(thread, run.run_id, interruptCheckMs);
         if (isSettled(current)) return current;
       }
       return undefined;
