@@ -135,7 +135,7 @@ export class FleetActivity {
 
   constructor(
     /** Acceptances at most this old say the fleet is taking tasks. */
-    private readonly takingWithinMs = 2_000,
+    private readonly takingWithinMs = 10_000,
     /** How long an input queued behind a busy fleet is held from going by signal, at most. */
     private readonly queuedHoldMs = 30_000,
     private readonly now: () => number = Date.now,
