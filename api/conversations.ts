@@ -22,7 +22,7 @@ import * as messages from '../common/messages';
 import { queuedRun, type Run } from '../common/run';
 import { coveredBy, parseHostEntry, type HostEntry } from '../common/network-hosts';
 import { searchAttributes } from '../common/search-attributes';
-import type { Thread, ThreadConfig } from '../common/thread';
+import { ThreadStatus, type Thread, type ThreadConfig } from '../common/thread';
 
 import { textOf, type Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
@@ -33,7 +33,7 @@ import { summarizeThread } from '../workflows/core/summaries';
 import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
 import { ApiError, threadExists, threadNotFound } from './errors';
 import { withCallSignal } from './call-signal';
-import { deliver, isStall, type Delivery } from './intake';
+import { deliver, FleetActivity, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
 import { threadRef, unscopedRef, type ThreadRef } from './thread-ref';
 import { TranscriptReader } from './transcript-reader';
@@ -53,6 +53,29 @@ export interface ReadOptions {
 const heldQueryPauseMs = 100;
 /** The last ask after a held task ended has at least this long. */
 const heldQueryLastMs = 500;
+
+/** How many threads `#running` remembers. */
+const runningKept = 10_000;
+
+/** A set of ids that forgets its oldest past `max`. */
+class RecentIds {
+  readonly #ids = new Set<string>();
+  constructor(private readonly max: number) {}
+  has(id: string): boolean {
+    return this.#ids.has(id);
+  }
+  add(id: string): void {
+    this.#ids.delete(id);
+    this.#ids.add(id);
+    if (this.#ids.size > this.max) this.#ids.delete(this.#ids.values().next().value as string);
+  }
+  delete(id: string): void {
+    this.#ids.delete(id);
+  }
+}
+
+const authorizedKey = (thread: ThreadRef, owner: Owner): string =>
+  `${owner ?? ''}\u0000${thread.workflow_id}`;
 
 /** How long a deferral is still tried after its caller was answered (a cosmetic mark). */
 const deferralWithinMs = 15_000;
@@ -122,6 +145,12 @@ export class Conversations {
   readonly #langChainJson = new LangChainJson();
   /** What came with a waited run's answer, by the very run object `settled` resolved with. */
   readonly #carried = new WeakMap<Run, messages.WaitedValues>();
+  /** Whether threads are accepting waiting inputs right now (intake.ts). */
+  readonly #fleet = new FleetActivity();
+  /** Threads' workflows that accepted a waiting input through this API, most recent last. */
+  readonly #running = new RecentIds(runningKept);
+  /** Owner and workflow of the threads `authorize` found visible to that owner (see `knownThread`). */
+  readonly #authorized = new RecentIds(runningKept);
 
   constructor(
     readonly client: Client,
@@ -364,6 +393,21 @@ export class Conversations {
       return unscoped;
     }
     requireVisible(thread, description, owner);
+    this.#authorized.add(authorizedKey(thread, owner));
+    return thread;
+  }
+
+  /**
+   * The caller's thread `threadId` without asking its description, when `authorize` found it hers
+   * and it has accepted a waiting input through this API since it was last found ended; else
+   * undefined (decision 0302). Only for sending it input: an ended thread takes no update, so that
+   * call itself finds a thread closed or deleted since (not found), and the caller then
+   * authorizes it as usual. Reads do not use it: a deleted thread still answers queries.
+   */
+  knownThread(threadId: string, owner: Owner): ThreadRef | undefined {
+    const thread = threadRef(threadId, owner);
+    if (!this.#running.has(thread.workflow_id) || !this.#authorized.has(authorizedKey(thread, owner)))
+      return undefined;
     return thread;
   }
 
@@ -478,7 +522,13 @@ export class Conversations {
       if (wait) {
         // The thread's acceptance is awaited while a worker holds its task, but never past the
         // caller's own deadline: then the input goes by signal, durable before the caller hears.
-        const holdSignal = async () => Math.min(await this.#taskHeldFor(thread), deadline - Date.now());
+        const submitted = Date.now();
+        const holdSignal = async () => {
+          // Queued behind a busy fleet: held without asking (decision 0300); else while a worker holds
+          // the thread's task.
+          const queued = this.#fleet.holdFor(submitted);
+          return Math.min(queued > 0 ? queued : await this.#taskHeldFor(thread), deadline - Date.now());
+        };
         const delivery = await this.#deliver(
           () => this.#startWaitingUpdate(thread, input, create),
           () => this.#submitBySignal(thread, input, create),
@@ -559,20 +609,52 @@ export class Conversations {
       input,
       maxChars > 0 ? { wait: true, values } : { wait: true },
     ];
-    if (create === undefined)
-      return this.handle(thread).startUpdate(messages.waitingSubmitInputUpdate, {
-        args,
-        waitForStage: WorkflowUpdateStage.ACCEPTED,
+    const accepted = (handle: WorkflowUpdateHandle<Run | messages.WaitedRun>) => {
+      this.#fleet.accepted();
+      this.#running.add(thread.workflow_id);
+      return handle;
+    };
+    const update = () =>
+      this.handle(thread)
+        .startUpdate(messages.waitingSubmitInputUpdate, { args, waitForStage: WorkflowUpdateStage.ACCEPTED })
+        .then(accepted, (error: unknown) => {
+          // Ended (closed, deleted): no longer taken for running (0301, 0302).
+          if (error instanceof WorkflowNotFoundError) this.#running.delete(thread.workflow_id);
+          throw error;
+        });
+    if (create === undefined) return update();
+    // A thread that took an input through this API a moment ago is most likely still running: the
+    // update alone reaches it, without the start request's memo, summary, search attributes and
+    // arguments to encode and check (decision 0301). Ended since (closed, deleted), it answers not
+    // found, and the input is asked with the start, as it would have been.
+    if (this.#running.has(thread.workflow_id))
+      return update().catch((error: unknown) => {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        return this.#startWaitingUpdateWithStart(thread, create, input, args, accepted);
       });
+    return this.#startWaitingUpdateWithStart(thread, create, input, args, accepted);
+  }
+
+  #startWaitingUpdateWithStart(
+    thread: ThreadRef,
+    create: NewConversation,
+    input: messages.SubmitInput,
+    args: [messages.SubmitInput, messages.SubmitOptions],
+    accepted: (
+      handle: WorkflowUpdateHandle<Run | messages.WaitedRun>,
+    ) => WorkflowUpdateHandle<Run | messages.WaitedRun>,
+  ): Promise<WorkflowUpdateHandle<Run | messages.WaitedRun>> {
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof conversationWorkflow>(
       'conversationWorkflow',
       { ...this.#startOptions(thread, create, input), workflowIdConflictPolicy: 'USE_EXISTING' },
     );
-    return this.client.workflow.startUpdateWithStart(messages.waitingSubmitInputUpdate, {
-      args,
-      waitForStage: WorkflowUpdateStage.ACCEPTED,
-      startWorkflowOperation,
-    });
+    return this.client.workflow
+      .startUpdateWithStart(messages.waitingSubmitInputUpdate, {
+        args,
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+        startWorkflowOperation,
+      })
+      .then(accepted);
   }
 
   async #submitBySignal(
@@ -610,6 +692,24 @@ export class Conversations {
       )
       .catch(() => null);
     return run ?? undefined;
+  }
+
+  /**
+   * For a wait watching for an interrupt: the run when the thread may be waiting on a human, else
+   * undefined. Asks the thread's description first — the server answers it from the workflow's
+   * state, with no worker — and queries the run (`peekRun`) only when its `KeelStatus` says the
+   * thread waits on a human (or the thread has ended, or does not say). A wait checks every second,
+   * and on a loaded worker a query a second per waiting caller is what kept it loaded (decision 0303).
+   */
+  async peekInterruptedRun(thread: ThreadRef, runId: string, withinMs: number): Promise<Run | undefined> {
+    const description = await this.client
+      .withDeadline(Date.now() + withinMs, () => this.handle(thread).describe())
+      .catch(() => undefined);
+    if (description === undefined) return undefined;
+    const status = description.typedSearchAttributes.get(searchAttributes.status);
+    if (description.status.name === 'RUNNING' && status !== undefined && status !== ThreadStatus.interrupted)
+      return undefined;
+    return this.peekRun(thread, runId, withinMs);
   }
 
   async getRun(thread: ThreadRef, runId: string): Promise<Run> {

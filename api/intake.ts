@@ -122,6 +122,41 @@ export async function deliver<T>({
   }
 }
 
+/**
+ * Whether workers are taking a task queue's tasks right now, from the acceptances this API sees:
+ * a waiting input that a thread has not accepted yet while other threads' inputs are being
+ * accepted is queued behind a busy fleet (100 conversations on two cores wait seconds for a
+ * workflow task), not stranded. Sending it by signal then only adds work — the signal's event, the
+ * update's refusal as a duplicate, a second update to await the run and the checks for interrupts
+ * beside it — to a fleet that is behind already (decision 0300).
+ */
+export class FleetActivity {
+  #lastAccepted = -Infinity;
+
+  constructor(
+    /** Acceptances at most this old say the fleet is taking tasks. */
+    private readonly takingWithinMs = 10_000,
+    /** How long an input queued behind a busy fleet is held from going by signal, at most. */
+    private readonly queuedHoldMs = 30_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** A thread accepted an input. */
+  accepted(): void {
+    this.#lastAccepted = this.now();
+  }
+
+  /**
+   * How long an input not accepted since `since` may be held without asking its thread; 0 when it
+   * is to be asked (no thread accepted lately — every worker down — or it was held long enough).
+   */
+  holdFor(since: number): number {
+    const now = this.now();
+    // Until the latest acceptance is too old to say anything, or the hold is over.
+    return Math.max(0, Math.min(this.#lastAccepted + this.takingWithinMs, since + this.queuedHoldMs) - now);
+  }
+}
+
 /** A stall, or Temporal itself unreachable (UNAVAILABLE): worth waiting out, never a lost request. */
 export function isOutage(error: unknown): boolean {
   if (isStall(error)) return true;

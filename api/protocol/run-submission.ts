@@ -4,6 +4,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Response } from 'express';
 import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
@@ -110,8 +111,11 @@ async function submitRun(
       : undefined;
   let checkpointId: string | undefined;
   let thread: ThreadRef;
+  // A thread that took this caller's input through this API a moment ago is not described again:
+  // the input's own update finds one that ended since, and it is then authorized (decision 0302).
+  const known = create === undefined ? conversations.knownThread(threadId, owner) : undefined;
   if (create === undefined) {
-    thread = await conversations.authorize(threadId, owner);
+    thread = known ?? (await conversations.authorize(threadId, owner));
     checkpointId = await forkPoint(conversations, thread, checkpointIdOf(body));
   } else thread = await conversations.resolveForCreate(threadId, owner);
   const input: SubmitInput = {
@@ -138,7 +142,11 @@ async function submitRun(
   // that may go by signal must not be one the thread would only refuse.
   const invalid = checkInput(input);
   if (invalid !== undefined) throw new ApiError(422, 'invalid_input', invalid.message, 'input.messages');
-  const submitted = await conversations.submitRun(thread, input, create, options);
+  const submitted = await conversations.submitRun(thread, input, create, options).catch(async (error) => {
+    if (known === undefined || !(error instanceof WorkflowNotFoundError)) throw error;
+    thread = await conversations.authorize(threadId, owner);
+    return conversations.submitRun(thread, input, create, options);
+  });
   // As LangGraph does, the thread records the assistant its latest run went through (a thread
   // created bare, or by another assistant). Cosmetic: a thread that cannot answer now keeps its own.
   if (create === undefined && settings !== undefined)
@@ -213,8 +221,9 @@ export async function waitForRunOrInterrupt(
       while (!stop.signal.aborted) {
         await sleep(interruptCheckMs, undefined, { signal: stop.signal }).catch(() => undefined);
         if (stop.signal.aborted) return undefined;
-        // One ask per check: a stalled one is asked again at the next check anyway.
-        const current = await conversations.peekRun(thread, run.run_id, interruptCheckMs);
+        // One ask per check: a stalled one is asked again at the next check anyway. The thread's
+        // description says whether it waits on a human; only then is the run queried (0303).
+        const current = await conversations.peekInterruptedRun(thread, run.run_id, interruptCheckMs);
         if (isSettled(current)) return current;
       }
       return undefined;

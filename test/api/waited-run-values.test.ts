@@ -6,34 +6,14 @@
  * are read by query as before.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
 import { toLangChainMessages } from '../../api/protocol/langchain-messages';
 import type { RunningApi } from '../../api/server';
 import { getTranscriptQuery } from '../../common/messages';
 import { workflowIdFor } from '../../common/thread';
 import { apiHarness, startTestApi, userInput } from '../helpers/api';
+import { countCalls } from '../helpers/temporal-calls';
 
 jest.setTimeout(300_000);
-
-/** Counts the Temporal calls made through `client`, by method, while `during` runs. */
-async function countCalls<T>(client: Client, during: () => Promise<T>): Promise<[T, Map<string, number>]> {
-  // The connection's service is a plain object of one function per method (its namespace wrapper).
-  const service = client.connection.workflowService as unknown as Record<string, unknown>;
-  const originals = Object.entries(service).filter(
-    (entry): entry is [string, (...args: unknown[]) => unknown] => typeof entry[1] === 'function',
-  );
-  const calls = new Map<string, number>();
-  for (const [name, original] of originals)
-    service[name] = (...args: unknown[]) => {
-      calls.set(name, (calls.get(name) ?? 0) + 1);
-      return original(...args);
-    };
-  try {
-    return [await during(), calls];
-  } finally {
-    for (const [name, original] of originals) service[name] = original;
-  }
-}
 
 describe("a waited run's answer carries its values", () => {
   const harness = apiHarness(() => ({ KEEL_LOCAL_MODEL_CALLS: '1' }));
