@@ -47,6 +47,10 @@ export const keelWorkerTuning = {
   // each second (instead of every 80 % of the timeout) makes a cancel land within a second.
   maxHeartbeatThrottleInterval: '1 second',
   defaultHeartbeatThrottleInterval: '1 second',
+  // Half the workflow-task pollers on the shared queue, half on this worker's sticky one (the
+  // SDK's default gives the shared queue a fifth): under load a new conversation's first task
+  // waits on the shared queue while the sticky queue's ongoing ones go first (decision 0286).
+  nonStickyToStickyPollRatio: 0.5,
 } as const;
 
 export async function createKeelWorker(options: KeelWorkerOptions): Promise<Worker> {
