@@ -19,6 +19,8 @@ import { appendMessages, modelMessages } from '../../workflows/core/transcript';
 import { carriedPartChars, joinCarried, splitCarried } from '../../workflows/interpreter/carried';
 
 const t0 = Date.parse('2026-01-01T00:00:00Z');
+/** A run at its model step. */
+const active: ActiveRun = { run_id: 'r', steps: 1, step: { kind: 'model' }, started_at_ms: t0, model: 'm' };
 
 function thread(): ThreadState {
   return initialState({
@@ -61,13 +63,6 @@ describe('a long conversation in the workflow', () => {
   });
 
   it('sends messages inline exactly while their JSON fits in 64 KiB', () => {
-    const active: ActiveRun = {
-      run_id: 'r',
-      steps: 1,
-      step: { kind: 'model' },
-      started_at_ms: t0,
-      model: 'm',
-    };
     for (const chars of [1_000, 10_000, 16_370, 16_380, 16_400, 40_000]) {
       const state = talk(thread(), 2, chars);
       const command = callModelCommand(state, active, 1);
@@ -77,13 +72,6 @@ describe('a long conversation in the workflow', () => {
   });
 
   it('brings, past 64 KiB, the messages from the previous answer on, when they are small', () => {
-    const active: ActiveRun = {
-      run_id: 'r',
-      steps: 1,
-      step: { kind: 'model' },
-      started_at_ms: t0,
-      model: 'm',
-    };
     const long = talk(thread(), 8, 5_000);
     const asked = appendMessages(long, 'r', t0, [
       { role: 'user', content: [{ type: 'text', text: 'and?' }] },
