@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../../activities';
 import type { KeelActivities } from '../../common/activities';
@@ -125,4 +125,12 @@ export async function eventually<T>(
   throw new Error(
     `timed out waiting for ${what}${lastError instanceof Error ? `: ${lastError.message}` : ''}`,
   );
+}
+
+/** Every run of a workflow, as the server lists them: a thread's run and those it handed over from. */
+export async function runsOf(client: Client, workflowId: string): Promise<WorkflowExecutionInfo[]> {
+  const runs: WorkflowExecutionInfo[] = [];
+  for await (const execution of client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+    runs.push(execution);
+  return runs;
 }

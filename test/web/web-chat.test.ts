@@ -94,6 +94,26 @@ describe('the web chat in a browser', () => {
     await composer(page).press('Enter');
   }
 
+  /** A new thread whose tool calls wait for a person's approval (`timeoutS` to decide). */
+  async function approvalThread(name: string, title: string, timeoutS = 600): Promise<string> {
+    const threadId = `web-${name}-${Date.now()}`;
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title },
+      config: { approval: 'require', approval_timeout_s: timeoutS },
+    });
+    return threadId;
+  }
+
+  /** Opens the thread, sends `text`, and waits for the approval card that the tool call brings. */
+  async function awaitApproval(page: Page, threadId: string, text: string) {
+    await page.goto(`${base}/?thread=${threadId}`);
+    await send(page, text);
+    const approval = page.getByRole('region', { name: 'Approval for bash' });
+    await approval.waitFor();
+    return approval;
+  }
+
   async function waitForStatus(page: Page, text: string): Promise<void> {
     await page.locator('p.status-line', { hasText: text }).waitFor({ timeout: 60_000 });
   }
@@ -192,17 +212,9 @@ describe('the web chat in a browser', () => {
   });
 
   it('asks before a sensitive tool: approve runs it, deny gives the model the reason', async () => {
-    const threadId = `web-approvals-${Date.now()}`;
-    await call(base, 'POST', '/threads', {
-      thread_id: threadId,
-      metadata: { title: 'approvals' },
-      config: { approval: 'require', approval_timeout_s: 600 },
-    });
+    const threadId = await approvalThread('approvals', 'approvals');
     await onPage(browser, 'approvals', async (page) => {
-      await page.goto(`${base}/?thread=${threadId}`);
-      await send(page, 'run: echo approved-by-a-person');
-      const approval = page.getByRole('region', { name: 'Approval for bash' });
-      await approval.waitFor();
+      const approval = await awaitApproval(page, threadId, 'run: echo approved-by-a-person');
       expect(await approval.getByLabel('Time left to decide').textContent()).toMatch(/^(9|10):\d\d left$/);
       expect(await approval.getByLabel('Arguments').textContent()).toContain('echo approved-by-a-person');
       await approval.getByRole('button', { name: 'Approve' }).click();
@@ -232,17 +244,9 @@ describe('the web chat in a browser', () => {
   });
 
   it('approves a tool with arguments a person edited, checked as JSON in the page', async () => {
-    const threadId = `web-edit-args-${Date.now()}`;
-    await call(base, 'POST', '/threads', {
-      thread_id: threadId,
-      metadata: { title: 'edited arguments' },
-      config: { approval: 'require', approval_timeout_s: 600 },
-    });
+    const threadId = await approvalThread('edit-args', 'edited arguments');
     await onPage(browser, 'edited arguments', async (page) => {
-      await page.goto(`${base}/?thread=${threadId}`);
-      await send(page, 'run: echo one');
-      const approval = page.getByRole('region', { name: 'Approval for bash' });
-      await approval.waitFor();
+      const approval = await awaitApproval(page, threadId, 'run: echo one');
       await approval.getByRole('button', { name: 'Edit arguments' }).click();
       const editor = approval.getByLabel('Edited arguments');
       expect(JSON.parse(await editor.inputValue())).toEqual({ command: 'echo one' });
@@ -280,17 +284,9 @@ describe('the web chat in a browser', () => {
   });
 
   it('says "Done." only with the answer on screen, when a read made before the run ended answers first', async () => {
-    const threadId = `web-done-order-${Date.now()}`;
-    await call(base, 'POST', '/threads', {
-      thread_id: threadId,
-      metadata: { title: 'done with the answer' },
-      config: { approval: 'require', approval_timeout_s: 600 },
-    });
+    const threadId = await approvalThread('done-order', 'done with the answer');
     await onPage(browser, 'done with the answer', async (page) => {
-      await page.goto(`${base}/?thread=${threadId}`);
-      await send(page, 'run: echo in-order');
-      const approval = page.getByRole('region', { name: 'Approval for bash' });
-      await approval.waitFor();
+      const approval = await awaitApproval(page, threadId, 'run: echo in-order');
       // Deciding re-attaches the page, which reads the thread's state and its runs at once. Its
       // state is answered as it was before the run ended, its runs only once the run has ended:
       // the order a loaded machine can give them.
@@ -366,17 +362,9 @@ describe('the web chat in a browser', () => {
   });
 
   it('keeps a decision made while the worker is down, and the run finishes once it is back', async () => {
-    const threadId = `web-worker-away-${Date.now()}`;
-    await call(base, 'POST', '/threads', {
-      thread_id: threadId,
-      metadata: { title: 'worker away' },
-      config: { approval: 'require', approval_timeout_s: 600 },
-    });
+    const threadId = await approvalThread('worker-away', 'worker away');
     await onPage(browser, 'decision while the worker is down', async (page) => {
-      await page.goto(`${base}/?thread=${threadId}`);
-      await send(page, 'run: echo decided-while-the-worker-was-away');
-      const approval = page.getByRole('region', { name: 'Approval for bash' });
-      await approval.waitFor();
+      const approval = await awaitApproval(page, threadId, 'run: echo decided-while-the-worker-was-away');
       await setup.worker.stop();
       try {
         const decided = page.waitForResponse(
@@ -404,17 +392,9 @@ describe('the web chat in a browser', () => {
   });
 
   it('counts an approval down and says so when it was not decided in time', async () => {
-    const threadId = `web-timeout-${Date.now()}`;
-    await call(base, 'POST', '/threads', {
-      thread_id: threadId,
-      metadata: { title: 'timeout' },
-      config: { approval: 'require', approval_timeout_s: 3 },
-    });
+    const threadId = await approvalThread('timeout', 'timeout', 3);
     await onPage(browser, 'approval timeout', async (page) => {
-      await page.goto(`${base}/?thread=${threadId}`);
-      await send(page, 'run: echo too-late');
-      const approval = page.getByRole('region', { name: 'Approval for bash' });
-      await approval.waitFor();
+      const approval = await awaitApproval(page, threadId, 'run: echo too-late');
       expect(await approval.getByLabel('Time left to decide').textContent()).toMatch(
         /^0:0[0-3] left$|^timing out…$/,
       );

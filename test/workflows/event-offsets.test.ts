@@ -8,6 +8,7 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { PublishInput } from '@temporalio/workflow-streams/client';
 import { eventsTopic, runIdOf, type KeelEvent } from '../../common/events';
 import { TestConversation } from '../helpers/conversation';
+import { runsOf } from '../helpers/temporal';
 import { workerHarness } from '../helpers/worker-harness';
 
 jest.setTimeout(300_000);
@@ -77,11 +78,7 @@ describe("a run's first event offset", () => {
       expect(first.offset).toBe(run.first_event_offset);
       expect(first.event.event).toBe('run.created');
       expect(runIdOf(first.event)).toBe(run.run_id);
-      runs = 0;
-      for await (const _ of setup.client.workflow.list({
-        query: `WorkflowId = '${conversation.handle.workflowId}'`,
-      }))
-        runs++;
+      runs = (await runsOf(setup.client, conversation.handle.workflowId)).length;
     }
     expect(runs).toBeGreaterThanOrEqual(3);
   });

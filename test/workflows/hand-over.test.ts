@@ -7,6 +7,7 @@ import { limits } from '../../common/limits';
 import { handOverHistory } from '../../workflows/interpreter/workflow';
 import { ThreadDirectory } from '../../api/thread-directory';
 import { TestConversation } from '../helpers/conversation';
+import { runsOf } from '../helpers/temporal';
 import { outlineHistory } from '../helpers/history';
 import { randomCjk } from '../helpers/random-text';
 import { workerHarness } from '../helpers/worker-harness';
@@ -26,16 +27,12 @@ describe('a conversation whose history grows large', () => {
       const text = `turn ${turn} ${randomCjk(limits.maxInputChars - 20)}`;
       expect((await conversation.ask(text)).status).toBe('completed');
     }
-    const runs: { runId: string; events: number; bytes: number; handedOver: boolean }[] = [];
-    for await (const execution of setup.client.workflow.list({
-      query: `WorkflowId = '${conversation.handle.workflowId}'`,
-    }))
-      runs.push({
-        runId: execution.runId,
-        events: execution.historyLength,
-        bytes: execution.historySize ?? 0,
-        handedOver: execution.status.name === 'CONTINUED_AS_NEW',
-      });
+    const runs = (await runsOf(setup.client, conversation.handle.workflowId)).map((execution) => ({
+      runId: execution.runId,
+      events: execution.historyLength,
+      bytes: execution.historySize ?? 0,
+      handedOver: execution.status.name === 'CONTINUED_AS_NEW',
+    }));
     // A run that handed over past the size, with fewer events than the server's suggestion
     // (150 on the test server) asks for: a run hands over once it wrote 1 MiB (about six turns
     // of about 20 events and 200 KB compressed each); the state it started with is not counted (patch

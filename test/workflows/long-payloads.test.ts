@@ -12,6 +12,7 @@ import { limits } from '../../common/limits';
 import * as messages from '../../common/messages';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
 import { TestConversation } from '../helpers/conversation';
+import { runsOf } from '../helpers/temporal';
 import { randomCjk } from '../helpers/random-text';
 import { workerHarness } from '../helpers/worker-harness';
 import { modelMessages } from '../../workflows/core/transcript';
@@ -85,11 +86,9 @@ describe('a conversation larger than any payload may be', () => {
     }
     expect(fake.violations).toEqual([]);
 
-    const executions: string[] = [];
-    for await (const execution of setup.client.workflow.list({
-      query: `WorkflowId = '${conversation.handle.workflowId}'`,
-    }))
-      executions.push(execution.runId);
+    const executions = (await runsOf(setup.client, conversation.handle.workflowId)).map(
+      (execution) => execution.runId,
+    );
     // It handed over at least once, carrying its state in parts.
     expect(executions.length).toBeGreaterThan(1);
     let carriedInParts = false;

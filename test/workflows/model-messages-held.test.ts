@@ -14,7 +14,7 @@ import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-serve
 import { TestConversation } from '../helpers/conversation';
 import { decryptedText } from '../helpers/encryption';
 import { randomCjk } from '../helpers/random-text';
-import { startTestWorker } from '../helpers/temporal';
+import { runsOf, startTestWorker } from '../helpers/temporal';
 import { workerHarness } from '../helpers/worker-harness';
 
 jest.setTimeout(300_000);
@@ -94,11 +94,9 @@ describe('a long conversation whose model calls bring only what was appended', (
 
     // It handed over along the way (the test server suggests it at 150 events, about a dozen
     // turns), and the calls after that still came from what the worker held.
-    const runs: string[] = [];
-    for await (const execution of setup.client.workflow.list({
-      query: `WorkflowId = '${conversation.handle.workflowId}'`,
-    }))
-      runs.push(execution.runId);
+    const runs = (await runsOf(setup.client, conversation.handle.workflowId)).map(
+      (execution) => execution.runId,
+    );
     expect(runs.length).toBeGreaterThan(1);
 
     // Every model call's input past 64 KiB brought its appended messages, small, and no whole transcript.
