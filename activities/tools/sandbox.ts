@@ -173,6 +173,11 @@ export class Sandbox {
     });
   }
 
+  /** The operator's list (`KEEL_SANDBOX_NETWORK_HOSTS`): its exact entries alone reach special hosts. */
+  get operatorHosts(): readonly HostEntry[] {
+    return this.#config.networkHosts;
+  }
+
   /** The uid commands run as on the host, when it differs from the worker's. */
   get hostUid(): number | undefined {
     return this.#config.mode === 'on' && this.#root ? this.#config.uid : undefined;
