@@ -8,6 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
+import pino from 'pino';
+import { startApi, type RunningApi } from '../../api/server';
+import { parseConfig } from '../../common/config';
 import { chromiumPath } from '../web/browser';
 import { apiHarness, call, userInput } from '../helpers/api';
 
@@ -194,6 +197,58 @@ describe('a hostile web page against the default install', () => {
       expect((await raw(harness.base, 'GET', '/ok', { host })).status).toBe(200);
     },
   );
+
+  describe('beyond loopback, where tokens are required', () => {
+    const token = 'alice-0123456789abcdef';
+    let exposed: RunningApi;
+    beforeAll(async () => {
+      const config = {
+        ...harness.config,
+        api: { ...harness.config.api, tokens: [{ owner: 'alice', token }] },
+      };
+      exposed = await startApi({
+        client: harness.client,
+        config,
+        logger: pino({ level: 'silent' }),
+        host: '127.0.0.1',
+        port: 0,
+      });
+    });
+    afterAll(async () => {
+      await exposed.stop();
+    });
+
+    it.each(['0.0.0.0', '::', '192.168.1.20', 'keel.example'])(
+      'refuses to listen on %s without KEEL_API_TOKENS',
+      (host) => {
+        expect(() => parseConfig({ KEEL_API_HOST: host }, '/')).toThrow(/set KEEL_API_TOKENS/);
+      },
+    );
+
+    it('answers a page without a token 401 for a JSON cleanup, a delete and a read, and nothing changes', async () => {
+      // A page cannot add a token header without a preflight, which gives it nothing (0312).
+      for (const [method, path, body] of [
+        ['POST', '/threads/cleanup', wipeEverything],
+        ['DELETE', `/threads/${threadIds[0]}`, undefined],
+        ['GET', `/threads/${threadIds[0]}/state`, undefined],
+        ['POST', '/threads/search', '{}'],
+      ] as const) {
+        const answer = await raw(
+          exposed.url,
+          method,
+          path,
+          { origin: evilOrigin, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body,
+        );
+        expect({ path, status: answer.status, code: answer.body.error?.code }).toEqual({
+          path,
+          status: 401,
+          code: 'unauthenticated',
+        });
+      }
+      await expectIntact();
+    });
+  });
 
   describe('in a real browser, from a page on another origin', () => {
     let page: Server;
