@@ -13,6 +13,8 @@ import {
 } from './telemetry-config';
 
 const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
+/** Addresses that listen on every interface: they name no host a request could give. */
+const wildcardHosts = new Set(['0.0.0.0', '::', '[::]']);
 /** Shorter tokens are refused at start: a guessable token is no authentication. */
 export const minimumTokenLength = 16;
 
@@ -44,6 +46,7 @@ const schema = z
     KEEL_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     KEEL_API_TOKENS: optionalString,
     KEEL_API_CORS_ORIGINS: optionalString,
+    KEEL_API_ALLOWED_HOSTS: optionalString,
     KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(500),
     KEEL_READ_TIMEOUT_MS: z.coerce.number().int().min(1).max(120_000).default(3_000),
     KEEL_LOCAL_MODEL_CALLS: z.enum(['0', '1']).default('0'),
@@ -101,6 +104,16 @@ const schema = z
         message: `binding the API to ${env.KEEL_API_HOST} exposes it beyond this machine; set KEEL_API_TOKENS (owner:token,…) first`,
       });
     }
+    for (const [name, what] of [
+      ['KEEL_API_CORS_ORIGINS', 'lets every web page call the API'],
+      ['KEEL_API_ALLOWED_HOSTS', 'lets any site that points its name at this machine call the API'],
+    ] as const)
+      if (list(env[name]).includes('*') && env.KEEL_API_TOKENS === undefined)
+        context.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `* ${what}, and without KEEL_API_TOKENS it would read and change every thread; name them, or set KEEL_API_TOKENS first`,
+        });
     if (env.KEEL_API_TOKENS !== undefined) {
       const problem = tokenProblem(env.KEEL_API_TOKENS);
       if (problem !== undefined)
@@ -236,9 +249,15 @@ export interface KeelConfig {
     tokens: ApiToken[];
     /**
      * Browser origins allowed to call the API (`KEEL_API_CORS_ORIGINS`, comma-separated; `*` for
-     * any). @default `["*"]` on a loopback host, else none
+     * any, only with tokens). The web chat is same-origin and needs none (decision 0312). @default []
      */
     corsOrigins: string[];
+    /**
+     * The names a request's `Host` may give (any port): the loopback names, `host` unless it is
+     * a wildcard address, and `KEEL_API_ALLOWED_HOSTS` (comma-separated; `*` for any, only with
+     * tokens). IP literals always pass (decision 0311).
+     */
+    allowedHosts: string[];
     /**
      * How long the door waits for the thread's own answer to a message, decision or cancel
      * (`KEEL_INTAKE_WAIT_MS`); after a third of it (250 ms at most) the input is already in the
@@ -440,12 +459,14 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       host: env.KEEL_API_HOST,
       port: env.KEEL_API_PORT,
       tokens: parseTokens(env.KEEL_API_TOKENS),
-      corsOrigins:
-        env.KEEL_API_CORS_ORIGINS === undefined
-          ? loopbackHosts.has(env.KEEL_API_HOST)
-            ? ['*']
-            : []
-          : list(env.KEEL_API_CORS_ORIGINS),
+      corsOrigins: list(env.KEEL_API_CORS_ORIGINS),
+      allowedHosts: [
+        ...new Set([
+          ...loopbackHosts,
+          ...(wildcardHosts.has(env.KEEL_API_HOST) ? [] : [env.KEEL_API_HOST]),
+          ...list(env.KEEL_API_ALLOWED_HOSTS),
+        ]),
+      ],
       intakeWaitMs: env.KEEL_INTAKE_WAIT_MS,
       readTimeoutMs: env.KEEL_READ_TIMEOUT_MS,
       localModelCalls: env.KEEL_LOCAL_MODEL_CALLS === '1',
