@@ -92,6 +92,8 @@ const usageFloorMs = 250;
  */
 const firstWalkMs = 100;
 const earlyWalkBytes = 16 * 1024 * 1024;
+/** Started below the reserve, a command may still see free space move this much (others' writes). */
+const belowReserveSlackBytes = 8 * 1024 * 1024;
 function watchDisk(guard, path, breach) {
   let done = false;
   let freeTimer;
@@ -103,7 +105,7 @@ function watchDisk(guard, path, breach) {
   let walked = null;
   /**
    * A command that starts past a bound may still run (to delete files, say): it is stopped when it
-   * goes further, below the free space or above the usage it found.
+   * goes further, below the free space it found (less a little slack) or above the usage.
    */
   let freeFloor = null;
   let usageCeiling = null;
@@ -135,7 +137,7 @@ function watchDisk(guard, path, breach) {
     if (done) return;
     if (!error) {
       const freeBytes = stats.bavail * stats.bsize;
-      freeFloor ??= Math.min(guard.reserveBytes, freeBytes);
+      freeFloor ??= Math.min(guard.reserveBytes, freeBytes - belowReserveSlackBytes);
       if (freeBytes < freeFloor) return stop({ kind: 'reserve', freeBytes });
       const first = fsUsed === null;
       fsUsed = (stats.blocks - stats.bfree) * stats.bsize;
