@@ -9,6 +9,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts
 COPY common ./common
 COPY codec ./codec
+COPY telemetry ./telemetry
 COPY workflows ./workflows
 COPY activities ./activities
 COPY worker ./worker

@@ -6,59 +6,18 @@
  */
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { canonicalHost, specialAddress, specialName } from '../common/network-address';
 
-/** Why an address is refused, by the range it lies in (IANA special-purpose registries). */
-const ranges: readonly [string, number, 'ipv4' | 'ipv6', string][] = [
-  ['0.0.0.0', 8, 'ipv4', 'an unspecified ("this network") address'],
-  ['10.0.0.0', 8, 'ipv4', 'a private address'],
-  ['100.64.0.0', 10, 'ipv4', 'a shared (carrier-grade NAT) address'],
-  ['127.0.0.0', 8, 'ipv4', 'a loopback address'],
-  ['169.254.0.0', 16, 'ipv4', 'a link-local address'],
-  ['172.16.0.0', 12, 'ipv4', 'a private address'],
-  ['192.0.0.0', 24, 'ipv4', 'a protocol-assignment address'],
-  ['192.168.0.0', 16, 'ipv4', 'a private address'],
-  ['198.18.0.0', 15, 'ipv4', 'a benchmarking address'],
-  ['224.0.0.0', 4, 'ipv4', 'a multicast address'],
-  ['240.0.0.0', 4, 'ipv4', 'a reserved address'],
-  ['::', 128, 'ipv6', 'an unspecified address'],
-  ['::1', 128, 'ipv6', 'a loopback address'],
-  ['fc00::', 7, 'ipv6', 'a private (unique local) address'],
-  ['fe80::', 10, 'ipv6', 'a link-local address'],
-  ['ff00::', 8, 'ipv6', 'a multicast address'],
-];
-/** Cloud metadata services outside the ranges above, and the names that lead to them. */
-const metadataAddresses = ['169.254.169.254', '168.63.129.16', '100.100.100.200', 'fd00:ec2::254'];
-const metadataNames = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data']);
-
-const lists = ranges.map(([network, prefix, family, why]) => {
-  const list = new BlockList();
-  list.addSubnet(network, prefix, family);
-  return { list, family, why };
-});
-
-/** The IPv4 address an IPv6 one carries (mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::`), if any. */
-function embeddedIpv4(address: string): string | undefined {
-  const match = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(
-    address,
-  );
-  if (match === null) return undefined;
-  if (match[1] !== undefined) return match[1];
-  const high = parseInt(match[2]!, 16);
-  const low = parseInt(match[3]!, 16);
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
-}
-
-/** Why `address` (an IP literal) must not be reached, or undefined when it may. */
+/**
+ * Why `address` (an IP literal, in any form) must not be reached, or undefined when it may: the
+ * sandbox proxy's reading and ranges (common/network-address.ts, docs/decisions/0315), so a
+ * webhook and a sandboxed command are refused the same addresses.
+ */
 export function refusedAddress(address: string): string | undefined {
-  const bare = address.replace(/^\[|\]$/g, '').toLowerCase();
-  const family = isIP(bare);
-  if (family === 0) return 'not an IP address';
-  const inner = family === 6 ? embeddedIpv4(bare) : undefined;
-  if (inner !== undefined) return refusedAddress(inner);
-  if (metadataAddresses.includes(bare)) return 'a cloud metadata address';
-  const kind = family === 4 ? 'ipv4' : 'ipv6';
-  return lists.find(({ list, family: listed }) => listed === kind && list.check(bare, kind))?.why;
+  const host = canonicalHost(address);
+  if (typeof host === 'string' || host.kind !== 'address') return 'not an IP address';
+  return specialAddress(host.address);
 }
 
 export class RefusedUrl extends Error {
@@ -99,8 +58,7 @@ export async function checkOutboundUrl(raw: string, allowHosts: readonly string[
     if (why !== undefined) throw new RefusedUrl(`points to ${host}, ${why}`);
     return;
   }
-  if (metadataNames.has(host) || host === 'localhost' || host.endsWith('.localhost'))
-    throw new RefusedUrl(`names ${host}, a local or metadata host`);
+  if (specialName(host) !== undefined) throw new RefusedUrl(`names ${host}, a local or metadata host`);
   let addresses: LookupAddress[];
   try {
     addresses = await lookup(host, { all: true, verbatim: true });

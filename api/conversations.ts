@@ -20,7 +20,7 @@ import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
 import type { KeelConfig } from '../common/config';
 import * as messages from '../common/messages';
 import { queuedRun, type Run } from '../common/run';
-import { coveredBy, parseHostEntry, type HostEntry } from '../common/network-hosts';
+import { formatHostEntry, notCoveredBy, parseHostEntry, type HostEntry } from '../common/network-hosts';
 import { searchAttributes } from '../common/search-attributes';
 import { ThreadStatus, type Thread, type ThreadConfig } from '../common/thread';
 
@@ -125,19 +125,28 @@ function requireVisible(thread: ThreadRef, description: Description, owner: Owne
     throw threadNotFound(thread.thread_id);
 }
 
-/** The hosts asked for, each within the operator's `KEEL_SANDBOX_NETWORK_HOSTS`; else 422. */
+/**
+ * The hosts asked for, each within the operator's `KEEL_SANDBOX_NETWORK_HOSTS`, in canonical
+ * form (what the worker's proxy compares); else 422 saying which and why.
+ */
 export function grantNetworkHosts(asked: readonly string[], granted: readonly HostEntry[]): string[] {
-  for (const raw of asked) {
+  return asked.map((raw) => {
     const entry = parseHostEntry(raw);
-    if (typeof entry === 'string' || !coveredBy(granted, entry))
+    const why =
+      typeof entry === 'string'
+        ? entry
+        : granted.length === 0
+          ? 'KEEL_SANDBOX_NETWORK_HOSTS is empty'
+          : notCoveredBy(granted, entry);
+    if (typeof entry === 'string' || why !== undefined)
       throw new ApiError(
         422,
         'network_host_not_allowed',
-        `network host "${raw}" is not one the operator allows threads to reach (KEEL_SANDBOX_NETWORK_HOSTS${granted.length === 0 ? ' is empty' : ''})`,
+        `network host "${raw}" is not one the operator allows threads to reach (${why})`,
         'config.network_hosts',
       );
-  }
-  return asked.map((raw) => raw.trim().toLowerCase());
+    return formatHostEntry(entry);
+  });
 }
 
 export class Conversations {

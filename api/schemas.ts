@@ -33,7 +33,7 @@ const metadata = z
 const hostLabel = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 const port = '(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?';
 const hostEntryPattern = new RegExp(
-  `^(?:\\*|(?:\\*\\.)?${hostLabel}(?:\\.${hostLabel})*${port}|\\[[0-9A-Fa-f:.]+\\]${port})$`,
+  `^(?:\\*${port}|(?:\\*\\.)?${hostLabel}(?:\\.${hostLabel})*${port}|\\[[0-9A-Fa-f:.]+\\]${port})$`,
 );
 
 /** Tool rules one thread may hold: the thread's config travels in every continue-as-new. */

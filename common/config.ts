@@ -176,8 +176,10 @@ export interface SandboxConfig {
   network: 'off' | 'on';
   /**
    * Hosts a thread may ask its commands to reach through Keel's proxy (`network_hosts`), while
-   * `network` is `off` (`KEEL_SANDBOX_NETWORK_HOSTS`: names, `*.domain`, `host:port`, `*`). A
-   * loopback, private or metadata address is reached only when an entry names its host exactly.
+   * `network` is `off` (`KEEL_SANDBOX_NETWORK_HOSTS`: names, `*.domain`, `host:port`, `*`), in
+   * canonical form. An entry without a port allows 80 and 443. A loopback, private, link-local or
+   * metadata host is reached only when an entry names it exactly with its port; never through a
+   * wildcard (docs/decisions/0316).
    * @default [] (no thread may ask)
    */
   networkHosts: HostEntry[];

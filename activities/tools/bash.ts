@@ -118,7 +118,10 @@ export const bashTool = defineTool({
           is_error: true,
           content: `Not run: commands run in a sandbox, and this worker cannot create one (${withoutHostPaths(probe.reason)}). ${sandboxFix}`,
         };
-      proxy = context.networkHosts.length === 0 ? undefined : await startNetworkProxy(context.networkHosts);
+      proxy =
+        context.networkHosts.length === 0
+          ? undefined
+          : await startNetworkProxy({ hosts: context.networkHosts, operatorHosts: sandbox.operatorHosts });
       launch = await sandbox.command({ command, workspace, env, ...(proxy === undefined ? {} : { proxy }) });
     }
     try {

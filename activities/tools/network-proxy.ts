@@ -1,10 +1,13 @@
 /**
  * The only way out of a sandbox that has no network of its own: an HTTP proxy (plain requests
  * and `CONNECT` tunnels) on a Unix socket that is bound into the sandbox, one per command. It
- * lets through only the thread's hosts (`network_hosts`, within the operator's list), resolves
- * each name itself and connects to the address it checked, so a name cannot re-resolve to
- * loopback, a private network or a metadata service between check and connect. Such an address
- * is reached only when an entry names its host exactly (docs/decisions/0086).
+ * lets through only the thread's hosts (`network_hosts`, within the operator's list), and
+ * decides on canonical addresses (docs/decisions/0315): the host a request names is read once
+ * (`0x7f.1`, `[0::ffff:7f00:1]` and `2130706433` are all 127.0.0.1), a name is resolved once,
+ * every address checked, and the proxy connects to the address it checked, so nothing can
+ * re-resolve between check and connect. A loopback, private, link-local or metadata address is
+ * reached only when the operator's list and the thread's name that host and port exactly
+ * (decisions 0086, 0316).
  */
 import { lookup } from 'node:dns/promises';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,8 +15,8 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { canonicalHost, specialAddress } from '../../common/network-address';
 import { allowsHost, namesExactly, type HostEntry } from '../../common/network-hosts';
-import { refusedAddress } from '../outbound-address';
 
 export interface NetworkProxy {
   /** The proxy's socket on the host. */
@@ -23,27 +26,59 @@ export interface NetworkProxy {
   close(): Promise<void>;
 }
 
+export interface NetworkProxyOptions {
+  /** The thread's hosts, as `Sandbox.grant` let them through. */
+  hosts: readonly HostEntry[];
+  /** The operator's list (`KEEL_SANDBOX_NETWORK_HOSTS`): only its exact entries reach special hosts. */
+  operatorHosts: readonly HostEntry[];
+}
+
 class Refused extends Error {}
 
-/** The address to connect to for `host:port`, or `Refused` saying why not. */
-async function resolveAllowed(entries: readonly HostEntry[], host: string, port: number): Promise<string> {
-  const bare = host.toLowerCase().replace(/^\[|\]$/g, '');
-  if (!allowsHost(entries, bare, port))
-    throw new Refused(`${bare}:${port} is not among this thread's network hosts`);
-  const exact = entries.some((entry) => namesExactly(entry, bare));
-  let addresses: string[];
-  if (net.isIP(bare) !== 0) addresses = [bare];
-  else {
-    try {
-      addresses = (await lookup(bare, { all: true, verbatim: true })).map(({ address }) => address);
-    } catch {
-      throw new Refused(`${bare} does not resolve`);
-    }
+/**
+ * The address to connect to for `host:port` (the host as the request wrote it), or `Refused`
+ * saying why not. Decisive: the API's and the config's checks only fail faster.
+ */
+export async function resolveAllowed(
+  options: NetworkProxyOptions,
+  host: string,
+  port: number,
+): Promise<string> {
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new Refused(`port ${port} is not a port`);
+  const canonical = canonicalHost(host);
+  if (typeof canonical === 'string') throw new Refused(canonical);
+  const wanted = canonical.kind === 'address' ? canonical.address : canonical.name;
+  const shown = `${wanted.includes(':') ? `[${wanted}]` : wanted}:${port}`;
+  if (!allowsHost(options.hosts, wanted, port) || !allowsHost(options.operatorHosts, wanted, port))
+    throw new Refused(`${shown} is not among this thread's network hosts`);
+  // Special hosts need an exact entry on both lists: no wildcard, the operator's or the
+  // thread's, reaches them.
+  const exact =
+    options.operatorHosts.some((entry) => namesExactly(entry, wanted, port)) &&
+    options.hosts.some((entry) => namesExactly(entry, wanted, port));
+  if (canonical.kind === 'address') {
+    const why = specialAddress(canonical.address);
+    if (why !== undefined && !exact) throw new Refused(`${shown} is ${why}`);
+    return canonical.address;
   }
-  const usable = exact ? addresses : addresses.filter((address) => refusedAddress(address) === undefined);
-  if (usable[0] === undefined)
-    throw new Refused(`${bare} resolves to ${addresses.join(', ')}, ${refusedAddress(addresses[0] ?? '')}`);
-  return usable[0];
+  let addresses: string[];
+  try {
+    // Once: the address checked below is the one connected to (no second lookup to rebind).
+    const found = await lookup(canonical.name, { all: true, verbatim: true });
+    addresses = found.flatMap(({ address }) => {
+      const read = canonicalHost(address);
+      return typeof read !== 'string' && read.kind === 'address' ? [read.address] : [];
+    });
+  } catch {
+    throw new Refused(`${canonical.name} does not resolve`);
+  }
+  if (addresses[0] === undefined) throw new Refused(`${canonical.name} does not resolve`);
+  if (!exact)
+    for (const address of addresses) {
+      const why = specialAddress(address);
+      if (why !== undefined) throw new Refused(`${canonical.name} resolves to ${address}, ${why}`);
+    }
+  return addresses[0];
 }
 
 function refuse(socket: net.Socket, why: string): void {
@@ -53,7 +88,7 @@ function refuse(socket: net.Socket, why: string): void {
 }
 
 /** Starts a proxy for one command; `close` stops it and removes its socket. */
-export async function startNetworkProxy(entries: readonly HostEntry[]): Promise<NetworkProxy> {
+export async function startNetworkProxy(options: NetworkProxyOptions): Promise<NetworkProxy> {
   const directory = await mkdtemp(path.join(os.tmpdir(), 'keel-proxy-'));
   const socket = path.join(directory, 'proxy.sock');
   const forwarder = path.join(directory, 'forward.js');
@@ -77,7 +112,7 @@ export async function startNetworkProxy(entries: readonly HostEntry[]): Promise<
       return;
     }
     const port = Number(target.port || 80);
-    resolveAllowed(entries, target.hostname, port).then(
+    resolveAllowed(options, target.hostname, port).then(
       (address) => {
         const upstream = http.request({
           host: address,
@@ -111,7 +146,7 @@ export async function startNetworkProxy(entries: readonly HostEntry[]): Promise<
       return;
     }
     const port = Number(match[2]);
-    resolveAllowed(entries, match[1]!, port).then(
+    resolveAllowed(options, match[1]!, port).then(
       (address) => {
         const upstream = net.connect(port, address, () => {
           client.write('HTTP/1.1 200 Connection Established\r\n\r\n');

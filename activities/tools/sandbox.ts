@@ -211,6 +211,11 @@ export class Sandbox {
     });
   }
 
+  /** The operator's list (`KEEL_SANDBOX_NETWORK_HOSTS`): its exact entries alone reach special hosts. */
+  get operatorHosts(): readonly HostEntry[] {
+    return this.#config.networkHosts;
+  }
+
   /**
    * The uid `workspace`'s commands run as on the host, when it differs from the worker's: what a
    * file tool creates there must be handed to it. Each workspace has its own (decision 0325); the

@@ -2,22 +2,34 @@
  * A thread's `network_hosts` from the API to the worker's proxy: the operator's list bounds
  * what a thread may ask for (422 otherwise, nothing created), an assistant carries the setting
  * like any other, and a command of the thread reaches its host while another thread's cannot.
+ * Issue 29's attack, end to end: under the operator's wildcard a sandboxed command tries every
+ * textual form of loopback through the proxy, by CONNECT and by absolute-URI GET, against a
+ * local listener (a stand-in for the API or the Temporal UI) and never reaches it.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
 import { call, processApiHarness, userInput } from '../helpers/api';
+import { bypassForms } from '../helpers/bypass-forms';
 
 jest.setTimeout(120_000);
 
 let port = 0;
 const server = http.createServer((_request, response) => response.end('answer-from-the-allowed-host'));
+/** The local service a sandbox must never reach: on `::`, so IPv4 and IPv6 loopback alike. */
+let secretPort = 0;
+const secret = http.createServer((_request, response) => response.end('secret-of-the-local-service'));
 beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => secret.listen(0, '::', resolve));
+  secretPort = (secret.address() as AddressInfo).port;
 });
-afterAll(() => server.close());
+afterAll(() => {
+  server.close();
+  secret.close();
+});
 
 /** The output of one `curl` the scripted model runs in the thread. */
 async function curl(base: string, threadId: string): Promise<ToolMessage> {
@@ -38,7 +50,8 @@ async function curl(base: string, threadId: string): Promise<ToolMessage> {
 describe('network hosts through the API', () => {
   const harness = processApiHarness(() => ({
     KEEL_MODEL: 'scripted:demo',
-    KEEL_SANDBOX_NETWORK_HOSTS: `localhost:${port},*.example.org`,
+    // The operator's wildcard covers the secret's port: only the canonical check stands between.
+    KEEL_SANDBOX_NETWORK_HOSTS: `localhost:${port},*.example.org,*:${secretPort}`,
   }));
 
   it('refuses a host the operator does not allow, and creates nothing', async () => {
@@ -104,5 +117,79 @@ describe('network hosts through the API', () => {
     expect(result?.content).toBe('answer-from-the-allowed-host');
     // An assistant asking for more than the operator allows is refused when it is created.
     expect(refused.status).toBe(422);
+  });
+
+  it("refuses a thread naming loopback, a private or a metadata host under the operator's wildcard", async () => {
+    for (const host of [
+      `localhost:${secretPort}`,
+      `LOCALHOST:${secretPort}`,
+      `127.0.0.1:${secretPort}`,
+      `[0::ffff:7f00:1]:${secretPort}`,
+      `2130706433:${secretPort}`,
+      `0x7f.1:${secretPort}`,
+      `127.1:${secretPort}`,
+      `[::1]:${secretPort}`,
+      `169.254.169.254:${secretPort}`,
+      `[fd00:ec2::254]:${secretPort}`,
+      `10.0.0.1:${secretPort}`,
+      `100.64.0.1:${secretPort}`,
+      // The operator named localhost on one port: not on another.
+      `localhost:${secretPort === port + 1 ? port + 2 : port + 1}`,
+    ]) {
+      const refused = await call(harness.base, 'POST', '/threads', { config: { network_hosts: [host] } });
+      expect({ host, status: refused.status }).toEqual({ host, status: 422 });
+      expect(refused.body).toMatchObject({ error: { code: 'network_host_not_allowed' } });
+      expect(JSON.stringify(refused.body)).toContain('only an operator entry naming it exactly');
+    }
+  });
+
+  it('never lets a sandboxed command reach a loopback listener in any form of its address', async () => {
+    const threadId = `net-canon-${randomUUID()}`;
+    const created = await call(harness.base, 'POST', '/threads', {
+      thread_id: threadId,
+      config: { network_hosts: [`*:${secretPort}`, `localhost:${port}`] },
+    });
+    expect(created.status).toBe(200);
+    // Raw proxy requests over bash's /dev/tcp, so no client rewrites the host first: a tunnel
+    // that opens sends its GET through; every answer is printed on one line.
+    const targets = [
+      ...bypassForms.map(([form]) => (form.includes(':') && !form.startsWith('[') ? `[${form}]` : form)),
+      'localhost',
+      'LOCALHOST.',
+    ];
+    const tunnel = String.raw`CONNECT %s:%s HTTP/1.1\r\nhost: x\r\n\r\nGET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`;
+    const plain = String.raw`GET http://%s:%s/ HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`;
+    const command = [
+      `probe() { exec 3<>/dev/tcp/127.0.0.1/3128 || { echo "$2 $3 no-proxy"; return; }`,
+      `printf "$1" "$2" "$3" >&3`,
+      String.raw`a=$(timeout 5 cat <&3 | tr -d '\r' | tr '\n' ' ')`,
+      `exec 3<&-`,
+      `echo "$2 $3 => $a"; }`,
+      `for t in ${targets.map((target) => `'${target}'`).join(' ')}; do probe '${tunnel}' "$t" ${secretPort}; probe '${plain}' "$t" ${secretPort}; done`,
+      `probe '${tunnel}' localhost ${port}`,
+      `probe '${plain}' localhost ${port}`,
+    ].join('; ');
+    const response = await call<{ messages: LangChainMessage[] }>(
+      harness.base,
+      'POST',
+      `/threads/${threadId}/runs/wait`,
+      userInput(`run: ${command}`),
+    );
+    expect(response.status).toBe(200);
+    const output = String(
+      response.body.messages.filter((message): message is ToolMessage => message.type === 'tool').at(-1)
+        ?.content,
+    );
+    const lines = output.split('\n').filter((line) => line.includes(' => '));
+    const attempts = lines.filter((line) => !line.startsWith(`localhost ${port} `));
+    expect(attempts).toHaveLength(targets.length * 2);
+    for (const line of attempts) {
+      expect(line).not.toContain('secret-of-the-local-service');
+      expect(line).toMatch(/ => HTTP\/1.1 (403 Forbidden .*Keel refused|400 Bad Request)/);
+    }
+    // The same requests to the host the thread and the operator name exactly are answered.
+    const allowed = lines.filter((line) => line.startsWith(`localhost ${port} `));
+    expect(allowed).toHaveLength(2);
+    for (const line of allowed) expect(line).toContain('answer-from-the-allowed-host');
   });
 });

@@ -107,6 +107,22 @@ describe('configuration', () => {
     expect(() => parseConfig({ KEEL_SANDBOX_NETWORK_HOSTS: 'https://pypi.org/simple' }, '/')).toThrow(
       /KEEL_SANDBOX_NETWORK_HOSTS/,
     );
+    // Canonical at parse time, and wrong entries refused with the reason, before anything starts.
+    expect(
+      parseConfig({ KEEL_SANDBOX_NETWORK_HOSTS: '0x7f.1:8080,[0::ffff:7f00:1]:9000,Localhost.:8443' }, '/')
+        .sandbox.networkHosts,
+    ).toEqual([
+      { host: '127.0.0.1', port: 8080 },
+      { host: '127.0.0.1', port: 9000 },
+      { host: 'localhost', port: 8443 },
+    ]);
+    expect(() => parseConfig({ KEEL_SANDBOX_NETWORK_HOSTS: '*,*.localhost' }, '/')).toThrow(
+      /KEEL_SANDBOX_NETWORK_HOSTS[^]*a wildcard never covers a loopback name/,
+    );
+    expect(() => parseConfig({ KEEL_SANDBOX_NETWORK_HOSTS: '*.127.0.0' }, '/')).toThrow(
+      /a wildcard covers names, not addresses/,
+    );
+    expect(() => parseConfig({ KEEL_SANDBOX_NETWORK_HOSTS: '[fe80::1%25eth0]:80' }, '/')).toThrow(/zone id/);
     expect(() => parseConfig({ KEEL_CODEC_UI_TOKEN: 'short' }, '/')).toThrow(/KEEL_CODEC_UI_TOKEN/);
     expect(
       parseConfig({ KEEL_WEBHOOK_ALLOW_HOSTS: ' 127.0.0.1, Hooks.Internal ' }, '/').webhookAllowHosts,

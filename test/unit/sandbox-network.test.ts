@@ -81,10 +81,18 @@ describe("a thread's network hosts, through Keel's proxy", () => {
 
   it('never reaches loopback through a wildcard: only an entry naming the host exactly does', async () => {
     const context = await contextFor('*', ['*']);
-    const refused = await run(context, `curl -sS http://localhost:${allowed}/`);
+    // `*` allows the default ports only; on them, the name's loopback address is refused.
+    const port = await run(context, `curl -sS http://localhost:${allowed}/`);
+    expect(port.content).toContain(
+      `Keel refused: localhost:${allowed} is not among this thread's network hosts`,
+    );
+    const refused = await run(context, 'curl -sS http://localhost/');
     expect(refused.content).toMatch(/Keel refused: localhost resolves to .*a loopback address/);
-    const literal = await run(context, `curl -sS http://127.0.0.1:${allowed}/`);
-    expect(literal.content).toContain('Keel refused');
+    const literal = await run(context, 'curl -sS http://127.0.0.1/');
+    expect(literal.content).toContain('Keel refused: 127.0.0.1:80 is a loopback address');
+    const tunnel = await run(context, 'curl -sS --proxytunnel https://[::ffff:7f00:1]/');
+    expect(tunnel.is_error).toBe(true);
+    expect(tunnel.content).toContain('403');
   });
 
   it('grants only what the operator allows, and nothing without a list', async () => {
