@@ -12,6 +12,7 @@ import { withHeartbeats } from './heartbeat';
 import { interruptedByShutdown, stoppedByWorkerShutdown } from './shutdown';
 import type { ToolRegistry } from './tools/registry';
 import type { Sandbox } from './tools/sandbox';
+import { withoutHostPaths } from './tools/host-paths';
 import { workspaceFor } from './tools/workspace';
 
 export interface RunToolDependencies {
@@ -45,7 +46,8 @@ export function createRunTool({ registry, workspacesDir, environment, sandbox }:
           signal,
           idempotencyKey: scopedKey(input, scope),
           environment,
-          sandbox,
+          // Its uid is this workspace's (decision 0325), for the file tools to hand files to.
+          sandbox: await sandbox.forWorkspace(workspace),
           networkHosts: sandbox.grant(input.network_hosts),
         });
       } catch (error) {
@@ -57,7 +59,10 @@ export function createRunTool({ registry, workspacesDir, environment, sandbox }:
         }
         const message = error instanceof Error ? error.message : String(error);
         Context.current().log.warn('tool failed', { tool: input.name, error: message });
-        throw failure('ToolFailed', `${input.name}: ${message}`, { cause: error });
+        // The model reads this message: no host path in it (the cause, for operators, keeps them).
+        throw failure('ToolFailed', `${input.name}: ${withoutHostPaths(message, workspace)}`, {
+          cause: error,
+        });
       }
     });
   };

@@ -82,12 +82,21 @@ const schema = z
     KEEL_SANDBOX_NETWORK: z.enum(['off', 'on']).default('off'),
     KEEL_SANDBOX_NETWORK_HOSTS: optionalString,
     KEEL_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
+    KEEL_SANDBOX_UID_BASE: z.coerce
+      .number()
+      .int()
+      .min(1000)
+      .max(2 ** 31 - 1)
+      .default(100_000),
+    KEEL_SANDBOX_UID_COUNT: z.coerce.number().int().positive().default(65_536),
     KEEL_SANDBOX_TIMEOUT_S: z.coerce.number().int().positive().max(600).default(120),
     KEEL_SANDBOX_CPU_S: z.coerce.number().int().positive().default(600),
     KEEL_SANDBOX_MEMORY_MB: z.coerce.number().int().positive().default(4096),
     KEEL_SANDBOX_PROCESSES: z.coerce.number().int().positive().default(256),
     KEEL_SANDBOX_FILE_MB: z.coerce.number().int().positive().default(1024),
     KEEL_SANDBOX_TMP_MB: z.coerce.number().int().positive().default(512),
+    KEEL_SANDBOX_WORKSPACE_MB: z.coerce.number().int().positive().default(10_240),
+    KEEL_SANDBOX_DISK_RESERVE_MB: z.coerce.number().int().min(0).default(1_024),
     KEEL_EXTENSIONS_FILE: optionalString,
     KEEL_WORKFLOW_BUNDLE: optionalString,
     KEEL_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -160,6 +169,17 @@ export interface SandboxLimits {
   fileMb: number;
   /** Size of the private `/tmp`, in MiB (`KEEL_SANDBOX_TMP_MB`). @default 512 */
   tmpMb: number;
+  /**
+   * Disk a thread's workspace may use, in MiB (`KEEL_SANDBOX_WORKSPACE_MB`): a command that takes
+   * it past this is stopped, a file tool's write that would is refused (decision 0327). @default 10240
+   */
+  workspaceMb: number;
+  /**
+   * Free space, in MiB, kept on the workspaces' filesystem for everyone else (Temporal, other
+   * threads) (`KEEL_SANDBOX_DISK_RESERVE_MB`): a command that brings it lower is stopped, a
+   * write that would is refused. @default 1024
+   */
+  diskReserveMb: number;
 }
 
 export interface SandboxConfig {
@@ -176,8 +196,19 @@ export interface SandboxConfig {
    * @default [] (no thread may ask)
    */
   networkHosts: HostEntry[];
-  /** The unprivileged uid (and gid) sandboxes run as when the worker runs as root (`KEEL_SANDBOX_UID`). @default 65534 */
+  /**
+   * The uid (and gid) every thread's commands ran as under a root worker before each thread had
+   * its own (`KEEL_SANDBOX_UID`): a workspace still owned by it is handed to the thread's uid
+   * (decision 0325). @default 65534
+   */
   uid: number;
+  /**
+   * The uids threads' commands run as under a root worker: each workspace has its own, from a
+   * hash of its name into `[base, base + count)` (`KEEL_SANDBOX_UID_BASE`, `KEEL_SANDBOX_UID_COUNT`;
+   * decision 0325). Keep the range clear of the host's users and of subordinate-uid ranges.
+   * @default { base: 100000, count: 65536 }
+   */
+  uidRange: { base: number; count: number };
   limits: SandboxLimits;
 }
 
@@ -500,6 +531,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       network: env.KEEL_SANDBOX_NETWORK,
       networkHosts: list(env.KEEL_SANDBOX_NETWORK_HOSTS).map((entry) => parseHostEntry(entry) as HostEntry),
       uid: env.KEEL_SANDBOX_UID,
+      uidRange: { base: env.KEEL_SANDBOX_UID_BASE, count: env.KEEL_SANDBOX_UID_COUNT },
       limits: {
         wallSeconds: env.KEEL_SANDBOX_TIMEOUT_S,
         cpuSeconds: env.KEEL_SANDBOX_CPU_S,
@@ -507,6 +539,8 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
         processes: env.KEEL_SANDBOX_PROCESSES,
         fileMb: env.KEEL_SANDBOX_FILE_MB,
         tmpMb: env.KEEL_SANDBOX_TMP_MB,
+        workspaceMb: env.KEEL_SANDBOX_WORKSPACE_MB,
+        diskReserveMb: env.KEEL_SANDBOX_DISK_RESERVE_MB,
       },
     },
     encryption: {

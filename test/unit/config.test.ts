@@ -101,7 +101,17 @@ describe('configuration', () => {
       network: 'off',
       networkHosts: [],
       uid: 65534,
-      limits: { wallSeconds: 120, cpuSeconds: 600, memoryMb: 4096, processes: 256, fileMb: 1024, tmpMb: 512 },
+      uidRange: { base: 100_000, count: 65_536 },
+      limits: {
+        wallSeconds: 120,
+        cpuSeconds: 600,
+        memoryMb: 4096,
+        processes: 256,
+        fileMb: 1024,
+        tmpMb: 512,
+        workspaceMb: 10_240,
+        diskReserveMb: 1_024,
+      },
     });
     const custom = parseConfig(
       {
