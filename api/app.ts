@@ -8,6 +8,7 @@ import { authenticate } from './auth';
 import { cors } from './cors';
 import { hostCheck } from './host-check';
 import { jsonBodies, requireJsonBodies } from './json-body';
+import { originCheck } from './origin-check';
 import { Assistants } from './protocol/assistants';
 import { assistantRoutes } from './routes/assistants';
 import { systemRoutes } from './routes/system';
@@ -68,6 +69,13 @@ export function createApp({
   // The Temporal Web UI decrypts through /codec from its own origin, whatever the API allows.
   app.use('/codec', cors(config.encryption.corsOrigins));
   app.use(cors(config.api.corsOrigins));
+  // A page elsewhere can send a body-less or no-cors write without a preflight (decision 0317).
+  const apiOrigins = originCheck(config.api.corsOrigins, 'KEEL_API_CORS_ORIGINS');
+  const codecOrigins = originCheck(config.encryption.corsOrigins, 'KEEL_CODEC_CORS_ORIGINS');
+  app.use((request, response, next) => {
+    const underCodec = request.path === '/codec' || request.path.startsWith('/codec/');
+    (underCodec ? codecOrigins : apiOrigins)(request, response, next);
+  });
   // Only JSON says it is JSON: a page can send any other type without a preflight (decision 0310).
   app.use(requireJsonBodies());
   // The web chat is public; the API calls it makes carry the person's token.

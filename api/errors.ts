@@ -19,6 +19,7 @@ import { threadIdOf } from '../common/thread';
 const typesByStatus: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
+  403: 'permission_error',
   404: 'not_found_error',
   405: 'invalid_request_error',
   408: 'invalid_request_error',

@@ -1,7 +1,7 @@
 /**
  * A hostile web page against the default install (loopback, no tokens, no CORS): what a page on
- * another origin can make a browser send without asking first — `text/plain`, form and untyped
- * bodies, a form submission, a request under a rebound name — changes and reads nothing. Raw
+ * another origin can make a browser send without asking first — `text/plain`, form, untyped and
+ * no bodies, a form submission, a request under a rebound name — changes and reads nothing. Raw
  * requests say exactly what a browser would send; then a real Chromium on another origin tries.
  */
 import { randomUUID } from 'node:crypto';
@@ -101,21 +101,25 @@ describe('a hostile web page against the default install', () => {
   ];
 
   it.each(simpleBodies)(
-    'refuses cleanup sent as %s from another origin with 415, and no thread is deleted',
+    'refuses cleanup sent as %s from another origin with 403, without an Origin with 415, and no thread is deleted',
     async (_kind, headers, body) => {
-      const answer = await raw(
+      const fromPage = await raw(
         harness.base,
         'POST',
         '/threads/cleanup',
         { origin: evilOrigin, ...headers },
         body,
       );
-      expect(answer.status).toBe(415);
-      expect(answer.body).toMatchObject({
+      expect(fromPage.status).toBe(403);
+      expect(fromPage.body.error?.code).toBe('origin_not_allowed');
+      expect(fromPage.headers['access-control-allow-origin']).toBeUndefined();
+      // Without an Origin (no browser said where it came from) the JSON-only door holds (0310).
+      const unsaid = await raw(harness.base, 'POST', '/threads/cleanup', headers, body);
+      expect(unsaid.status).toBe(415);
+      expect(unsaid.body).toMatchObject({
         error: { type: 'invalid_request_error', code: 'unsupported_media_type', message: expect.any(String) },
-        detail: answer.body.error?.message,
+        detail: unsaid.body.error?.message,
       });
-      expect(answer.headers['access-control-allow-origin']).toBeUndefined();
       await expectIntact();
     },
   );
@@ -127,7 +131,7 @@ describe('a hostile web page against the default install', () => {
     ['run without a thread', () => '/runs/wait', () => JSON.stringify(userInput('run: id'))],
     ['copy a thread', () => `/threads/${threadIds[1]}/copy`, () => '{}'],
     ['search threads', () => '/threads/search', () => '{}'],
-  ])('refuses a page that tries to %s with text/plain', async (_what, path, body) => {
+  ])('refuses a page that tries to %s with text/plain (403, its origin)', async (_what, path, body) => {
     const before = await call<{ messages_count: number }>(harness.base, 'GET', `/threads/${threadIds[0]}`);
     const answer = await raw(
       harness.base,
@@ -136,17 +140,73 @@ describe('a hostile web page against the default install', () => {
       { origin: evilOrigin, 'content-type': 'text/plain' },
       body(),
     );
-    expect(answer.status).toBe(415);
+    expect(answer.status).toBe(403);
     expect((await call(harness.base, 'GET', '/threads/planted')).status).toBe(404);
     const after = await call<{ messages_count: number }>(harness.base, 'GET', `/threads/${threadIds[0]}`);
     expect(after.body.messages_count).toBe(before.body.messages_count);
   });
 
-  it('takes a body-less POST as an empty body: a cleanup without one names no age and deletes nothing', async () => {
-    const answer = await raw(harness.base, 'POST', '/threads/cleanup', { origin: evilOrigin });
+  it('takes a body-less POST without an Origin (an SDK) as an empty body: a cleanup names no age and deletes nothing', async () => {
+    const answer = await raw(harness.base, 'POST', '/threads/cleanup', {});
     expect(answer.status).toBe(422);
     expect(answer.body.error?.code).toBe('validation_error');
     await expectIntact();
+  });
+
+  const threadCount = async () => {
+    const counted = await call<number>(harness.base, 'POST', '/threads/count', {});
+    expect(counted.status).toBe(200);
+    return counted.body;
+  };
+
+  it.each<[string, string, string, () => string]>([
+    ['a body-less POST creating a thread from another origin', evilOrigin, 'POST', () => '/threads'],
+    ['a DELETE of a thread from another origin', evilOrigin, 'DELETE', () => `/threads/${threadIds[2]}`],
+    ['a body-less POST from Origin: null (a sandboxed frame, a file)', 'null', 'POST', () => '/threads'],
+  ])(
+    'refuses %s with 403 naming KEEL_API_CORS_ORIGINS, and nothing is created or deleted',
+    async (_what, origin, method, path) => {
+      const before = await threadCount();
+      const answer = await raw(harness.base, method, path(), { origin });
+      expect(answer.status).toBe(403);
+      expect(answer.body).toMatchObject({
+        error: { type: 'permission_error', code: 'origin_not_allowed', message: expect.any(String) },
+        detail: answer.body.error?.message,
+      });
+      expect(answer.body.error?.message).toContain('KEEL_API_CORS_ORIGINS');
+      expect(await threadCount()).toBe(before);
+      await expectIntact();
+    },
+  );
+
+  it.each([
+    ['with no Origin (curl, the SDKs, the CLI)', () => ({})],
+    ['from its own origin (the web chat)', () => ({ origin: harness.base })],
+    [
+      'from its own origin named as localhost',
+      () => ({
+        origin: harness.base.replace('127.0.0.1', 'localhost'),
+        host: harness.base.replace(/^http:\/\/127\.0\.0\.1/, 'localhost'),
+      }),
+    ],
+  ])('takes a body-less POST creating a thread %s', async (_who, headers) => {
+    const before = await threadCount();
+    const answer = await raw(harness.base, 'POST', '/threads', headers());
+    expect(answer.status).toBe(200);
+    expect(await threadCount()).toBe(before + 1);
+  });
+
+  it('refuses the same host at another port or scheme: an origin is all three', async () => {
+    const { port } = new URL(harness.base);
+    for (const origin of [
+      `http://127.0.0.1:${Number(port) + 1}`,
+      `https://127.0.0.1:${port}`,
+      'http://127.0.0.1',
+    ])
+      expect({ origin, status: (await raw(harness.base, 'POST', '/threads', { origin })).status }).toEqual({
+        origin,
+        status: 403,
+      });
   });
 
   it.each(['DELETE', 'PATCH', 'POST'])(
@@ -225,7 +285,7 @@ describe('a hostile web page against the default install', () => {
       },
     );
 
-    it('answers a page without a token 401 for a JSON cleanup, a delete and a read, and nothing changes', async () => {
+    it('answers a caller without a token 401 for a JSON cleanup, a delete and a read, a page 403 for its writes, and nothing changes', async () => {
       // A page cannot add a token header without a preflight, which gives it nothing (0312).
       for (const [method, path, body] of [
         ['POST', '/threads/cleanup', wipeEverything],
@@ -233,20 +293,55 @@ describe('a hostile web page against the default install', () => {
         ['GET', `/threads/${threadIds[0]}/state`, undefined],
         ['POST', '/threads/search', '{}'],
       ] as const) {
-        const answer = await raw(
-          exposed.url,
-          method,
-          path,
-          { origin: evilOrigin, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-          body,
-        );
-        expect({ path, status: answer.status, code: answer.body.error?.code }).toEqual({
-          path,
-          status: 401,
-          code: 'unauthenticated',
-        });
+        const typed = body === undefined ? {} : { 'content-type': 'application/json' };
+        for (const origin of [undefined, evilOrigin]) {
+          const answer = await raw(
+            exposed.url,
+            method,
+            path,
+            { ...(origin === undefined ? {} : { origin }), ...typed },
+            body,
+          );
+          const refusedAs =
+            origin !== undefined && method !== 'GET'
+              ? { status: 403, code: 'origin_not_allowed' }
+              : { status: 401, code: 'unauthenticated' };
+          expect({ path, origin, status: answer.status, code: answer.body.error?.code }).toEqual({
+            path,
+            origin,
+            ...refusedAs,
+          });
+        }
       }
       await expectIntact();
+    });
+  });
+
+  describe('with an origin listed in KEEL_API_CORS_ORIGINS', () => {
+    const chatApp = 'http://localhost:3000';
+    let listing: RunningApi;
+    beforeAll(async () => {
+      const config = { ...harness.config, api: { ...harness.config.api, corsOrigins: [chatApp] } };
+      listing = await startApi({
+        client: harness.client,
+        config,
+        logger: pino({ level: 'silent' }),
+        host: '127.0.0.1',
+        port: 0,
+      });
+    });
+    afterAll(async () => {
+      await listing.stop();
+    });
+
+    it('takes its writes, and still refuses any other origin', async () => {
+      const before = await threadCount();
+      const listed = await raw(listing.url, 'POST', '/threads', { origin: chatApp });
+      expect(listed.status).toBe(200);
+      expect(listed.headers['access-control-allow-origin']).toBe(chatApp);
+      const other = await raw(listing.url, 'POST', '/threads', { origin: 'http://localhost:3001' });
+      expect(other.status).toBe(403);
+      expect(await threadCount()).toBe(before + 1);
     });
   });
 
@@ -281,7 +376,8 @@ describe('a hostile web page against the default install', () => {
       await new Promise<void>((resolve) => page.close(() => resolve()));
     });
 
-    it('sends no-cors fetches and submits a form, and every thread is still there', async () => {
+    it('sends no-cors fetches and submits a form, and every thread is still there and none was created', async () => {
+      const before = await threadCount();
       const browser = await chromium.launch({
         executablePath: chromiumPath,
         headless: true,
@@ -305,7 +401,15 @@ describe('a hostile web page against the default install', () => {
       // The attack reached the API and was refused there (so this test can fail).
       const cleanups = arrived.filter(({ path }) => path === '/threads/cleanup');
       expect(cleanups.length).toBeGreaterThanOrEqual(5);
-      expect(new Set(cleanups.map(({ status }) => status))).toEqual(new Set([415]));
+      // Chromium said where each came from, the form included: refused by origin (0317).
+      expect(new Set(cleanups.map(({ status, origin }) => [status, origin].join(' ')))).toEqual(
+        new Set([`403 ${pageOrigin}`]),
+      );
+      // The body-less POST needs no preflight and passes the JSON-only door; its origin does not.
+      expect(arrived.filter(({ method, path }) => method === 'POST' && path === '/threads')).toEqual([
+        { method: 'POST', path: '/threads', status: 403, origin: pageOrigin },
+      ]);
+      expect(await threadCount()).toBe(before);
       // A DELETE needs a preflight, which gave this origin nothing: the browser never sent it.
       expect(arrived.filter(({ method }) => method === 'DELETE')).toEqual([]);
       await expectIntact();
@@ -315,7 +419,8 @@ describe('a hostile web page against the default install', () => {
 
 /**
  * The hostile page: four no-cors fetches of the wipe (text/plain, untyped, form, multipart), a
- * `<form enctype="text/plain">` whose field spells the same JSON, and reads that need CORS.
+ * body-less no-cors POST creating a thread, a `<form enctype="text/plain">` whose field spells
+ * the same JSON, and reads that need CORS.
  */
 function hostilePage(api: string, threadIds: string[]): string {
   const script = `
@@ -330,6 +435,7 @@ function hostilePage(api: string, threadIds: string[]): string {
       blind(new Blob([wipe])),
       blind(new URLSearchParams({ [wipe]: '' })),
       blind(form),
+      fetch(api + '/threads', { method: 'POST', mode: 'no-cors' }),
     ]);
     for (const [method, path, body] of [
       ['POST', '/threads/search', '{}'],
