@@ -88,11 +88,12 @@ export class Beneath {
     return handle;
   }
 
-  /** Why `name` in `parent` could not be opened as asked, in words for the model. */
+  /** Why `name` in `parent` could not be opened as `wanted`, in words for the model. */
   async #refusal(
     parent: FileHandle,
     name: string,
     segments: readonly string[],
+    wanted: 'directory' | 'file',
     error: unknown,
   ): Promise<never> {
     const where = shown(segments);
@@ -102,8 +103,14 @@ export class Beneath {
       const info = await lstat(Beneath.at(parent, name)).catch(() => undefined);
       if (info?.isSymbolicLink() === true)
         throw new WorkspaceViolation(where, 'is a symbolic link, which the file tools do not follow');
-      if (info !== undefined) throw new FileRefused(where, `is ${kindOf(info)}`);
-      throw new FileRefused(where, 'changed while it was opened');
+      // What it is now is what was wanted: a link was there a moment ago (swapped in and out).
+      const asWanted = wanted === 'directory' ? info?.isDirectory() : info?.isFile();
+      if (info === undefined || asWanted === true)
+        throw new FileRefused(
+          where,
+          'changed while it was opened (a symbolic link came and went); try again',
+        );
+      throw new FileRefused(where, `is ${kindOf(info)}`);
     }
     throw new FileRefused(where, `could not be opened (${code ?? 'unknown error'})`);
   }
@@ -113,7 +120,7 @@ export class Beneath {
     try {
       return await this.#track(open(Beneath.at(parent, name), directoryFlags));
     } catch (error) {
-      return this.#refusal(parent, name, segments, error);
+      return this.#refusal(parent, name, segments, 'directory', error);
     }
   }
 
@@ -156,11 +163,11 @@ export class Beneath {
       handle = await this.#track(
         open(Beneath.at(parent, name), access | fileFlags | O_CREAT | O_EXCL, 0o644),
       ).catch((error: unknown) =>
-        codeOf(error) === 'EEXIST' ? undefined : this.#refusal(parent, name, segments, error),
+        codeOf(error) === 'EEXIST' ? undefined : this.#refusal(parent, name, segments, 'file', error),
       );
     }
     handle ??= await this.#track(open(Beneath.at(parent, name), access | fileFlags)).catch((error: unknown) =>
-      this.#refusal(parent, name, segments, error),
+      this.#refusal(parent, name, segments, 'file', error),
     );
     const info = await handle.stat();
     if (!info.isFile()) throw new FileRefused(shown(segments), `is ${kindOf(info)}, not a regular file`);

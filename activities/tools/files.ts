@@ -18,12 +18,18 @@ export const maxEditBytes = 4 * 1024 * 1024;
 /** Entries list_files shows, and directories deep it goes when recursive. */
 export const maxListedEntries = 1_000;
 export const maxListDepth = 16;
+/**
+ * Characters read_file returns: what the transcript keeps of a tool result, less room for the
+ * note, so the model reads the file's full size and how to read on (a longer read would be cut
+ * again by the transcript, note and all). Every tool's output is capped at `toolOutputChars`.
+ */
+export const maxReadChars = limits.toolResultChars - 200;
 /** Bytes read at a time: a read holds this much at most besides what it returns. */
 const chunkBytes = 256 * 1024;
 
 interface Window {
   text: string;
-  /** The text stopped at `limits.toolOutputChars`. */
+  /** The text stopped at `maxReadChars`. */
   cut: boolean;
 }
 
@@ -36,7 +42,7 @@ async function readWindow(
   start: number,
   count: number | undefined,
 ): Promise<Window | 'binary'> {
-  const cap = limits.toolOutputChars;
+  const cap = maxReadChars;
   const end = count === undefined ? Infinity : start + count;
   const decoder = new StringDecoder('utf8');
   const buffer = Buffer.alloc(chunkBytes);
@@ -113,7 +119,7 @@ async function confined(
 export const readFileTool = defineTool({
   name: 'read_file',
   description:
-    `Read a text file from the workspace. Paths are relative to the workspace. At most ${limits.toolOutputChars} ` +
+    `Read a text file from the workspace. Paths are relative to the workspace. At most ${maxReadChars} ` +
     'characters come back; use offset and limit (in lines) to read further into a longer file.',
   input: z.object({
     path: z.string().min(1),
