@@ -150,6 +150,9 @@ export const writeFileTool = defineTool({
   flags: { sideEffects: true, sensitive: true },
   run({ path: requested, content }, context) {
     return confined(context, requested, async (beneath, segments) => {
+      // The workspace's quota and the disk's reserve, as a command's writes have (decision 0327).
+      const refusal = await context.sandbox.roomFor(context.workspace, Buffer.byteLength(content));
+      if (refusal !== undefined) return { is_error: true, content: refusal };
       const { handle } = await beneath.file(segments, 'write');
       await handle.writeFile(content, 'utf8');
       return {
@@ -202,6 +205,10 @@ export const editFileTool = defineTool({
           is_error: true,
           content: `Not edited: replacing ${occurrences} occurrence(s) in ${name} would make it ${resultBytes} bytes; edit_file writes files of at most ${maxEditBytes} bytes`,
         };
+      if (resultBytes > bytesRead) {
+        const refusal = await context.sandbox.roomFor(context.workspace, resultBytes - bytesRead);
+        if (refusal !== undefined) return { is_error: true, content: refusal };
+      }
       const edited = Buffer.from(parts.join(new_string), 'utf8');
       await handle.truncate(0);
       await handle.write(edited, 0, edited.length, 0);

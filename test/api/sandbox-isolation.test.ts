@@ -40,11 +40,26 @@ async function runLines(
   threadId: string,
   lines: string[],
 ): Promise<ToolOutput[]> {
+  return toolLines(
+    base,
+    owner,
+    threadId,
+    lines.map((line) => `run: ${line}`),
+  );
+}
+
+/** One message of scripted tool lines (`run:`, `write:` …); the results in order. */
+async function toolLines(
+  base: string,
+  owner: Owner,
+  threadId: string,
+  lines: string[],
+): Promise<ToolOutput[]> {
   const response = await call<{ messages: LangChainMessage[] }>(
     base,
     'POST',
     `/threads/${threadId}/runs/wait`,
-    userInput(lines.map((line) => `run: ${line}`).join('\n')),
+    userInput(lines.join('\n')),
     headersOf(owner),
   );
   expect(response.status).toBe(200);
@@ -223,6 +238,26 @@ const filler =
       // The filler's workspace, emptied, works again.
       expect(await runLines(harness.base, 'alice', filling, ['rm -f f* && echo emptied'])).toEqual([
         { content: 'emptied\n', is_error: false },
+      ]);
+    });
+
+    it("refuses a file tool's write past the workspace quota in one sentence, and writes again once there is room", async () => {
+      const thread = await newThread(harness.base, 'alice');
+      // 6 files of 8 MiB: the whole quota (the guard may stop it just past; either way it is full).
+      await runLines(harness.base, 'alice', thread, [
+        'for i in 1 2 3 4 5 6; do head -c 8388608 /dev/zero > big$i || break; done; echo filled',
+      ]);
+      const [refused] = await toolLines(harness.base, 'alice', thread, ['write: more.txt: hello']);
+      expect(refused).toEqual({
+        is_error: true,
+        content: expect.stringMatching(
+          /^Not written: the workspace would pass its quota of 48 MiB \(it uses \d+ MiB\)/,
+        ),
+      });
+      expect(refused!.content).not.toContain(disk.directory);
+      await runLines(harness.base, 'alice', thread, ['rm -f big* && echo emptied']);
+      expect(await toolLines(harness.base, 'alice', thread, ['write: more.txt: hello'])).toEqual([
+        { is_error: false, content: expect.stringMatching(/^Wrote 5 characters to more.txt/) },
       ]);
     });
 
