@@ -14,8 +14,15 @@ export function mebibytes(bytes: number): number {
   return Math.floor(bytes / mebibyte);
 }
 
-/** Bytes the workspace takes on disk: `du`, which follows no link and stays on one filesystem. */
-export async function workspaceUsage(workspace: string, hostPath: string | undefined): Promise<number> {
+/**
+ * Bytes the workspace takes on disk: `du`, which follows no link and stays on one filesystem; or
+ * `undefined` when it cannot say (du aborts when directories are renamed under its walk, which a
+ * thread's own commands can do on purpose).
+ */
+export async function workspaceUsage(
+  workspace: string,
+  hostPath: string | undefined,
+): Promise<number | undefined> {
   const result = await runCommand(
     {
       file: 'du',
@@ -26,9 +33,13 @@ export async function workspaceUsage(workspace: string, hostPath: string | undef
     },
     { timeoutMs: 60_000, signal: never },
   );
-  const used = Number.parseInt(result.output, 10);
-  if (!Number.isFinite(used)) throw new Error('could not measure the workspace');
-  return used;
+  // stdout and stderr come interleaved: a file that vanished mid-walk is a line of stderr, and du
+  // still prints its total, last.
+  const total = result.output
+    .split('\n')
+    .map((line) => /^(\d+)\t/.exec(line)?.[1])
+    .findLast((found) => found !== undefined);
+  return total === undefined ? undefined : Number(total);
 }
 
 /**
@@ -48,7 +59,8 @@ export async function diskRoomFor(
       `${mebibytes(guard.reserveBytes)} MiB of it kept for Keel and other threads).`
     );
   const used = await workspaceUsage(guard.workspace, hostPath);
-  if (used + bytes > guard.quotaBytes)
+  // Unmeasured (a walk raced by the thread itself): the reserve above still holds for everyone.
+  if (used !== undefined && used + bytes > guard.quotaBytes)
     return (
       `Not written: the workspace would pass its quota of ${mebibytes(guard.quotaBytes)} MiB ` +
       `(it uses ${mebibytes(used)} MiB). Delete files to make room.`
