@@ -56,7 +56,7 @@ export function createRunTool({ registry, workspacesDir, environment, sandbox }:
           idempotencyKey: scopedKey(input, scope),
           environment,
           // Its uid is this workspace's (decision 0325), for the file tools to hand files to.
-          sandbox: await sandbox.forWorkspace(workspace),
+          sandbox,
           networkHosts: sandbox.grant(input.network_hosts),
         });
         return capped(outcome);

@@ -103,7 +103,10 @@ async function confined(
 ): Promise<ToolOutcome> {
   try {
     const segments = segmentsOf(requested);
-    const beneath = await Beneath.open(context.workspace, context.sandbox.hostUid);
+    const beneath = await Beneath.open(
+      context.workspace,
+      await context.sandbox.hostUidFor(context.workspace),
+    );
     try {
       return await work(beneath, segments);
     } finally {

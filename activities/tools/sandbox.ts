@@ -155,39 +155,17 @@ export class Sandbox {
   /** Where `bwrap` itself is looked up (the worker's PATH); commands inside get their own. */
   readonly #hostPath: string | undefined;
   readonly #root: boolean;
-  /** Shared by a sandbox and its views for one workspace (`forWorkspace`). */
-  readonly #shared: { owners: WorkspaceOwners; probe?: Promise<SandboxProbe> };
-  /** The uid of the workspace this is a view for. */
-  readonly #workspaceUid: number | undefined;
+  /** Which uid each workspace's commands run as, and the workspaces handed over to theirs. */
+  readonly #owners: WorkspaceOwners;
+  #probe: Promise<SandboxProbe> | undefined;
 
-  constructor(
-    config: SandboxConfig,
-    hostPath: string | undefined,
-    view?: { of: Sandbox; workspaceUid: number | undefined },
-  ) {
+  constructor(config: SandboxConfig, hostPath: string | undefined) {
     this.#config = config;
     this.#hostPath = hostPath;
     this.#root = process.getuid?.() === 0;
-    this.#shared =
-      view === undefined
-        ? {
-            owners: new WorkspaceOwners(config.uidRange, config.uid, (workspace, from, to) =>
-              this.#handOver(workspace, from, to),
-            ),
-          }
-        : view.of.#shared;
-    this.#workspaceUid = view?.workspaceUid;
-  }
-
-  /**
-   * This sandbox as the tools of one workspace see it: `hostUid` is that workspace's uid. (The
-   * file tools hand what they create to `hostUid`.)
-   */
-  async forWorkspace(workspace: string): Promise<Sandbox> {
-    return new Sandbox(this.#config, this.#hostPath, {
-      of: this,
-      workspaceUid: await this.hostUidFor(workspace),
-    });
+    this.#owners = new WorkspaceOwners(config.uidRange, config.uid, (workspace, from, to) =>
+      this.#handOver(workspace, from, to),
+    );
   }
 
   get mode(): SandboxConfig['mode'] {
@@ -222,18 +200,7 @@ export class Sandbox {
    * first call for a workspace from before hands its files over to it.
    */
   async hostUidFor(workspace: string): Promise<number | undefined> {
-    return this.#config.mode === 'on' && this.#root ? this.#shared.owners.uidFor(workspace) : undefined;
-  }
-
-  /**
-   * The uid commands of this view's workspace run as on the host (`forWorkspace`), when it
-   * differs from the worker's; on a sandbox that is no view, the uid threads shared before
-   * decision 0325.
-   * @deprecated Call `hostUidFor(workspace)`: each workspace has its own uid.
-   */
-  get hostUid(): number | undefined {
-    if (this.#config.mode !== 'on' || !this.#root) return undefined;
-    return this.#workspaceUid ?? this.#config.uid;
+    return this.#config.mode === 'on' && this.#root ? this.#owners.uidFor(workspace) : undefined;
   }
 
   /** What the command runner checks while a command of `workspace` runs (decision 0327). */
@@ -409,7 +376,7 @@ export class Sandbox {
    * command the way the bash tool does). The answer is kept for the life of the process.
    */
   probe(run: (command: SandboxedCommand) => Promise<{ ok: boolean; output: string }>): Promise<SandboxProbe> {
-    this.#shared.probe ??= (async (): Promise<SandboxProbe> => {
+    this.#probe ??= (async (): Promise<SandboxProbe> => {
       let workspace: string | undefined;
       try {
         workspace = await mkdtemp(path.join(os.tmpdir(), 'keel-sandbox-probe-'));
@@ -423,6 +390,6 @@ export class Sandbox {
         if (workspace !== undefined) await rm(workspace, { recursive: true, force: true }).catch(() => {});
       }
     })();
-    return this.#shared.probe;
+    return this.#probe;
   }
 }

@@ -52,7 +52,7 @@ describe('a command on a disk already past the reserve', () => {
       signal: new AbortController().signal,
       idempotencyKey: 'thread-1:tool-1',
       environment: {},
-      sandbox: await sandbox.forWorkspace(workspace),
+      sandbox,
       networkHosts: [],
     };
     expect(await bashTool.run({ command: 'echo reads' }, context)).toEqual({

@@ -22,8 +22,7 @@ async function contextFor(env: Record<string, string> = {}, threadId = 'thread-1
     signal: new AbortController().signal,
     idempotencyKey: `${threadId}:tool-1`,
     environment: config.childEnvironment,
-    // As runTool makes it: the view for this workspace, whose uid the file tools hand files to.
-    sandbox: await new Sandbox(config.sandbox, config.childEnvironment.PATH).forWorkspace(workspace),
+    sandbox: new Sandbox(config.sandbox, config.childEnvironment.PATH),
     networkHosts: [],
   };
 }

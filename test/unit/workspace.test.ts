@@ -154,7 +154,7 @@ describe('file tools confined by descriptors', () => {
       is_error: false,
       content: 'Wrote 2 characters to made/deep/x.txt.',
     });
-    const uid = sandbox.hostUid;
+    const uid = await sandbox.hostUidFor(workspace);
     if (uid === undefined) return;
     for (const made of ['made', 'made/deep', 'made/deep/x.txt'])
       expect((await stat(path.join(workspace, made))).uid).toBe(uid);
