@@ -108,6 +108,22 @@ const victimCommand = 'echo ok | cat';
 const processLimit = 64;
 const floodSeconds = 12;
 
+/**
+ * Bob's `victimCommand`, timed, while Alice's thread floods its process budget; Bob's workspace is
+ * handed over first, so the measure is of the command alone.
+ */
+async function victimDuringFlood(
+  base: string,
+): Promise<{ answer: ToolOutput | undefined; seconds: number; flood: Promise<ToolOutput[]> }> {
+  const victim = await newThread(base, 'bob');
+  await runLines(base, 'bob', victim, ['true']);
+  const flooder = await newThread(base, 'alice');
+  const { flood } = await startFlood(base, flooder, processLimit);
+  const started = performance.now();
+  const [answer] = await runLines(base, 'bob', victim, [victimCommand]);
+  return { answer, seconds: (performance.now() - started) / 1000, flood };
+}
+
 describe('two owners on one worker: a fork flood', () => {
   const harness = processApiHarness(() => ({
     KEEL_MODEL: 'scripted:demo',
@@ -119,14 +135,7 @@ describe('two owners on one worker: a fork flood', () => {
   (root ? it : it.skip)(
     "leaves the other owner's thread answering in time (root worker: a uid per thread)",
     async () => {
-      const victim = await newThread(harness.base, 'bob');
-      // Its workspace handed over before the flood: the measure is of the command alone.
-      await runLines(harness.base, 'bob', victim, ['true']);
-      const flooder = await newThread(harness.base, 'alice');
-      const { flood } = await startFlood(harness.base, flooder, processLimit);
-      const started = performance.now();
-      const [answer] = await runLines(harness.base, 'bob', victim, [victimCommand]);
-      const seconds = (performance.now() - started) / 1000;
+      const { answer, seconds, flood } = await victimDuringFlood(harness.base);
       console.log(
         `[figure] a thread's '${victimCommand}' during another thread's fork flood: ${seconds.toFixed(2)} s`,
       );
@@ -151,13 +160,7 @@ describe('the control: every thread on one uid (KEEL_SANDBOX_UID_COUNT=1), as be
   (root ? it : it.skip)(
     "stalls or fails the other owner's command while the flood holds the shared uid's budget",
     async () => {
-      const victim = await newThread(harness.base, 'bob');
-      await runLines(harness.base, 'bob', victim, ['true']);
-      const flooder = await newThread(harness.base, 'alice');
-      const { flood } = await startFlood(harness.base, flooder, processLimit);
-      const started = performance.now();
-      const [answer] = await runLines(harness.base, 'bob', victim, [victimCommand]);
-      const seconds = (performance.now() - started) / 1000;
+      const { answer, seconds, flood } = await victimDuringFlood(harness.base);
       console.log(
         `[figure] the same on one shared uid: ${seconds.toFixed(2)} s, ${JSON.stringify(answer!.content.slice(0, 120))}`,
       );
