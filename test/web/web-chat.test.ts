@@ -40,8 +40,15 @@ interface PageElement {
   outerHTML: string;
 }
 
-/** Text as compared between page and state: code fences (shown as code blocks) and spacing aside. */
-const comparable = (text: string): string => text.replace(/```[^\n]*/g, '').replace(/\s+/g, '');
+/**
+ * Text as compared between page and state: Markdown's marks (the page renders them), code fences
+ * (shown as code blocks) and spacing aside.
+ */
+const comparable = (text: string): string =>
+  text
+    .replace(/```[^\n]*/g, '')
+    .replace(/[*_`#|>-]/g, '')
+    .replace(/\s+/g, '');
 
 const textOf = (content: unknown): string =>
   typeof content === 'string'
@@ -125,16 +132,23 @@ describe('the web chat in a browser', () => {
   }
 
   /** What the page shows of the conversation: each person's message and each answer, in order. */
-  const shown = (page: Page) =>
-    page
-      .locator('article.message')
-      .evaluateAll((articles: PageElement[]) =>
-        articles.map((article) =>
-          article.classList.contains('human')
-            ? `human: ${(article.querySelector('p')?.textContent ?? '').replace(/\s+/g, '')}`
-            : `ai: ${(article.querySelector('.answer')?.textContent ?? '').replace(/\s+/g, '')}`,
-        ),
-      );
+  const shown = async (page: Page) =>
+    (
+      await page
+        .locator('article.message')
+        .evaluateAll((articles: PageElement[]) =>
+          articles.map((article) =>
+            article.classList.contains('human')
+              ? `human: ${article.querySelector('p')?.textContent ?? ''}`
+              : `ai: ${article.querySelector('.answer')?.textContent ?? ''}`,
+          ),
+        )
+    ).map((line) =>
+      line.replace(
+        /^(human|ai): ([\s\S]*)$/,
+        (_all, who: string, text: string) => `${who}: ${comparable(text)}`,
+      ),
+    );
 
   /** The same, as the thread's state holds it. */
   async function stored(threadId: string): Promise<string[]> {
@@ -215,6 +229,18 @@ describe('the web chat in a browser', () => {
     const threadId = await approvalThread('approvals', 'approvals');
     await onPage(browser, 'approvals', async (page) => {
       const approval = await awaitApproval(page, threadId, 'run: echo approved-by-a-person');
+      // A question for a person, not a failure: said so, in the thread and in the list.
+      await waitForStatus(page, 'Needs approval.');
+      expect(await page.locator('p.status-line.failed').count()).toBe(0);
+      await eventually(async () => {
+        await page.reload();
+        const badge = page
+          .getByRole('navigation', { name: 'Threads' })
+          .getByRole('link', { name: /approvals/ })
+          .locator('.badge');
+        await badge.waitFor();
+        return (await badge.textContent()) === 'needs approval' ? true : undefined;
+      }, 30_000);
       expect(await approval.getByLabel('Time left to decide').textContent()).toMatch(/^(9|10):\d\d left$/);
       expect(await approval.getByLabel('Arguments').textContent()).toContain('echo approved-by-a-person');
       await approval.getByRole('button', { name: 'Approve' }).click();
@@ -265,7 +291,7 @@ describe('the web chat in a browser', () => {
       await waitForStatus(page, 'Done.');
       const ran = page.getByRole('region', { name: 'Tool bash' });
       expect(await ran.getAttribute('data-status')).toBe('ok');
-      expect(JSON.parse((await ran.getByLabel('Arguments').textContent())!)).toEqual({ command: 'echo two' });
+      expect(await ran.getByLabel('Command').textContent()).toBe('$ echo two');
       expect((await ran.getByLabel('Result').textContent())!.trim()).toBe('two');
       expect(await shown(page)).toEqual(await stored(threadId));
 
@@ -319,7 +345,7 @@ describe('the web chat in a browser', () => {
       expect([stateRead, runsRead]).toEqual([true, true]);
       // At once with "Done.", not a moment later: the answer the thread holds is on screen.
       expect(await shown(page)).toEqual(await stored(threadId));
-      expect((await stored(threadId)).at(-1)).toMatch(/^ai: .*in-order/);
+      expect((await stored(threadId)).at(-1)).toMatch(/^ai: .*inorder/);
     });
   });
 
@@ -474,10 +500,23 @@ describe('the web chat in a browser', () => {
       await child.locator('summary').click();
       await child.locator('article.message.human', { hasText: 'say hello from the child' }).waitFor();
       await child.locator('article.message.ai .answer').first().waitFor();
+
+      // Listed by the API (visibility follows a moment later), but not in the page's sidebar.
+      await eventually(async () => {
+        const found = await call<Array<{ thread_id: string }>>(base, 'POST', '/threads/search', {
+          limit: 100,
+        });
+        return found.body.some((thread) => thread.thread_id.startsWith(`${threadId}.`)) ? true : undefined;
+      }, 60_000);
+      await page.reload();
+      const list = page.getByRole('navigation', { name: 'Threads' });
+      await list.locator(`a[href="?thread=${threadId}"]`).waitFor();
+      expect(await list.locator(`a[href^="?thread=${encodeURIComponent(threadId)}."]`).count()).toBe(0);
+      expect(await list.getByText(`${threadId}.`).count()).toBe(0);
     });
   });
 
-  it('says when a budget is nearly spent and when it stops the thread, in words', async () => {
+  it('says once what a budget stop spent of which limit, and raises the limit from the page', async () => {
     const threadId = `web-budget-${Date.now()}`;
     await call(base, 'POST', '/threads', {
       thread_id: threadId,
@@ -492,8 +531,31 @@ describe('the web chat in a browser', () => {
         .filter({ hasText: /^Budget (warning|reached)/ })
         .waitFor();
       await send(page, 'and once more');
-      await waitForStatus(page, 'The thread reached its budget. Raise the limit to go on.');
-      expect(await page.locator('p.status-line').textContent()).not.toMatch(/Error:|at .*\.js/);
+      await waitForStatus(page, 'Budget reached: this thread spent $');
+      const thread = await call<{ usage: { cost_usd: number } }>(base, 'GET', `/threads/${threadId}`);
+      const spent = `$${Number(thread.body.usage.cost_usd.toFixed(4))}`;
+      expect(await page.locator('p.status-line').textContent()).toBe(
+        `Budget reached: this thread spent ${spent} of its $0.001 limit.`,
+      );
+      // Said once: no other sentence about it, no second figure, no stray reconnection.
+      const main = (await page.locator('main').textContent()) ?? '';
+      expect(main.match(/Budget reached|spent|budget;/g)).toEqual(['Budget reached', 'spent']);
+      expect(
+        main.match(/\$0\.0\d+/g)?.filter((figure) => figure !== spent && figure !== '$0.001') ?? [],
+      ).toEqual([]);
+      expect(main).not.toContain('Reconnecting');
+      noStack(main);
+
+      await page.getByLabel('New limit in dollars').fill('1');
+      await page.getByRole('button', { name: 'Raise limit' }).click();
+      await waitForStatus(page, 'The limit is now $1.00: send a message to go on.');
+      const raised = await call<{ config: { max_cost_usd: number } }>(base, 'GET', `/threads/${threadId}`);
+      expect(raised.body.config.max_cost_usd).toBe(1);
+      await send(page, 'on a bigger budget');
+      await page
+        .locator('article.message.ai', { hasText: 'on a bigger budget' })
+        .waitFor({ timeout: 60_000 });
+      await waitForStatus(page, 'Done.');
     });
   });
 
@@ -678,6 +740,259 @@ describe('the web chat in a browser', () => {
         await page.getByRole('region', { name: 'Tool bash' }).getByLabel('Result').textContent(),
       ).toContain('after-the-restart');
       expect(await shown(page)).toEqual(await stored(threadId));
+    });
+  });
+
+  it('keeps a message sent while the API is down, and delivers it exactly once when the API is back', async () => {
+    await onPage(browser, 'api down', async (page) => {
+      await page.goto(base);
+      await send(page, 'a thread made before the API went away');
+      await threadOf(page);
+      await waitForStatus(page, 'Done.');
+      const list = page.getByRole('navigation', { name: 'Threads' });
+      await list.getByRole('link', { name: /a thread made before the API went away/ }).waitFor();
+      const listed = await list.getByRole('link').count();
+
+      await page.getByRole('button', { name: 'New thread' }).click();
+      await page.waitForURL((url) => !url.search.includes('thread='));
+      await api.stop(0);
+      const stoppedAt = Date.now();
+      try {
+        // Said within seconds, before anyone sends anything.
+        await page
+          .getByRole('alert')
+          .filter({ hasText: 'The API cannot be reached' })
+          .waitFor({ timeout: 10_000 });
+        expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+        await send(page, 'sent while the API was away');
+        const pending = page.locator('article.message.pending', { hasText: 'sent while the API was away' });
+        await pending.getByText('Not sent yet').waitFor({ timeout: 15_000 });
+        expect(await composer(page).inputValue()).toBe('');
+        // Retry while the API is still away: tried at once, and still kept, once.
+        await pending.getByRole('button', { name: 'Retry' }).click();
+        await pending.getByText('Not sent yet').waitFor({ timeout: 15_000 });
+        expect(await page.locator('article.message.pending').count()).toBe(1);
+        // The list stays as it was, and the message stays on screen while the API is away.
+        await page.waitForTimeout(3_000);
+        expect(await list.getByRole('link').count()).toBe(listed);
+        expect(await pending.isVisible()).toBe(true);
+      } finally {
+        api = await startOurApi();
+      }
+      // Delivered by itself once the API answers: the new thread is made and answers.
+      const threadId = await threadOf(page);
+      await page
+        .locator('article.message.ai', { hasText: 'sent while the API was away' })
+        .waitFor({ timeout: 60_000 });
+      await waitForStatus(page, 'Done.');
+      expect(await page.locator('article.message.pending').count()).toBe(0);
+      expect(await stored(threadId)).toEqual([
+        'human: sentwhiletheAPIwasaway',
+        expect.stringMatching(/^ai: /),
+      ]);
+      expect(await shown(page)).toEqual(await stored(threadId));
+      const runs = await call<unknown[]>(base, 'GET', `/threads/${threadId}/runs`);
+      expect(runs.body).toHaveLength(1);
+      expect(await page.getByRole('alert').filter({ hasText: 'The API cannot be reached' }).count()).toBe(0);
+
+      // The API takes the next message but its answer is lost on the way back: sent again with
+      // the same Idempotency-Key, it is the same run, not a second one.
+      const keys: string[] = [];
+      await page.route(
+        (url) => url.pathname === `/threads/${threadId}/runs`,
+        async (route) => {
+          if (route.request().method() !== 'POST') return route.fallback();
+          keys.push((await route.request().headerValue('idempotency-key')) ?? '');
+          if (keys.length > 1) return route.fallback();
+          await route.fetch();
+          await route.abort('connectionreset');
+        },
+      );
+      await send(page, 'answered into the void');
+      await page
+        .locator('article.message.ai', { hasText: 'answered into the void' })
+        .waitFor({ timeout: 60_000 });
+      await waitForStatus(page, 'Done.');
+      expect(keys.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(keys).size).toBe(1);
+      expect(keys[0]).not.toBe('');
+      const humans = (await stored(threadId)).filter((line) => line.startsWith('human: '));
+      expect(humans).toEqual(['human: sentwhiletheAPIwasaway', 'human: answeredintothevoid']);
+      expect((await call<unknown[]>(base, 'GET', `/threads/${threadId}/runs`)).body).toHaveLength(2);
+      expect(await shown(page)).toEqual(await stored(threadId));
+    });
+  });
+
+  it('renders answers as Markdown while they stream, and nothing in an answer or a tool output runs script', async () => {
+    const markdown = [
+      'Here is a table:',
+      '',
+      '| library | verdict |',
+      '|---|---|',
+      '| streamdown | **made for streams** |',
+      '',
+      '- first item',
+      '- second item',
+      '',
+      '```ts',
+      'const answer: number = 42;',
+      '```',
+      '',
+      '<img src=x onerror="globalThis.keelPwned=1"> <script>globalThis.keelPwned=2</script>',
+      '[click me](javascript:globalThis.keelPwned=3) and [a real link](https://example.com/docs)',
+      '',
+      'The end.',
+    ].join('\n');
+    await onPage(browser, 'markdown and script', async (page) => {
+      await page.goto(base);
+      await page.evaluate(() => {
+        const browser = globalThis as unknown as InPage & { tableWhileWorking?: boolean };
+        new browser.MutationObserver(() => {
+          const working =
+            browser.document.querySelectorAll('p.status-line')[0]?.textContent === 'Working…' &&
+            browser.document.querySelectorAll('article.message.ai .answer table').length > 0;
+          if (working) browser.tableWhileWorking = true;
+        }).observe(browser.document.body, { subtree: true, childList: true, characterData: true });
+      });
+      await send(page, markdown);
+      await threadOf(page);
+      await waitForStatus(page, 'Done.');
+      const answer = page.locator('article.message.ai .answer').last();
+      expect(await answer.locator('table th').allTextContents()).toEqual(['library', 'verdict']);
+      expect(await answer.locator('table td strong, table td [data-streamdown="strong"]').textContent()).toBe(
+        'made for streams',
+      );
+      expect(await answer.locator('li').allTextContents()).toEqual(['first item', 'second item']);
+      // Rendered as it streamed, not only once it was whole.
+      expect(
+        await page.evaluate(() => (globalThis as { tableWhileWorking?: boolean }).tableWhileWorking),
+      ).toBe(true);
+      // Code: highlighted (Shiki's colours per token), with a copy button that copies it.
+      const code = answer.locator('[data-streamdown="code-block"]');
+      await code.locator('span[style*="--sdm-c"]').first().waitFor();
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+      await code.getByRole('button', { name: /copy/i }).click();
+      await eventually(
+        async () =>
+          (
+            await page.evaluate(() =>
+              (
+                globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+              ).navigator.clipboard.readText(),
+            )
+          ).trim() === 'const answer: number = 42;'
+            ? true
+            : undefined,
+        10_000,
+        'the code on the clipboard',
+      );
+      // A real link is a link that opens elsewhere; a javascript: one is no link at all.
+      const link = answer.getByRole('link', { name: 'a real link' });
+      expect(await link.getAttribute('href')).toBe('https://example.com/docs');
+      expect(await link.getAttribute('rel')).toContain('noopener');
+      expect(await page.locator('a[href^="javascript:" i]').count()).toBe(0);
+      expect(await answer.getByRole('link', { name: /click me/ }).count()).toBe(0);
+      const before = page.url();
+      await answer.getByText(/click me/).click();
+      expect(page.url()).toBe(before);
+      expect(await answer.locator('img').count()).toBe(0);
+      expect(await page.locator('.messages script').count()).toBe(0);
+
+      // A tool's output is text: a bash card reads `$ command`, then what it printed, as printed.
+      await send(
+        page,
+        `run: printf '%s\\n' '<img src=x onerror=globalThis.keelPwned=4>' '<script>globalThis.keelPwned=5</script>'`,
+      );
+      await page.locator('article.message.ai').nth(2).waitFor({ timeout: 60_000 });
+      await waitForStatus(page, 'Done.');
+      const card = page.getByRole('region', { name: 'Tool bash' });
+      expect(await card.getByLabel('Command').textContent()).toBe(
+        "$ printf '%s\\n' '<img src=x onerror=globalThis.keelPwned=4>' '<script>globalThis.keelPwned=5</script>'",
+      );
+      expect((await card.getByLabel('Result').textContent())?.trim()).toBe(
+        '<img src=x onerror=globalThis.keelPwned=4>\n<script>globalThis.keelPwned=5</script>',
+      );
+      expect(await page.locator('.messages img').count()).toBe(0);
+      await page.waitForTimeout(500);
+      expect(await page.evaluate(() => (globalThis as { keelPwned?: unknown }).keelPwned)).toBeUndefined();
+    });
+  });
+
+  it('takes the abandoned branch off the screen at once when an earlier message is edited', async () => {
+    await onPage(browser, 'edit two tool turns', async (page) => {
+      await page.goto(base);
+      await send(page, 'run: echo first-turn');
+      const threadId = await threadOf(page);
+      await waitForStatus(page, 'Done.');
+      await send(page, 'write: second.txt: second-turn');
+      await page.getByRole('region', { name: 'Tool write_file' }).waitFor();
+      await waitForStatus(page, 'Done.');
+      expect(await page.getByRole('region', { name: 'Tool bash' }).count()).toBe(1);
+
+      await page.getByRole('button', { name: 'Edit message' }).first().click();
+      await page.getByLabel('Edited message').fill('think: 3\nrun: echo edited-turn');
+      await page.getByRole('button', { name: 'Send edited' }).click();
+      // At once, while the edited turn still thinks: no card or message of the old branch is left.
+      await page
+        .getByRole('region', { name: 'Tool write_file' })
+        .waitFor({ state: 'detached', timeout: 2_000 });
+      expect(await page.getByRole('region', { name: /^Tool / }).count()).toBe(0);
+      expect(await page.locator('article.message', { hasText: 'second-turn' }).count()).toBe(0);
+      expect(await page.locator('article.message', { hasText: 'first-turn' }).count()).toBe(0);
+      await page.locator('article.message.human', { hasText: 'edited-turn' }).waitFor();
+
+      await waitForStatus(page, 'Done.');
+      const bash = page.getByRole('region', { name: 'Tool bash' });
+      expect(await bash.count()).toBe(1);
+      expect(await bash.getByLabel('Result').textContent()).toContain('edited-turn');
+      expect(await page.getByRole('region', { name: 'Tool write_file' }).count()).toBe(0);
+      expect(await shown(page)).toEqual(await stored(threadId));
+    });
+  });
+
+  it('titles a thread made with the API from its first message', async () => {
+    const threadId = `web-untitled-${Date.now()}`;
+    await call(base, 'POST', '/threads', { thread_id: threadId });
+    await call(base, 'POST', `/threads/${threadId}/runs/wait`, {
+      input: { messages: [{ role: 'user', content: 'a thread made with curl\nand a second line' }] },
+    });
+    await onPage(browser, 'untitled thread', async (page) => {
+      const link = page.getByRole('navigation', { name: 'Threads' }).locator(`a[href="?thread=${threadId}"]`);
+      // Thread listings come from Temporal's visibility, which follows a moment later.
+      await eventually(
+        async () => {
+          await page.goto(base);
+          await link.waitFor({ timeout: 5_000 });
+          await link
+            .locator('.thread-title', { hasText: 'a thread made with curl' })
+            .waitFor({ timeout: 5_000 });
+          return true;
+        },
+        60_000,
+        'the thread listed by its first message',
+      );
+      expect(await link.locator('.thread-title').textContent()).toBe('a thread made with curl');
+    });
+  });
+
+  it('makes a new thread with the model and approval mode a person picks', async () => {
+    await onPage(browser, 'new thread choices', async (page) => {
+      await page.goto(base);
+      await page.getByLabel('Model').fill('scripted:demo');
+      await page.getByLabel('Approvals').selectOption('require');
+      await send(page, 'run: echo chosen-in-the-page');
+      const threadId = await threadOf(page);
+      const approval = page.getByRole('region', { name: 'Approval for bash' });
+      await approval.waitFor();
+      const thread = await call<{ config: Record<string, unknown> }>(base, 'GET', `/threads/${threadId}`);
+      expect(thread.body.config).toEqual(
+        expect.objectContaining({ model: 'scripted:demo', approval: 'require' }),
+      );
+      await approval.getByRole('button', { name: 'Approve' }).click();
+      await waitForStatus(page, 'Done.');
+      expect(
+        await page.getByRole('region', { name: 'Tool bash' }).getByLabel('Result').textContent(),
+      ).toContain('chosen-in-the-page');
     });
   });
 

@@ -3,9 +3,17 @@ import { useCallback, useEffect, useMemo, useState } from 'react';
 import { ThreadView } from './components/thread-view';
 import { ThreadList } from './components/thread-list';
 import { TokenField } from './components/token-field';
+import { useDelivery } from './delivery';
 import { connect, readableError, statusOf } from './keel-api';
+import { useReachable } from './reachable';
 import { useThreadRoute } from './route';
-import { searchAssistants, searchThreads, type AssistantChoice, type ThreadSummary } from './threads';
+import {
+  searchAssistants,
+  searchThreads,
+  titleUntitled,
+  type AssistantChoice,
+  type ThreadSummary,
+} from './threads';
 import { useToken } from './token';
 
 export function App() {
@@ -18,17 +26,26 @@ export function App() {
   const [problem, setProblem] = useState<string | null>(null);
   const [attach, setAttach] = useState(0);
   const [menuOpen, setMenuOpen] = useState(false);
+  const reachable = useReachable(connection);
+  const unauthorized = useCallback(() => setNeedsToken(true), []);
+  useDelivery(connection, reachable, unauthorized);
 
   const refresh = useCallback(() => {
     searchThreads(connection).then(
       (found) => {
         setThreads(found);
+        void titleUntitled(connection, found, (threadId, title) =>
+          setThreads((listed) =>
+            listed.map((thread) => (thread.id === threadId ? { ...thread, title } : thread)),
+          ),
+        );
         setNeedsToken(false);
         setProblem(null);
       },
+      // The list shown stays as it was: a failed refresh never empties it.
       (error: unknown) => {
         if (statusOf(error) === 401) setNeedsToken(true);
-        else setProblem(readableError(error));
+        else if (statusOf(error) !== undefined) setProblem(readableError(error));
       },
     );
   }, [connection]);
@@ -37,6 +54,11 @@ export function App() {
     refresh();
     searchAssistants(connection).then(setAssistants, () => setAssistants([]));
   }, [connection, refresh]);
+
+  // Back after the API was away: what the list shows may have moved on meanwhile.
+  useEffect(() => {
+    if (reachable) refresh();
+  }, [reachable, refresh]);
 
   // Back from another tab or window: other clients may have moved threads on meanwhile.
   useEffect(() => {
@@ -68,7 +90,7 @@ export function App() {
       </header>
       <aside id="sidebar" className="sidebar">
         <ThreadList threads={threads} current={route.threadId} onOpen={open} />
-        {problem !== null && (
+        {problem !== null && reachable && (
           <p className="notice notice-error" role="alert">
             {problem}
           </p>
@@ -76,6 +98,11 @@ export function App() {
         <TokenField token={token} needed={needsToken} onSave={saveToken} />
       </aside>
       <main className="main">
+        {!reachable && (
+          <p className="notice notice-error offline" role="alert">
+            The API cannot be reached. What you send is kept here and goes out as soon as it answers.
+          </p>
+        )}
         {assistants !== null && (
           <ThreadView
             key={`${route.visit}-${attach}-${token}`}
@@ -92,7 +119,8 @@ export function App() {
               window.setTimeout(refresh, 2_000);
             }}
             onReattach={() => setAttach((value) => value + 1)}
-            onUnauthorized={() => setNeedsToken(true)}
+            onUnauthorized={unauthorized}
+            reachable={reachable}
           />
         )}
       </main>

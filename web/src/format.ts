@@ -2,7 +2,7 @@
 import type { Usage } from './run-activity';
 
 export const dollars = (value: number): string =>
-  value === 0 ? '$0' : value < 0.01 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`;
+  value === 0 ? '$0' : value < 0.01 ? `$${Number(value.toFixed(4))}` : `$${value.toFixed(2)}`;
 
 export const tokens = (usage: Usage): string =>
   `${(usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0)).toLocaleString('en')} in · ${usage.output_tokens.toLocaleString('en')} out`;

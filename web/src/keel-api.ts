@@ -54,8 +54,9 @@ export async function keelRequest<T>(
   method: 'GET' | 'POST',
   path: string,
   body?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<T> {
-  const init: RequestInit = { method, headers: { ...connection.headers } };
+  const init: RequestInit = { method, headers: { ...connection.headers, ...headers } };
   if (body !== undefined) {
     init.body = JSON.stringify(body);
     (init.headers as Record<string, string>)['content-type'] = 'application/json';

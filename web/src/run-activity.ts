@@ -118,11 +118,16 @@ export function applyActivity(activity: RunActivity, { event, data }: ActivityEv
     }
     case 'usage.updated':
       return { ...activity, usage: { run: data.usage as Usage, thread: data.thread_usage as Usage } };
-    case 'page.sent':
-      // A new run: its usage starts from nothing; the thread's stays as it was.
-      return activity.usage === undefined
-        ? activity
-        : { ...activity, usage: { run: zero, thread: activity.usage.thread } };
+    case 'page.sent': {
+      // A new run: its usage starts from nothing; the thread's stays as it was. Earlier runs'
+      // tools are in the thread's messages (or, after an edit, on a branch no longer shown).
+      const { budget: _budget, ...rest } = activity;
+      return {
+        ...rest,
+        tools: {},
+        ...(activity.usage === undefined ? {} : { usage: { run: zero, thread: activity.usage.thread } }),
+      };
+    }
     case 'page.usage': {
       const { run, thread } = data as { run?: Usage; thread: Usage };
       return { ...activity, usage: { run: run ?? activity.usage?.run ?? zero, thread } };

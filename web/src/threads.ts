@@ -1,5 +1,7 @@
 /** The threads the sidebar lists and the assistants a new thread may use. */
+import type { Message } from '@langchain/langgraph-sdk';
 import type { Connection } from './keel-api';
+import { textOf } from './message-text';
 
 export interface ThreadSummary {
   id: string;
@@ -31,6 +33,15 @@ function costOf(thread: Listed): number {
   return typeof value === 'number' ? value : 0;
 }
 
+/** Titles read from threads' first messages (a thread made by the CLI or the API has none set). */
+const firstMessageTitles = new Map<string, string>();
+
+/**
+ * A sub-agent's thread: `<parent>.<tool call id>` (a child workflow carries no memo, so its
+ * listing has no `keel_child_of` metadata to say so).
+ */
+const childThread = /\.(toolu_|call_)[\w-]+$/;
+
 /** Threads newest first, sub-agents' threads left out (they show inside their parent's cards). */
 export async function searchThreads(connection: Connection): Promise<ThreadSummary[]> {
   const found = (await connection.client.threads.search({ limit: 100 })) as unknown as Listed[];
@@ -38,18 +49,52 @@ export async function searchThreads(connection: Connection): Promise<ThreadSumma
   const seen = new Set<string>();
   return found
     .filter((thread) => !seen.has(thread.thread_id) && seen.add(thread.thread_id) !== undefined)
-    .filter((thread) => thread.metadata?.keel_child_of === undefined)
+    .filter((thread) => thread.metadata?.keel_child_of === undefined && !childThread.test(thread.thread_id))
     .map((thread) => {
-      const title = thread.metadata?.[titleKey];
+      const title = thread.metadata?.[titleKey] ?? thread.metadata?.name;
       return {
         id: thread.thread_id,
-        title: typeof title === 'string' && title !== '' ? title : thread.thread_id,
+        title:
+          typeof title === 'string' && title.trim() !== ''
+            ? titleOf(title)
+            : (firstMessageTitles.get(thread.thread_id) ?? ''),
         status: thread.status ?? 'idle',
         costUsd: costOf(thread),
         createdAt: thread.created_at ?? '',
       };
     })
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+}
+
+/**
+ * Fills in the titles the listing lacks from each thread's first message, one thread at a time
+ * (each once per page: a first message stays the first), calling `found` as each arrives.
+ */
+export async function titleUntitled(
+  connection: Connection,
+  threads: ThreadSummary[],
+  found: (threadId: string, title: string) => void,
+): Promise<void> {
+  for (const thread of threads) {
+    if (thread.title !== '') continue;
+    const known = firstMessageTitles.get(thread.id);
+    if (known !== undefined) {
+      found(thread.id, known);
+      continue;
+    }
+    try {
+      const state = await connection.client.threads.getState<{ messages?: Message[] }>(thread.id);
+      const first = (state.values as { messages?: Message[] } | null)?.messages?.find(
+        (message) => message.type === 'human',
+      );
+      if (first === undefined) continue;
+      const title = titleOf(textOf(first));
+      firstMessageTitles.set(thread.id, title);
+      found(thread.id, title);
+    } catch {
+      // Left as it is: the thread is listed by its id until it can be read.
+    }
+  }
 }
 
 export interface AssistantChoice {

@@ -11,15 +11,37 @@
 import type { Message, StreamMode } from '@langchain/langgraph-sdk';
 import { useStream } from '@langchain/langgraph-sdk/react';
 import { useEffect, useReducer, useRef, useState } from 'react';
+import { textOf } from './message-text';
 import { decide, pendingDecisions, type Decision } from './approvals';
 import type { RunOutcome } from './components/run-status';
+import { streamModes as deliveryModes } from './delivery';
 import { readableError, statusOf, type Connection } from './keel-api';
+import { freshId, outbox, useOutbox, type Outgoing } from './outbox';
 import { applyActivity, noActivity, type ActivityEvent, type Usage } from './run-activity';
 import { defaultAssistant, titleKey, titleOf, type AssistantChoice } from './threads';
 
 type ThreadValues = { messages: Message[] };
 
-const streamModes: StreamMode[] = ['values', 'messages-tuple', 'custom'];
+const streamModes: StreamMode[] = [...deliveryModes];
+
+/** What a new thread is made with, chosen in the page. */
+export interface NewThreadChoice {
+  /** `provider:model`; empty for the deployment's (or the assistant's) default. */
+  model: string;
+  /** Empty for the deployment's default. */
+  approval: '' | 'auto' | 'require';
+}
+
+/** The human message `item` stands for, if `messages` hold it (at or after where it was sent). */
+export function hasArrived(
+  messages: readonly Message[],
+  item: Outgoing,
+  textOf: (message: Message) => string,
+) {
+  return messages
+    .slice(item.at)
+    .some((message) => message.type === 'human' && textOf(message).trim() === item.text.trim());
+}
 const finished = new Set(['completed', 'failed', 'cancelled', 'error', 'success', 'timeout', 'interrupted']);
 const reattachDelayMs = 2_000;
 const waitingPollMs = 2_000;
@@ -33,9 +55,20 @@ interface KeelRun {
   usage?: Usage;
 }
 
-/** The connection failed (no HTTP answer, or the stream broke): worth trying again. */
+/**
+ * The connection failed (no HTTP answer, or the stream broke): worth trying again. An `error`
+ * event on the stream (a run that failed, by its failure type: `BudgetExceeded` …) is not: the
+ * run's end says what happened.
+ */
 const isTransport = (error: unknown): boolean =>
-  statusOf(error) === undefined && !(error instanceof Error && error.name === 'StreamError');
+  statusOf(error) === undefined &&
+  (error instanceof TypeError ||
+    !(error instanceof Error) ||
+    error.name === 'Error' ||
+    error.name === 'MaxReconnectAttemptsError');
+
+/** A failed run, as its stream's `error` event says it: said again, better, when the run is read. */
+const isRunFailure = (error: unknown): boolean => statusOf(error) === undefined && !isTransport(error);
 
 const outcomeOf = (run: KeelRun): RunOutcome => ({
   status: run.status,
@@ -68,6 +101,14 @@ export function useThreadStream(props: ThreadStreamOptions) {
   const { client } = connection;
   const [activity, note] = useReducer(applyActivity, noActivity);
   const [assistantId, setAssistantId] = useState(assistants[0]?.id ?? defaultAssistant);
+  const [choice, setChoice] = useState<NewThreadChoice>({ model: '', approval: '' });
+  const outgoing = useOutbox();
+  /** This view's messages not yet in the thread: for a new thread, those that will make it. */
+  const mine = outgoing.filter((item) =>
+    props.threadId === null ? item.opens === true : item.threadId === props.threadId,
+  );
+  /** Runs this view has joined (a message the API took is followed once). */
+  const joined = useRef(new Set<string>());
   const [ended, setEnded] = useState<RunEnd | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [reconnecting, setReconnecting] = useState(false);
@@ -109,6 +150,7 @@ export function useThreadStream(props: ThreadStreamOptions) {
     const status = statusOf(error);
     if (status === 401) propsRef.current.onUnauthorized();
     if (isTransport(error)) return reattachSoon();
+    if (isRunFailure(error)) return;
     setProblem(readableError(error));
     // No worker holds the thread right now (a restart, a deploy): nothing is lost, and the
     // thread answers again once one does, so keep trying, saying why meanwhile.
@@ -157,7 +199,6 @@ export function useThreadStream(props: ThreadStreamOptions) {
     client,
     assistantId,
     threadId: props.threadId,
-    onThreadId: (threadId) => propsRef.current.onCreated(threadId),
     onCreated: (run) => {
       runRef.current = run.run_id;
       if (stopRequested.current) {
@@ -207,38 +248,77 @@ export function useThreadStream(props: ThreadStreamOptions) {
     // Once per mount: a remount (a new key) is how the page re-attaches.
   }, []);
 
-  /** Sends a message; with `edit`, in place of message `edit.index`, going on from the checkpoint before it. */
+  /**
+   * Sends a message; with `edit`, in place of message `edit.index`, going on from the checkpoint
+   * before it. It goes to the outbox, which delivers it (now, or once the API answers); it is on
+   * screen as pending until the thread's messages hold it, and what followed an edited message
+   * leaves the screen at once.
+   */
   const send = (text: string, edit?: { index: number; checkpointId: string }) => {
     stopRequested.current = false;
     runRef.current = null;
     sent.current += 1;
-    // What is on screen goes on: an ended run's messages, which the stream's may lag behind.
-    const shown = ended?.messages;
     note({ event: 'page.sent', data: {} });
-    setEnded(null);
     setProblem(null);
-    const created = threadRef.current === null;
-    void stream.submit(
-      { messages: [{ type: 'human', content: text }] },
-      {
-        streamMode: streamModes,
-        // Leaving the page never cancels the run: the page re-attaches when it comes back.
-        onDisconnect: 'continue',
-        streamResumable: true,
-        optimisticValues: (previous) => ({
-          ...previous,
-          messages: [
-            ...(shown ?? previous.messages ?? []).slice(0, edit?.index),
-            { type: 'human', content: text, id: `sending-${Date.now()}` },
-          ],
-        }),
-        ...(edit === undefined
-          ? {}
-          : { checkpoint: { checkpoint_id: edit.checkpointId, checkpoint_ns: '', checkpoint_map: null } }),
-        ...(created ? { metadata: { [titleKey]: titleOf(text), assistant_id: assistantId } } : {}),
-      },
-    );
+    const shown = ended?.messages ?? stream.messages;
+    const making = props.threadId === null ? mine[0]?.threadId : undefined;
+    const threadId = props.threadId ?? making ?? freshId();
+    const config = {
+      ...(choice.model.trim() === '' ? {} : { model: choice.model.trim() }),
+      ...(choice.approval === '' ? {} : { approval: choice.approval }),
+    };
+    outbox.add({
+      key: freshId(),
+      threadId,
+      ...(props.threadId === null ? { opens: true } : {}),
+      ...(props.threadId === null && making === undefined
+        ? { create: { metadata: { [titleKey]: titleOf(text), assistant_id: assistantId }, config } }
+        : {}),
+      text,
+      assistantId,
+      ...(assistantId !== defaultAssistant && config.model !== undefined ? { model: config.model } : {}),
+      ...(edit === undefined ? {} : { checkpointId: edit.checkpointId }),
+      at: edit?.index ?? shown.length + mine.length,
+      state: 'sending',
+    });
   };
+
+  // A message the API took: a new thread is opened, and the run is followed from its first event.
+  useEffect(() => {
+    const taken = mine.filter((item) => item.state === 'taken' && item.runId !== undefined);
+    if (props.threadId === null) {
+      const made = taken[0];
+      if (made !== undefined) {
+        for (const item of mine)
+          if (item.threadId === made.threadId) outbox.update(item.key, { opens: false });
+        propsRef.current.onCreated(made.threadId);
+      }
+      return;
+    }
+    const fresh = taken.filter((item) => !joined.current.has(item.runId!));
+    const latest = fresh.at(-1);
+    if (latest === undefined) return;
+    for (const item of fresh) joined.current.add(item.runId!);
+    runRef.current = latest.runId!;
+    if (stopRequested.current) {
+      stopRequested.current = false;
+      client.runs.cancel(latest.threadId, latest.runId!).catch(failed);
+    }
+    propsRef.current.onChanged();
+    void stream.joinStream(latest.runId!, undefined, { streamMode: streamModes });
+  });
+
+  // A message the thread now holds is shown from the thread, no longer as pending.
+  useEffect(() => {
+    for (const item of mine) {
+      if (item.state !== 'taken') continue;
+      if (hasArrived(stream.messages, item, textOf)) {
+        // The stream is ahead of the ended run read before this message was sent.
+        if (ended !== null && !hasArrived(ended.messages, item, textOf)) setEnded(null);
+        outbox.remove(item.key);
+      } else if (ended !== null && hasArrived(ended.messages, item, textOf)) outbox.remove(item.key);
+    }
+  });
 
   const stop = () => {
     const threadId = threadRef.current;
@@ -277,14 +357,22 @@ export function useThreadStream(props: ThreadStreamOptions) {
     );
   };
 
+  /** What the stream's own failure says, unless the run's end says it (better) instead. */
+  const streamProblem =
+    stream.error === undefined || isRunFailure(stream.error) ? null : readableError(stream.error);
+
   return {
     stream,
+    streamProblem,
     activity,
     ended,
     problem,
     reconnecting,
     assistantId,
     setAssistantId,
+    choice,
+    setChoice,
+    mine,
     send,
     stop,
     decide: onDecide,

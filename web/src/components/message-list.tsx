@@ -2,16 +2,11 @@
 import type { Message } from '@langchain/langgraph-sdk';
 import type { Connection } from '../keel-api';
 import { checkpointBefore } from '../fork';
+import { textOf } from '../message-text';
 import type { RunActivity } from '../run-activity';
 import { HumanMessage } from './human-message';
 import { RichText } from './rich-text';
 import { ToolCard } from './tool-card';
-
-export function textOf(message: Message): string {
-  const { content } = message;
-  if (typeof content === 'string') return content;
-  return content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
-}
 
 interface ToolCall {
   id?: string | undefined;
@@ -21,6 +16,13 @@ interface ToolCall {
 
 const toolCallsOf = (message: Message): ToolCall[] =>
   message.type === 'ai' ? (message.tool_calls ?? []) : [];
+
+/**
+ * The partial answer of a stopped run: Keel marks it `response_metadata.stopped` (issue 31, the
+ * stop-cli branch); an answer without the mark reads as before.
+ */
+const isStopped = (message: Message): boolean =>
+  message.type === 'ai' && (message.response_metadata as { stopped?: unknown } | undefined)?.stopped === true;
 
 /** Keel's own notice when a run fails (decision 0090: an `ai` message from model "keel"). */
 const isKeelNotice = (message: Message): boolean =>
@@ -34,9 +36,21 @@ export interface MessageListProps {
   activity?: RunActivity;
   /** Sends an edit of message `index` from the checkpoint before it; absent while a run works. */
   onEdit?: ((index: number, checkpointId: string, text: string) => void) | undefined;
+  /** The last message is still being written. */
+  streaming?: boolean;
+  /** Keel's notice ending the thread is said elsewhere (a budget stop, with its control). */
+  hideLastNotice?: boolean;
 }
 
-export function MessageList({ messages, connection, threadId, activity, onEdit }: MessageListProps) {
+export function MessageList({
+  messages,
+  connection,
+  threadId,
+  activity,
+  onEdit,
+  streaming = false,
+  hideLastNotice = false,
+}: MessageListProps) {
   const results = new Map<string, Message>();
   for (const message of messages)
     if (message.type === 'tool' && typeof message.tool_call_id === 'string')
@@ -61,15 +75,26 @@ export function MessageList({ messages, connection, threadId, activity, onEdit }
           return <HumanMessage key={key} text={textOf(message)} onEdit={edit} />;
         }
         if (isKeelNotice(message))
-          return (
+          return hideLastNotice && index === messages.length - 1 ? null : (
             <p key={key} className="notice notice-error" role="note">
               {textOf(message)}
             </p>
           );
         const text = textOf(message);
         return (
-          <article key={key} className="message ai" aria-label="Assistant">
-            {text !== '' && <RichText className="answer" text={text} />}
+          <article
+            key={key}
+            className={`message ai${isStopped(message) ? ' stopped' : ''}`}
+            aria-label="Assistant"
+          >
+            {text !== '' && (
+              <RichText
+                className="answer"
+                text={text}
+                streaming={streaming && index === messages.length - 1}
+              />
+            )}
+            {isStopped(message) && <p className="stopped-mark">Stopped — the answer was cut short here.</p>}
             {toolCallsOf(message).map((call, position) => {
               const result = call.id === undefined ? undefined : results.get(call.id);
               const live = call.id === undefined ? undefined : activity?.tools[call.id];

@@ -1,26 +1,36 @@
-/** A model's text: paragraphs as written, fenced code blocks (```) as code. */
-const fence = /```[^\n]*\n?([\s\S]*?)(?:```|$)/g;
+/**
+ * A model's text as GitHub-flavoured Markdown, rendered as it streams by Streamdown (made for
+ * streamed model output: an unclosed fence, table or emphasis renders as what it will be, not as
+ * raw source), with code highlighted by Shiki and a copy button on each block
+ * (docs/decisions/0360-answers-rendered-by-streamdown.md). Nothing in it runs script: raw HTML
+ * is sanitised, and only http(s), mailto and relative links stay links.
+ */
+import { codeHighlighter } from '../highlight';
+import { Streamdown } from 'streamdown';
 
-export function RichText({ text, className }: { text: string; className?: string }) {
-  const parts: Array<{ code: boolean; text: string }> = [];
-  let at = 0;
-  for (const match of text.matchAll(fence)) {
-    if (match.index > at) parts.push({ code: false, text: text.slice(at, match.index) });
-    parts.push({ code: true, text: (match[1] ?? '').replace(/\n$/, '') });
-    at = match.index + match[0].length;
-  }
-  if (at < text.length) parts.push({ code: false, text: text.slice(at) });
+const plugins = { code: codeHighlighter };
+
+export function RichText({
+  text,
+  className,
+  streaming = false,
+}: {
+  text: string;
+  className?: string;
+  streaming?: boolean;
+}) {
   return (
     <div className={className}>
-      {parts.map((part, index) =>
-        part.code ? (
-          <pre key={index}>
-            <code>{part.text}</code>
-          </pre>
-        ) : part.text.trim() === '' ? null : (
-          <p key={index}>{part.text.trim()}</p>
-        ),
-      )}
+      <Streamdown
+        mode={streaming ? 'streaming' : 'static'}
+        isAnimating={streaming}
+        plugins={plugins}
+        shikiTheme={['github-light', 'github-dark']}
+        controls={{ code: { copy: true, download: false }, table: false, mermaid: false }}
+        linkSafety={{ enabled: false }}
+      >
+        {text}
+      </Streamdown>
     </div>
   );
 }

@@ -1,6 +1,8 @@
 /** How the run stands: working, how it ended and why, what it cost, budgets, and errors. */
 import { dollars, tokens } from '../format';
+import type { Connection } from '../keel-api';
 import type { BudgetNotice, Usage } from '../run-activity';
+import { BudgetStop } from './budget-stop';
 
 /** A finished run as the page reports it. */
 export interface RunOutcome {
@@ -11,7 +13,8 @@ export interface RunOutcome {
 }
 
 const reasons: Record<string, string> = {
-  budget_exceeded: 'The thread reached its budget. Raise the limit to go on.',
+  budget_exceeded: 'The thread reached its budget.',
+  awaiting_approval: 'Needs approval.',
   approval_timeout: 'A tool was not approved in time.',
   max_steps: 'The run reached its step limit.',
   max_tokens: 'The answer reached the model’s output limit.',
@@ -47,7 +50,14 @@ export interface RunStatusProps {
   usage?: { run: Usage; thread: Usage } | undefined;
   budget?: BudgetNotice | undefined;
   problem: string | null;
+  /** A tool call waits for a person's decision (the run is paused, nothing failed). */
+  needsApproval: boolean;
+  connection: Connection;
+  threadId: string | null;
 }
+
+/** A run stopped by the thread's budget: said by `BudgetStop`, with its control, and only there. */
+export const isBudgetStop = (outcome: RunOutcome | null): boolean => outcome?.reason === 'budget_exceeded';
 
 function budgetText({ kind, usage, limit }: BudgetNotice): string {
   const parts: string[] = [];
@@ -58,16 +68,26 @@ function budgetText({ kind, usage, limit }: BudgetNotice): string {
       `${(usage.input_tokens + usage.output_tokens).toLocaleString('en')} of ${limit.max_tokens.toLocaleString('en')} tokens`,
     );
   const spent = parts.join(', ');
-  return kind === 'warning'
-    ? `Budget warning: 80 % used (${spent}).`
-    : `Budget reached (${spent}): no more model calls until the limit is raised.`;
+  return kind === 'warning' ? `Budget warning: 80 % used (${spent}).` : `Budget reached (${spent}).`;
 }
 
-export function RunStatus({ busy, reconnecting, outcome, usage, budget, problem }: RunStatusProps) {
+export function RunStatus(props: RunStatusProps) {
+  const { busy, reconnecting, outcome, usage, budget, problem, needsApproval, connection, threadId } = props;
   const failed = outcome !== null && outcome.status !== 'completed' && outcome.status !== 'cancelled';
+  const budgetStop = !busy && isBudgetStop(outcome) && threadId !== null;
+  const line = reconnecting
+    ? 'Reconnecting…'
+    : needsApproval
+      ? 'Needs approval.'
+      : busy
+        ? 'Working…'
+        : outcome !== null
+          ? outcomeText(outcome)
+          : '';
   return (
     <div className="run-status">
-      {budget !== undefined && (
+      {/* A run stopped by the budget says so once, below, with the control to raise it. */}
+      {budget !== undefined && !budgetStop && (
         <p className={`notice ${budget.kind === 'warning' ? 'notice-warning' : 'notice-error'}`} role="alert">
           {budgetText(budget)}
         </p>
@@ -77,9 +97,17 @@ export function RunStatus({ busy, reconnecting, outcome, usage, budget, problem 
           {problem}
         </p>
       )}
-      <p className={`status-line${failed ? ' failed' : ''}`} role="status" aria-live="polite">
-        {reconnecting ? 'Reconnecting…' : busy ? 'Working…' : outcome !== null ? outcomeText(outcome) : ''}
-      </p>
+      {budgetStop ? (
+        <BudgetStop connection={connection} threadId={threadId} />
+      ) : (
+        <p
+          className={`status-line${failed && !needsApproval ? ' failed' : ''}${needsApproval ? ' waiting' : ''}`}
+          role="status"
+          aria-live="polite"
+        >
+          {line}
+        </p>
+      )}
       {usage !== undefined && (
         <p className="usage" aria-label="Usage">
           This run: {tokens(usage.run)} · {dollars(usage.run.cost_usd)} — thread:{' '}

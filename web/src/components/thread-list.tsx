@@ -3,6 +3,9 @@ import { dollars } from '../format';
 import { threadHref } from '../route';
 import type { ThreadSummary } from '../threads';
 
+/** LangGraph's thread statuses as a person reads them: an interrupt is a question, not a fault. */
+const statusWords: Record<string, string> = { interrupted: 'needs approval', busy: 'working' };
+
 export interface ThreadListProps {
   threads: ThreadSummary[];
   current: string | null;
@@ -27,9 +30,11 @@ export function ThreadList({ threads, current, onOpen }: ThreadListProps) {
                 onOpen(thread.id);
               }}
             >
-              <span className="thread-title">{thread.title}</span>
+              <span className="thread-title">{thread.title === '' ? thread.id : thread.title}</span>
               <span className="thread-meta">
-                <span className={`badge badge-${thread.status}`}>{thread.status}</span>{' '}
+                <span className={`badge badge-${thread.status}`}>
+                  {statusWords[thread.status] ?? thread.status}
+                </span>{' '}
                 {dollars(thread.costUsd)}
               </span>
             </a>

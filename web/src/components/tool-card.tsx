@@ -1,4 +1,7 @@
-/** A tool call as a card: its name, arguments, result and state; a sub-agent's thread nested in it. */
+/**
+ * A tool call as a card: its name, arguments (a `bash` call as `$ command`), result and state; a
+ * sub-agent's thread nested in it. Results are text, never markup.
+ */
 import type { Message } from '@langchain/langgraph-sdk';
 import { useState } from 'react';
 import type { Connection } from '../keel-api';
@@ -26,6 +29,7 @@ export interface ToolCardProps {
 }
 
 export function ToolCard({ name, args, status, result, child, connection }: ToolCardProps) {
+  // A long output scrolls inside its card rather than pushing the conversation away.
   const long = result !== undefined && result.length > 600;
   return (
     <section className={`tool-card tool-${status}`} aria-label={`Tool ${name}`} data-status={status}>
@@ -33,20 +37,24 @@ export function ToolCard({ name, args, status, result, child, connection }: Tool
         <span className="tool-name">{name}</span>
         <span className={`badge badge-${status}`}>{statusLabel[status]}</span>
       </header>
-      <pre className="tool-args" aria-label="Arguments">
-        {JSON.stringify(args, null, 2)}
-      </pre>
-      {result !== undefined &&
-        (long ? (
-          <details className="tool-result">
-            <summary>Result ({result.length.toLocaleString('en')} characters)</summary>
-            <pre>{result}</pre>
-          </details>
-        ) : (
-          <pre className="tool-result" aria-label="Result">
-            {result}
-          </pre>
-        ))}
+      {typeof args.command === 'string' && name === 'bash' ? (
+        <pre className="tool-args tool-command" aria-label="Command">
+          $ {args.command}
+        </pre>
+      ) : (
+        <pre className="tool-args" aria-label="Arguments">
+          {JSON.stringify(args, null, 2)}
+        </pre>
+      )}
+      {result !== undefined && (
+        <pre
+          className={`tool-result${long ? ' long' : ''}`}
+          aria-label="Result"
+          tabIndex={long ? 0 : undefined}
+        >
+          {result}
+        </pre>
+      )}
       {child !== undefined && <ChildCard {...child} connection={connection} />}
     </section>
   );

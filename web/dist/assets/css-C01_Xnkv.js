@@ -1,0 +1,1 @@
+import{n as e}from"./rolldown-runtime-CNOWq4Kh.js";import{n as t,t as n}from"./css-CM2c4AMy.js";var r=e((()=>{t()}));t(),r();export{n as default};

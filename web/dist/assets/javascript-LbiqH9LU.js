@@ -1,0 +1,1 @@
+import{n as e}from"./rolldown-runtime-CNOWq4Kh.js";import{n as t,t as n}from"./javascript-Bg3FnQKG.js";var r=e((()=>{n()}));n(),r();export{t as default};
