@@ -623,7 +623,9 @@ describe('the web chat in a browser', () => {
       () => {
         const text = (globalThis as unknown as InPage).document.querySelectorAll('p.status-line')[0]
           ?.textContent;
-        return text !== undefined && text !== null && !['', 'Working…', 'Reconnecting…'].includes(text);
+        return (
+          text !== undefined && text !== null && !['', 'Working…', 'Sending…', 'Reconnecting…'].includes(text)
+        );
       },
       undefined,
       { timeout: 60_000 },

@@ -52,6 +52,8 @@ export interface RunStatusProps {
   problem: string | null;
   /** A tool call waits for a person's decision (the run is paused, nothing failed). */
   needsApproval: boolean;
+  /** A message of this view's is on its way to the API: the last run's outcome is old news. */
+  sending: boolean;
   connection: Connection;
   threadId: string | null;
 }
@@ -72,18 +74,32 @@ function budgetText({ kind, usage, limit }: BudgetNotice): string {
 }
 
 export function RunStatus(props: RunStatusProps) {
-  const { busy, reconnecting, outcome, usage, budget, problem, needsApproval, connection, threadId } = props;
-  const failed = outcome !== null && outcome.status !== 'completed' && outcome.status !== 'cancelled';
-  const budgetStop = !busy && isBudgetStop(outcome) && threadId !== null;
+  const {
+    busy,
+    reconnecting,
+    outcome,
+    usage,
+    budget,
+    problem,
+    needsApproval,
+    sending,
+    connection,
+    threadId,
+  } = props;
+  const failed =
+    !sending && outcome !== null && outcome.status !== 'completed' && outcome.status !== 'cancelled';
+  const budgetStop = !busy && !sending && isBudgetStop(outcome) && threadId !== null;
   const line = reconnecting
     ? 'Reconnecting…'
     : needsApproval
       ? 'Needs approval.'
       : busy
         ? 'Working…'
-        : outcome !== null
-          ? outcomeText(outcome)
-          : '';
+        : sending
+          ? 'Sending…'
+          : outcome !== null
+            ? outcomeText(outcome)
+            : '';
   return (
     <div className="run-status">
       {/* A run stopped by the budget says so once, below, with the control to raise it. */}

@@ -116,6 +116,7 @@ export function ThreadView(props: ThreadViewProps) {
         budget={activity.budget}
         problem={props.reachable ? (problem ?? streamProblem) : null}
         needsApproval={waiting.length > 0}
+        sending={pending.length > 0}
         connection={connection}
         threadId={props.threadId}
       />
