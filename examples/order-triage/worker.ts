@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { parseConfig } from 'keel/config';
 import { loadDataConverter } from 'keel/data-converter';
 
@@ -18,6 +18,8 @@ export interface OrderTriageWorkerOptions {
   namespace?: string;
   taskQueue?: string;
   dataConverter: DataConverter;
+  /** Passed to the workflow bundler (Keel's own tests resolve `keel/*` to its sources with it). */
+  bundlerOptions?: WorkerOptions['bundlerOptions'];
 }
 
 export function createOrderTriageWorker(options: OrderTriageWorkerOptions): Promise<Worker> {
@@ -29,6 +31,7 @@ export function createOrderTriageWorker(options: OrderTriageWorkerOptions): Prom
     // Keel's: its codec encrypts payloads, and its failure converter (which the bundle takes
     // from here) keeps failure messages inside the encrypted payloads.
     dataConverter: options.dataConverter,
+    ...(options.bundlerOptions === undefined ? {} : { bundlerOptions: options.bundlerOptions }),
   });
 }
 
