@@ -35,6 +35,7 @@ export default tseslint.config(
       '.keel/**',
       'bench/results/**',
       'test/replay/histories/**',
+      'cli/bin.cjs',
       'dist/**',
       'web/dist/**',
     ],

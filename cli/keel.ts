@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * `keel`: one entry point for every Keel process and command.
  *   keel up       the whole system (what `npm start` runs); --cluster: on a Temporal cluster (`npm run cluster`)
