@@ -3,6 +3,7 @@
  * Keel activities; it needs Keel's data converter, because the agent's input and result travel
  * through Temporal encrypted with Keel's keys.
  *
+ *   npm run build   # keel/* resolve to the build outside Keel's tests (docs/decisions/0350)
  *   TEMPORAL_ADDRESS=127.0.0.1:7233 KEEL_ENCRYPTION_KEYS=… npx tsx examples/order-triage/worker.ts
  */
 import path from 'node:path';
