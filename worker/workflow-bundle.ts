@@ -15,7 +15,9 @@ const extension = path.extname(__filename);
 export const workflowsPath = path.resolve(__dirname, `../workflows/index${extension}`);
 
 /** Keel's workflow interceptors (tracing, idle storages), bundled with every workflow build. */
-export const workflowInterceptorModules = [path.resolve(__dirname, `../workflows/tracing-interceptors${extension}`)];
+export const workflowInterceptorModules = [
+  path.resolve(__dirname, `../workflows/tracing-interceptors${extension}`),
+];
 
 /** Stateless libraries evaluated once per workflow thread, not once per workflow (decision 0280). */
 export const workflowPreloadModules = [path.resolve(__dirname, `../workflows/shared-modules${extension}`)];
