@@ -4,6 +4,9 @@ const esmOnly = ['p-retry', 'p-queue', 'p-timeout', 'is-network-error'];
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
+  // `keel/*` (the package's own exports, which the examples import) resolve to the sources here,
+  // not to the build a consumer gets (package.json, decision 0350).
+  testEnvironmentOptions: { customExportConditions: ['keel-source', 'node', 'node-addons'] },
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {

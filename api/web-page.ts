@@ -5,10 +5,11 @@
  */
 import path from 'node:path';
 import express, { Router } from 'express';
+import { packageRoot } from '../launch/package-root';
 import { operation, route } from './contract';
 import { ApiError } from './errors';
 
-export const webDist = path.join(__dirname, '..', 'web', 'dist');
+export const webDist = path.join(packageRoot, 'web', 'dist');
 
 /**
  * The page may talk to the API that served it and to nothing else: everything it needs (code,

@@ -17,10 +17,9 @@ import { type DevServer, startDevServer, waitForTemporal } from './dev-server';
 import { childProcessEnvironment } from './env';
 import { Supervised } from './supervisor';
 import { modelBanner } from './model-banner';
+import { keelCommandArgs, packageRoot } from './package-root';
 import { ensureTemporalCli } from './temporal-cli';
 
-const projectRoot = path.resolve(__dirname, '..');
-const keelEntry = path.join(projectRoot, 'cli', 'keel.ts');
 /** Signals closer together than this are one signal delivered twice (npm forwards what the terminal sent). */
 const sameSignalMs = 1_000;
 
@@ -153,8 +152,8 @@ export async function up(config: KeelConfig): Promise<number> {
       new Supervised({
         name,
         command: process.execPath,
-        args: ['--import', 'tsx', keelEntry, command],
-        cwd: projectRoot,
+        args: keelCommandArgs(command),
+        cwd: packageRoot,
         env,
         report: say,
       });

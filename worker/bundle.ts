@@ -12,7 +12,10 @@ import { buildWorkflowBundle } from './workflow-bundle';
 export { buildWorkflowBundle };
 
 /** The public module other workflows import (`keel/workflow`): it must bundle on its own too. */
-export const agentsModulePath = path.resolve(__dirname, '../workflows/agents/index.ts');
+export const agentsModulePath = path.resolve(
+  __dirname,
+  `../workflows/agents/index${path.extname(__filename)}`,
+);
 
 async function main(): Promise<void> {
   const out = process.argv.indexOf('--out');

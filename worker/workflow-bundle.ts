@@ -8,14 +8,19 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { failureConverterPath } from '../codec/data-converter';
 import { workerTracesGlobal } from '../workflows/tracing/worker-traces';
 
+/** `.ts` when this worker runs the sources, `.js` when it runs the build: the bundler takes either. */
+const extension = path.extname(__filename);
+
 /** The workflow entry point the bundler starts from. */
-export const workflowsPath = path.resolve(__dirname, '../workflows/index.ts');
+export const workflowsPath = path.resolve(__dirname, `../workflows/index${extension}`);
 
 /** Keel's workflow interceptors (tracing, idle storages), bundled with every workflow build. */
-export const workflowInterceptorModules = [path.resolve(__dirname, '../workflows/tracing-interceptors.ts')];
+export const workflowInterceptorModules = [
+  path.resolve(__dirname, `../workflows/tracing-interceptors${extension}`),
+];
 
 /** Stateless libraries evaluated once per workflow thread, not once per workflow (decision 0280). */
-export const workflowPreloadModules = [path.resolve(__dirname, '../workflows/shared-modules.ts')];
+export const workflowPreloadModules = [path.resolve(__dirname, `../workflows/shared-modules${extension}`)];
 
 export async function buildWorkflowBundle(entry = workflowsPath): Promise<string> {
   const { code } = await bundleWorkflowCode({

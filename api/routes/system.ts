@@ -1,7 +1,7 @@
 /** LangGraph's system endpoints: `/ok` (liveness) and `/info` (what this server is and can do). */
 import { Router } from 'express';
 import { z } from 'zod';
-import { version } from '../../package.json';
+import { keelVersion as version } from '../../launch/package-root';
 import { operation, route } from '../contract';
 
 export const ok = operation({

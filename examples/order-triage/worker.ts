@@ -3,11 +3,12 @@
  * Keel activities; it needs Keel's data converter, because the agent's input and result travel
  * through Temporal encrypted with Keel's keys.
  *
+ *   npm run build   # keel/* resolve to the build outside Keel's tests (docs/decisions/0350)
  *   TEMPORAL_ADDRESS=127.0.0.1:7233 KEEL_ENCRYPTION_KEYS=… npx tsx examples/order-triage/worker.ts
  */
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { parseConfig } from 'keel/config';
 import { loadDataConverter } from 'keel/data-converter';
 
@@ -18,6 +19,8 @@ export interface OrderTriageWorkerOptions {
   namespace?: string;
   taskQueue?: string;
   dataConverter: DataConverter;
+  /** Passed to the workflow bundler (Keel's own tests resolve `keel/*` to its sources with it). */
+  bundlerOptions?: WorkerOptions['bundlerOptions'];
 }
 
 export function createOrderTriageWorker(options: OrderTriageWorkerOptions): Promise<Worker> {
@@ -29,6 +32,7 @@ export function createOrderTriageWorker(options: OrderTriageWorkerOptions): Prom
     // Keel's: its codec encrypts payloads, and its failure converter (which the bundle takes
     // from here) keeps failure messages inside the encrypted payloads.
     dataConverter: options.dataConverter,
+    ...(options.bundlerOptions === undefined ? {} : { bundlerOptions: options.bundlerOptions }),
   });
 }
 

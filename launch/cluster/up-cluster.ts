@@ -13,14 +13,13 @@ import type { KeelConfig } from '../../common/config';
 import { loadEncryptionKeys } from '../../codec/keys';
 import { childProcessEnvironment, createLogger } from '../env';
 import { modelBanner } from '../model-banner';
+import { keelCommandArgs, packageRoot } from '../package-root';
 import { Supervised } from '../supervisor';
 import { requireFreePort, say, shown, waitForReady } from '../up';
 import { allPorts, clusterPorts, portsInUse, portsProblem } from './ports';
 import { bundleWorkflows, rollWorkerHosts, type WorkerHost } from './rolling-deploy';
 import { ClusterStopped, TemporalCluster } from './temporal-cluster';
 
-const projectRoot = path.resolve(__dirname, '..', '..');
-const keelEntry = path.join(projectRoot, 'cli', 'keel.ts');
 const sameSignalMs = 1_000;
 
 export async function upCluster(config: KeelConfig): Promise<number> {
@@ -108,8 +107,8 @@ export async function upCluster(config: KeelConfig): Promise<number> {
       const child = new Supervised({
         name,
         command: process.execPath,
-        args: ['--import', 'tsx', keelEntry, command],
-        cwd: projectRoot,
+        args: keelCommandArgs(command),
+        cwd: packageRoot,
         env: keelEnv(dataDir),
         report: say,
       });

@@ -19,6 +19,7 @@ import {
 } from '../../examples/order-triage/workflows';
 import { WorkerFleet } from '../helpers/worker-process';
 import { testDataConverter } from '../helpers/encryption';
+import { keelSourceBundlerOptions } from '../helpers/keel-source';
 import { closeTestClient, eventually, testAddress, testClient, testConfig } from '../helpers/temporal';
 
 jest.setTimeout(240_000);
@@ -51,6 +52,7 @@ beforeAll(async () => {
     connection,
     taskQueue: exampleQueue,
     dataConverter: testDataConverter(),
+    bundlerOptions: keelSourceBundlerOptions,
   });
   exampleRunning = exampleWorker.run();
 });

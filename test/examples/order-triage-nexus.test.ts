@@ -20,6 +20,7 @@ import type {
   TriageOrderOutcome,
 } from '../../examples/order-triage/workflows';
 import { testDataConverter } from '../helpers/encryption';
+import { keelSourceBundlerOptions } from '../helpers/keel-source';
 import { eventually, testAddress } from '../helpers/temporal';
 import { workerHarness } from '../helpers/worker-harness';
 
@@ -61,6 +62,7 @@ beforeAll(async () => {
         namespace: ordersNamespace,
         taskQueue: exampleQueue,
         dataConverter: testDataConverter(),
+        bundlerOptions: keelSourceBundlerOptions,
       }),
     60_000,
     'a worker in the new namespace',

@@ -25,6 +25,7 @@ import {
 } from '../../examples/order-triage/workflows';
 import { eventually, testAddress } from '../helpers/temporal';
 import { testDataConverter } from '../helpers/encryption';
+import { keelSourceBundlerOptions } from '../helpers/keel-source';
 import { outlineHistory } from '../helpers/history';
 import { workerHarness } from '../helpers/worker-harness';
 
@@ -42,6 +43,7 @@ beforeAll(async () => {
     connection,
     taskQueue: exampleQueue,
     dataConverter: testDataConverter(),
+    bundlerOptions: keelSourceBundlerOptions,
   });
   exampleRunning = exampleWorker.run();
 });

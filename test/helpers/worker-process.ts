@@ -41,14 +41,23 @@ export interface WorkerProcessOptions {
   env: Record<string, string>;
   /** The `keel` command to run. @default 'worker' */
   command?: 'worker' | 'api';
+  /**
+   * How `keel` runs: `node` arguments before the command, and the directory.
+   * @default the sources through tsx, in this repository
+   */
+  program?: { args: string[]; cwd: string };
+  /** How long the process may take to say it is ready (a worker without a bundle makes one). @default 60 s */
+  readyTimeoutMs?: number;
 }
 
 export async function startWorkerProcess({
   env,
   command = 'worker',
+  program = { args: ['--import', 'tsx', 'cli/keel.ts'], cwd: root },
+  readyTimeoutMs = 60_000,
 }: WorkerProcessOptions): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/keel.ts', command], {
-    cwd: root,
+  const child = spawn(process.execPath, [...program.args, command], {
+    cwd: program.cwd,
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
@@ -129,7 +138,7 @@ export async function startWorkerProcess({
       });
     },
   };
-  await worker.waitForLog((line) => line.msg === `${command} ready`);
+  await worker.waitForLog((line) => line.msg === `${command} ready`, readyTimeoutMs);
   return worker;
 }
 
