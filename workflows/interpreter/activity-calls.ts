@@ -42,23 +42,22 @@ export async function callModel(
   feed: Feed,
 ): Promise<void> {
   const summary = summarizeModelCall(input.model, turn, step);
-  const keepsPartial = patches.stopKeepsPartial;
+  const local = input.deltas === false && patches.folded(localModelCallPatch);
   // Waiting for the call to stop is what brings its text back; a local call (nobody streams it)
   // stops at once, with none.
-  const stopping = keepsPartial
-    ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
-    : {};
+  const stopping =
+    !local && patches.askStopKeepsPartial()
+      ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
+      : {};
   try {
-    const result =
-      input.deltas === false && patches.folded(localModelCallPatch)
-        ? await localActivities.callModel.executeWithOptions({ ...localModelCallOptions, summary }, [input])
-        : await activities.callModel.executeWithOptions({ ...modelCallOptions, ...stopping, summary }, [
-            input,
-          ]);
+    const result = local
+      ? await localActivities.callModel.executeWithOptions({ ...localModelCallOptions, summary }, [input])
+      : await activities.callModel.executeWithOptions({ ...modelCallOptions, ...stopping, summary }, [input]);
     feed({ type: 'modelResponded', run_id, step, result });
   } catch (error) {
     if (isCancellation(error)) {
-      if (!keepsPartial) throw error;
+      // The Stop that cancelled the call read the same answer: it waits for this event.
+      if (!patches.stopKeepsPartial) throw error;
       // Fed outside the cancelled run's scope: the next run's calls, which this may start, are not
       // cancelled with it.
       const text = stoppedText(error);

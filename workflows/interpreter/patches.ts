@@ -40,8 +40,9 @@ export type FoldedPatch = (typeof foldedPatches)[number];
 
 /**
  * Since this patch a Stop keeps what the model had said (decision 0370): a streamed model call
- * waits for its cancellation to complete and hands back its text. Asked as the run first needs
- * it, and kept for the run (a run that began before it never takes it).
+ * waits for its cancellation to complete and hands back its text. Asked as the run makes its
+ * first streamed model call (a waited run's local calls stream nothing and never ask, so its
+ * history holds no marker for it), and kept for the run: a run that began before it never takes it.
  */
 export const stopKeepsPartialPatch = 'keel-stop-keeps-partial';
 
@@ -57,13 +58,18 @@ export class Patches {
     this.lean = patched(tracingPerWorkerPatch) || patched(leanHistoryPatch);
   }
 
-  /**
-   * `stopKeepsPartialPatch`, asked once: when the run's first model call is made, or a Stop comes
-   * first. Every model call of the run then agrees with every Stop on how a call stops.
-   */
-  get stopKeepsPartial(): boolean {
+  /** `stopKeepsPartialPatch`, asked once, as the run's first streamed model call is made. */
+  askStopKeepsPartial(): boolean {
     this.#stopKeepsPartial ??= patched(stopKeepsPartialPatch);
     return this.#stopKeepsPartial;
+  }
+
+  /**
+   * True once the run asked `stopKeepsPartialPatch` and took it: a Stop then waits for the model
+   * call and keeps its text. Never asks, so a Stop and the call's end read the same answer.
+   */
+  get stopKeepsPartial(): boolean {
+    return this.#stopKeepsPartial === true;
   }
 
   /** `patched(id)` in a run from before `leanHistoryPatch`; in a run since, true without a marker. */
