@@ -116,7 +116,7 @@ describe('keel chat', () => {
       const shown = await screen.screen();
       const history = after(shown, 'keel chat ·');
       expect(history).toMatch(
-        /you › run: echo resumed-output\nkeel › [^\n]*\n {2}⚙ \$ echo resumed-output\n {4}│ resumed-output\nkeel › [^\n]*resumed-output[\s\S]*you › and a word\nkeel › [^\n]*You said: “and a word”/,
+        /you › run: echo resumed-output\nkeel › [^\n]*\n {2}⚙ \$ echo resumed-output\n {4}│ resumed-output\nkeel › [\s\S]*resumed-output[\s\S]*you › and a word\nkeel › [^\n]*You said: “and a word”/,
       );
       expect(history).not.toContain('[run ');
     });
@@ -192,7 +192,10 @@ describe('keel chat', () => {
         '--json',
       ]);
       expect(JSON.parse(json.stdout)).toEqual([
-        expect.objectContaining({ thread_id: threadId, metadata: { table: 'yes', n: 3 } }),
+        expect.objectContaining({
+          thread_id: threadId,
+          metadata: expect.objectContaining({ table: 'yes', n: 3 }) as unknown,
+        }),
       ]);
     });
 
