@@ -23,6 +23,9 @@ const scriptedReply = (text: string) =>
 
 const count = (text: string, part: string) => text.split(part).length - 1;
 
+/** The escape character that starts a colour code. */
+const escape = String.fromCharCode(27);
+
 /** The part of the screen after the last line that starts with `marker`. */
 const after = (screen: string, marker: string) => screen.slice(screen.lastIndexOf(marker));
 
@@ -79,7 +82,7 @@ describe('keel chat', () => {
         expect(after(shown, 'Commands')).toContain(name);
       await screen.type('/frobnicate now');
       await screen.press('Enter');
-      shown = await screen.waitFor(/\/frobnicate is not a command[^\n]*\n+you ›$/);
+      await screen.waitFor(/\/frobnicate is not a command[^\n]*\n+you ›$/);
       await screen.type('/approve');
       await screen.press('Enter');
       await screen.waitFor(/no pending approvals\n+you ›$/);
@@ -127,7 +130,7 @@ describe('keel chat', () => {
       await screen.press('Enter');
       await screen.waitFor(/\[run \d+ tokens[^\n]*\n+you ›$/);
       // Escape codes on screen: the prompt, the answer's label, the cost line.
-      expect(await screen.screenWithEscapes()).toMatch(/\u001b\[[\d;]*m(keel|you) ›/);
+      expect(await screen.screenWithEscapes()).toMatch(new RegExp(`${escape}\\[[\\d;]*m(keel|you) ›`));
       await screen.close();
 
       screen = await open('', `tty-${randomUUID()}`, 'NO_COLOR=1 ');
@@ -135,7 +138,7 @@ describe('keel chat', () => {
       await screen.type('hello without');
       await screen.press('Enter');
       await screen.waitFor(/\[run \d+ tokens[^\n]*\n+you ›$/);
-      expect(await screen.screenWithEscapes()).not.toMatch(/\u001b\[[\d;]*m/);
+      expect(await screen.screenWithEscapes()).not.toContain(escape);
     });
 
     it('keeps a stopped answer on screen, marked stopped, and in the thread', async () => {

@@ -61,7 +61,10 @@ export async function callModel(
       // Fed outside the cancelled run's scope: the next run's calls, which this may start, are not
       // cancelled with it.
       const text = stoppedText(error);
-      await CancellationScope.nonCancellable(async () => feed({ type: 'modelStopped', run_id, step, text }));
+      await CancellationScope.nonCancellable(() => {
+        feed({ type: 'modelStopped', run_id, step, text });
+        return Promise.resolve();
+      });
       return;
     }
     const { type, message } = describeFailure(error);
