@@ -13,7 +13,7 @@ import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-serve
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server';
 import { apiHarness, call, userInput } from '../helpers/api';
 import { deltaText, readSse, type SseEvent } from '../helpers/sse';
-import { startTestWorker } from '../helpers/temporal';
+import { eventually, startTestWorker } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
 
@@ -167,7 +167,16 @@ describe('Stop keeps what was said', () => {
     harness.worker = await startTestWorker({ config, maxCachedWorkflows: 0 });
     const next = await call(base, 'POST', `/threads/${threadId}/runs/wait`, userInput('and now?'));
     expect(next.status).toBe(200);
-    const state = await call<StateView>(base, 'GET', `/threads/${threadId}/state`);
+    // A worker without a cache replays the whole history for each read: on a loaded machine the
+    // first may outlast the API's read timeout (503), so read until it answers.
+    const state = await eventually(
+      async () => {
+        const read = await call<StateView>(base, 'GET', `/threads/${threadId}/state`);
+        return read.status === 200 ? read : undefined;
+      },
+      60_000,
+      'the state of the thread',
+    );
     const messages = state.body.values.messages;
     expect(messages.map((message) => message.type)).toEqual(['human', 'ai', 'human', 'ai']);
     expect(messages[1]!.response_metadata).toMatchObject({ stopped: true });
