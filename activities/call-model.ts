@@ -2,8 +2,8 @@
  * `callModel`: one model call for one step. It tells the model about the worker's tools and
  * reports back, with the answer, the flags of each tool the answer asks for.
  */
-import { Context } from '@temporalio/activity';
-import type { CallModelInput, CallModelResult } from '../common/activities';
+import { CancelledFailure, Context } from '@temporalio/activity';
+import type { CallModelInput, CallModelResult, StoppedModelCall } from '../common/activities';
 import { FailureType } from '../common/failures';
 import { parseModelSpec } from '../common/model-spec';
 import { type ModelMessage, toolUsesOf } from '../common/transcript';
@@ -63,6 +63,12 @@ export function createCallModel({
           input.deltas === false
             ? undefined
             : DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
+        // What has streamed so far: a stopped call hands it back (as text only) for the transcript.
+        let received = '';
+        const onTextDelta = (text: string): void => {
+          received += text;
+          deltas?.push(text);
+        };
         let reply;
         try {
           reply = await client.complete({
@@ -73,19 +79,23 @@ export function createCallModel({
             maxTokens: maxOutputTokens,
             signal,
             // A call that publishes nothing still streams: its first token is timed all the same.
-            ...(deltas !== undefined
-              ? { onTextDelta: deltas.push }
-              : input.deltas === false
-                ? { onTextDelta: () => undefined }
-                : {}),
+            ...(deltas !== undefined || input.deltas === false ? { onTextDelta } : {}),
           });
         } catch (error) {
           // A failed attempt's partial text is published for what it is: the retry's deltas replace it.
           await deltas?.close();
           // A worker shutting down is not the model's fault (withHeartbeats turns it into WorkerShutdown).
           if (stoppedByWorkerShutdown()) throw error;
-          // Nor is a cancelled call: it ends as cancelled (a local activity would otherwise retry).
-          if (Context.current().cancellationSignal.aborted) throw error;
+          // Nor is a cancelled call: it ends as cancelled (a local activity would otherwise retry),
+          // carrying what the model said until then (decision 0370).
+          if (Context.current().cancellationSignal.aborted) {
+            const stopped: StoppedModelCall = { text: received };
+            throw new CancelledFailure(
+              'model call stopped',
+              [stopped],
+              error instanceof Error ? error : undefined,
+            );
+          }
           throw countModelFault(error, faults);
         }
         const unpublished = await deltas?.finish();

@@ -28,7 +28,9 @@ export function transcriptMarkdown({ thread, messages, exported_at }: Transcript
   ];
   for (const message of messages) {
     const results = message.content.every((block) => block.type === 'tool_result');
-    lines.push('', `## ${message.role === 'user' ? (results ? 'Tool results' : 'User') : 'Assistant'}`, '');
+    const role = message.role === 'user' ? (results ? 'Tool results' : 'User') : 'Assistant';
+    const stopped = message.role === 'assistant' && message.stopped === true ? ' (stopped)' : '';
+    lines.push('', `## ${role}${stopped}`, '');
     for (const block of message.content) {
       if (block.type === 'text') lines.push(block.text, '');
       else if (block.type === 'tool_use')

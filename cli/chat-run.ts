@@ -4,7 +4,9 @@
  * or the answer to its approval, or `(not run)` with the reason.
  */
 import type { Run } from '../common/run';
+import { resultLines, stoppedLine, toolLines } from './chat-history';
 import type { ChatScreen } from './chat-screen';
+import { toolCallLine } from './tool-lines';
 import type { ApprovalRequest, RunFollower } from './run-follower';
 
 export type Answer = 'approve' | 'deny' | 'expired' | 'interrupted';
@@ -31,7 +33,10 @@ export async function followRun(
     activity = what;
     screen.busy(what);
   };
-  const started = new Set<string>();
+  const { style } = screen;
+  const started = new Map<string, { name: string; input: Record<string, unknown> }>();
+  /** The call whose line was printed last: a result of another (parallel calls) names its call again. */
+  let lastCall: string | undefined;
   /** Calls whose verdict is on the screen although they never started. */
   const settled = new Set<string>();
   /** Per tool name: approvals answered here with no run (denied, expired) whose result is still to come. */
@@ -53,20 +58,28 @@ export async function followRun(
       onMessage(message, streamed) {
         screen.endText();
         for (const block of message.content) {
-          if (block.type === 'text' && !streamed && block.text !== '') screen.line(`keel › ${block.text}`);
+          if (block.type === 'text' && !streamed && block.text !== '')
+            screen.line(`${style.keel('keel ›')} ${block.text}`);
           if (block.type === 'tool_use' && !started.has(block.id) && !settled.has(block.id))
-            screen.line(`  ⚙ ${block.name} ${JSON.stringify(block.input)} (not run)`);
+            screen.line(`${toolLines(style, block.name, block.input).join('\n')} ${style.dim('(not run)')}`);
         }
+        // The partial answer of a stopped run stays on screen, marked.
+        if (message.stopped === true) return screen.line(stoppedLine(style));
         busy('thinking…');
       },
       onToolStarted(tool) {
-        started.add(tool.tool_use_id);
-        screen.line(`  ⚙ ${tool.name} ${JSON.stringify(tool.input)}`);
+        started.set(tool.tool_use_id, tool);
+        lastCall = tool.tool_use_id;
+        for (const line of toolLines(style, tool.name, tool.input)) screen.line(line);
         busy(`running ${tool.name}…`);
       },
       onToolCompleted(tool) {
-        if (started.has(tool.tool_use_id)) {
-          if (tool.is_error) screen.line(`  ✗ ${tool.name} failed`);
+        const call = started.get(tool.tool_use_id);
+        if (call !== undefined) {
+          if (lastCall !== tool.tool_use_id)
+            screen.line(`  ↳ ${style.tool(toolCallLine(call.name, call.input))}`);
+          lastCall = undefined;
+          for (const line of resultLines(style, tool.content, tool.is_error)) screen.line(line);
         } else {
           settled.add(tool.tool_use_id);
           const answered = unrun.get(tool.name) ?? 0;

@@ -6,6 +6,7 @@
  * spins; calling it per streamed piece wrote each piece over the one before.)
  */
 import ora, { type Ora } from 'ora';
+import { styleFor, type Style } from './style';
 
 export type ChatOutput = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 
@@ -18,12 +19,16 @@ export class ChatScreen {
   /** The last character written was a newline: the cursor is at the start of an empty line. */
   private atLineStart = true;
   private activity = '';
+  /** Notes that came while text streamed: shown once the text ends, never inside it. */
+  private asides: string[] = [];
   private cost = '';
 
   /** `inputIsTerminal`: a person types (stdin is a terminal), so prompts and a spinner make sense. */
   constructor(
     private readonly output: ChatOutput,
     inputIsTerminal: boolean,
+    /** Colour, when the output allows it (cli/style.ts). @default none */
+    readonly style: Style = styleFor({}, {}),
   ) {
     // A terminal that reports 0 columns (a fresh pty) makes ora's line counting loop; print
     // plainly there.
@@ -42,13 +47,19 @@ export class ChatScreen {
     this.write(`${text}\n`);
   }
 
+  /** A note for the reader: now, or, while an answer streams, once its text ends. */
+  aside(text: string): void {
+    if (this.textOpen) this.asides.push(text);
+    else this.line(text);
+  }
+
   /** More of the answer, appended to the open `keel › ` line. */
   text(piece: string): void {
     if (piece === '') return;
     this.hideSpinner();
     if (!this.textOpen) {
       if (!this.atLineStart) this.write('\n');
-      this.write('keel › ');
+      this.write(`${this.style.keel('keel ›')} `);
       this.textOpen = true;
     }
     this.write(piece);
@@ -59,6 +70,7 @@ export class ChatScreen {
     if (!this.textOpen) return;
     this.textOpen = false;
     if (!this.atLineStart) this.write('\n');
+    for (const aside of this.asides.splice(0)) this.write(`${aside}\n`);
   }
 
   /** Shows the spinner with `activity` (and the cost so far), unless text is streaming. */

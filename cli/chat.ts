@@ -4,18 +4,26 @@
  * are asked with a `[y/N]` prompt and a countdown, and the running cost shows in the spinner and
  * after every run. Ctrl-C stops the run in progress; pressed again (or at the prompt) it leaves.
  *
+ * Lines starting with `/` are the chat's own commands (`/help` lists them) and never reach the
+ * model. Resuming a thread prints it so far; each tool call shows its command and the first lines
+ * of its output; an answer the user stopped stays on screen, marked stopped. Colour only on a
+ * terminal, and never with `NO_COLOR`.
+ *
  * Piped (stdin or stdout not a terminal) the output is the conversation only: no prompts,
- * spinner or countdown. An approval is answered by the next input line; once input has ended,
+ * spinner, countdown or colour. An approval is answered by the next input line; once input has ended,
  * `--approve-all`/`--deny-all` answer it, and without either the chat cancels the run and fails.
  */
 import type { Run } from '../common/run';
 import type { Thread } from '../common/thread';
 import { totalTokens } from '../common/usage';
 import { ApiCallError, type KeelApiClient } from './api-client';
+import { historyLines } from './chat-history';
+import { helpLines, parseChatLine, type ChatCommandName } from './chat-commands';
 import { ChatInput } from './chat-input';
 import { ChatScreen, type ChatOutput } from './chat-screen';
 import { followRun, money, type Answer } from './chat-run';
 import { StreamingRunFollower, type ApprovalRequest, type RunFollower } from './run-follower';
+import { styleFor, type Style } from './style';
 
 export interface ChatOptions {
   api: KeelApiClient;
@@ -29,6 +37,8 @@ export interface ChatOptions {
   input?: NodeJS.ReadableStream & { isTTY?: boolean };
   output?: ChatOutput;
   follower?: RunFollower;
+  /** Colour for the output (cli/style.ts decides when). @default none */
+  style?: Style;
 }
 
 /** Ends the chat with one line and a non-zero exit (an approval nobody can answer). */
@@ -48,8 +58,8 @@ export function formatCost(run: Run, thread: Thread): string {
   );
 }
 
-/** Opens (or creates) the thread the chat talks to, applying the flags. */
-async function openThread(options: ChatOptions): Promise<Thread> {
+/** Opens (or creates) the thread the chat talks to, applying the flags; `resumed` when it existed. */
+async function openThread(options: ChatOptions): Promise<{ thread: Thread; resumed: boolean }> {
   const { api } = options;
   const config = {
     ...(options.approval === undefined ? {} : { approval: options.approval }),
@@ -57,19 +67,20 @@ async function openThread(options: ChatOptions): Promise<Thread> {
     ...(options.maxCostUsd === undefined ? {} : { max_cost_usd: options.maxCostUsd }),
     ...(options.model === undefined ? {} : { model: options.model }),
   };
-  if (options.threadId === undefined) return api.createThread({ config });
+  if (options.threadId === undefined) return { thread: await api.createThread({ config }), resumed: false };
   try {
     const thread = await api.getThread(options.threadId);
     if (options.maxTokens !== undefined || options.maxCostUsd !== undefined) {
-      return await api.updateLimits(thread.thread_id, {
+      const limited = await api.updateLimits(thread.thread_id, {
         ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }),
         ...(options.maxCostUsd === undefined ? {} : { max_cost_usd: options.maxCostUsd }),
       });
+      return { thread: limited, resumed: true };
     }
-    return thread;
+    return { thread, resumed: true };
   } catch (error) {
     if (error instanceof ApiCallError && error.status === 404)
-      return api.createThread({ thread_id: options.threadId, config });
+      return { thread: await api.createThread({ thread_id: options.threadId, config }), resumed: false };
     throw error;
   }
 }
@@ -131,7 +142,8 @@ export async function chat(options: ChatOptions): Promise<void> {
   const source = options.input ?? process.stdin;
   const { api } = options;
   const follower = options.follower ?? new StreamingRunFollower(api);
-  const screen = new ChatScreen(output, source.isTTY === true);
+  const screen = new ChatScreen(output, source.isTTY === true, options.style ?? styleFor({}, {}));
+  const { style } = screen;
   let current: { runId: string; stopping: boolean } | undefined;
   let leave = (): void => undefined;
   const leaving = new Promise<typeof left>((resolve) => (leave = () => resolve(left)));
@@ -150,28 +162,96 @@ export async function chat(options: ChatOptions): Promise<void> {
     }
     current.stopping = true;
     input.cancelWait();
-    screen.line('  (stopping the run; Ctrl-C again leaves)');
+    screen.aside(style.warn('  (stopping the run; Ctrl-C again leaves)'));
     void api
       .cancelRun(thread.thread_id, current.runId)
       .catch((error: unknown) => screen.line(`  ${messageOf(error)}`));
   };
   process.on('SIGINT', interrupt);
-  const thread = await openThread(options).catch((error: unknown) => {
+  const { thread, resumed } = await openThread(options).catch((error: unknown) => {
     process.off('SIGINT', interrupt);
     input.close();
     throw error;
   });
   screen.line(
-    `keel chat · thread ${thread.thread_id} · ${options.model ?? thread.config.model} · approval ${thread.config.approval}` +
-      ` · /exit${screen.interactive ? ' or Ctrl-C' : ''} to leave`,
+    style.dim(
+      `keel chat · thread ${thread.thread_id} · ${options.model ?? thread.config.model} · approval ${thread.config.approval}` +
+        ` · /help for commands · /exit${screen.interactive ? ' or Ctrl-C' : ''} to leave`,
+    ),
   );
+  const printHistory = async () => {
+    const messages = await api.messages(thread.thread_id);
+    for (const line of historyLines(style, messages, thread.thread_id)) screen.line(line);
+    return messages.length;
+  };
+  if (resumed) await printHistory();
+  /** A local command: done here, never sent to the model. False for `/exit`. */
+  const command = async (name: ChatCommandName, args: string[]): Promise<boolean> => {
+    switch (name) {
+      case 'exit':
+        return false;
+      case 'help':
+        for (const line of helpLines()) screen.line(style.dim(line));
+        return true;
+      case 'history':
+        if ((await printHistory()) === 0) screen.line(style.dim('  (nothing said yet)'));
+        return true;
+      case 'status': {
+        const now = await api.getThread(thread.thread_id);
+        const { summary } = now;
+        screen.line(
+          style.dim(
+            `  ${now.status} · ${now.config.model} · approval ${now.config.approval} · ${summary.runs} runs · ` +
+              `${summary.tokens} tokens ${money(summary.cost_usd)}`,
+          ),
+        );
+        return true;
+      }
+      case 'approve':
+      case 'deny': {
+        const [id, ...reason] = args;
+        const pending = (await api.approvals(thread.thread_id)).filter(
+          (approval) => id === undefined || approval.approval_id === id,
+        );
+        if (pending.length === 0)
+          screen.line(style.dim(`  no pending approval${id === undefined ? 's' : ` ${id}`}`));
+        for (const approval of pending) {
+          const why = reason.length === 0 ? undefined : reason.join(' ');
+          await api.decide(thread.thread_id, approval.approval_id, name, why);
+          screen.line(
+            `  ${name === 'approve' ? 'approved' : 'denied'} ${approval.tool} (${approval.approval_id})`,
+          );
+        }
+        return true;
+      }
+    }
+  };
   try {
     for (;;) {
       screen.settle();
-      const text = await Promise.race([input.next('you › '), leaving]);
-      if (text === left || text === undefined || text.trim() === '/exit') break;
-      if (text.trim() === '') continue;
-      if (!screen.interactive) screen.line(`you › ${text}`);
+      const typed = await Promise.race([input.next(`${style.you('you ›')} `), leaving]);
+      if (typed === left || typed === undefined) break;
+      if (typed.trim() === '') continue;
+      if (!screen.interactive) screen.line(`you › ${typed}`);
+      const line = parseChatLine(typed);
+      if (line.kind === 'unknown') {
+        screen.line(
+          style.warn(
+            `  /${line.name} is not a command: /help lists them (//${line.name} sends it to the model)`,
+          ),
+        );
+        continue;
+      }
+      if (line.kind === 'command') {
+        try {
+          if (!(await command(line.name, line.args))) break;
+        } catch (error) {
+          if (!(error instanceof ApiCallError)) throw error;
+          screen.line(style.error(`  ✗ ${error.message}`));
+        }
+        continue;
+      }
+      const { text } = line;
       let finished: Run | typeof left;
       try {
         const run = await api.createRun(thread.thread_id, text, options.model);
@@ -187,7 +267,7 @@ export async function chat(options: ChatOptions): Promise<void> {
         finished = await Promise.race([following, leaving]);
       } catch (error) {
         if (!(error instanceof ApiCallError)) throw error;
-        screen.line(`  ✗ ${error.message}`);
+        screen.line(style.error(`  ✗ ${error.message}`));
         continue;
       } finally {
         current = undefined;
@@ -196,9 +276,11 @@ export async function chat(options: ChatOptions): Promise<void> {
       const after = await api.getThread(thread.thread_id);
       if (finished.status !== 'completed')
         screen.line(
-          `(run ${finished.status}${finished.status_reason === undefined ? '' : `: ${finished.status_reason}`})`,
+          style.warn(
+            `(run ${finished.status}${finished.status_reason === undefined ? '' : `: ${finished.status_reason}`})`,
+          ),
         );
-      screen.line(formatCost(finished, after));
+      screen.line(style.dim(formatCost(finished, after)));
     }
   } finally {
     screen.settle();

@@ -14,6 +14,7 @@ import { apiProcess, workerProcess } from '../launch/processes';
 import { upCluster } from '../launch/cluster/up-cluster';
 import { up } from '../launch/up';
 import { KeelApiClient } from './api-client';
+import { styleFor } from './style';
 import { chat } from './chat';
 import {
   cleanupThreads,
@@ -122,6 +123,7 @@ program
         ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
         ...(options.maxCost === undefined ? {} : { maxCostUsd: options.maxCost }),
         ...(options.model === undefined ? {} : { model: options.model }),
+        style: styleFor(process.stdout, process.env),
       });
       process.exit(0);
     },
@@ -137,7 +139,9 @@ threads
   .option('--older-than-days <n>', 'created more than n days ago', days)
   .option('--limit <n>', 'at most n threads', positiveInteger)
   .option('--json', 'print JSON')
-  .action(async (options: ListOptions) => listThreads(apiClient(), options, write));
+  .action(async (options: ListOptions) =>
+    listThreads(apiClient(), options, write, styleFor(process.stdout, process.env)),
+  );
 threads
   .command('show <thread>')
   .description('a thread: status, limits, usage summary and recent runs')

@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import type { Run } from '../common/run';
 import type { ThreadListing } from '../api/thread-directory';
 import type { KeelApiClient } from './api-client';
+import { styleFor, type Style } from './style';
 
 type Write = (text: string) => void;
 
@@ -42,27 +43,58 @@ function filterBody(options: ListOptions): Record<string, unknown> {
   };
 }
 
-function listingLine(thread: ThreadListing): string {
-  return [
-    thread.thread_id.padEnd(38),
-    thread.status.padEnd(12),
-    `$${thread.cost_usd.toFixed(4)}`.padEnd(10),
-    `${thread.turns} runs`.padEnd(9),
-    thread.created_at,
-    Object.keys(thread.metadata).length === 0 ? '' : JSON.stringify(thread.metadata),
-  ]
-    .join(' ')
-    .trimEnd();
+/** Metadata as `key=value` pairs, cut to `chars`: a column, not JSON. */
+function metadataCell(metadata: Record<string, unknown>, chars = 40): string {
+  const text = Object.entries(metadata)
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(' ');
+  return text.length > chars ? `${text.slice(0, chars - 1)}…` : text;
 }
 
-export async function listThreads(api: KeelApiClient, options: ListOptions, write: Write): Promise<void> {
+/** Rows under a header, each column as wide as its widest cell; the last column is not padded. */
+export function table(header: string[], rows: string[][], style: Style): string[] {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
+  return [style.dim(line(header)), ...rows.map(line)];
+}
+
+/**
+ * `keel threads list`: a table for people (newest first); `--json` prints the listing as the
+ * API gives it, for programs.
+ */
+export async function listThreads(
+  api: KeelApiClient,
+  options: ListOptions,
+  write: Write,
+  style: Style = styleFor({}, {}),
+): Promise<void> {
   const threads = await api.request<ThreadListing[]>('POST', '/threads/search', {
     ...filterBody(options),
     ...(options.limit === undefined ? {} : { limit: options.limit }),
   });
   if (options.json === true) return write(JSON.stringify(threads, null, 2));
   if (threads.length === 0) return write('no threads');
-  for (const thread of threads) write(listingLine(thread));
+  for (const line of listingTable(threads, style)) write(line);
+}
+
+/** Threads as a table: id, status, model, runs, cost, created, metadata. */
+function listingTable(threads: ThreadListing[], style: Style): string[] {
+  const rows = threads.map((thread) => [
+    thread.thread_id,
+    thread.status,
+    thread.model ?? '',
+    String(thread.turns),
+    `$${thread.cost_usd.toFixed(4)}`,
+    thread.created_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+    metadataCell(thread.metadata),
+  ]);
+  return table(['THREAD', 'STATUS', 'MODEL', 'RUNS', 'COST', 'CREATED', 'METADATA'], rows, style);
 }
 
 export async function showThread(api: KeelApiClient, threadId: string, write: Write): Promise<void> {
@@ -118,7 +150,8 @@ export async function cleanupThreads(
   }>('POST', '/threads/cleanup', { ...filterBody(options), dry_run: options.yes !== true });
   if (options.yes !== true) {
     write(`dry run: ${result.threads.length} thread(s) would be closed and deleted (add --yes to do it)`);
-    for (const thread of result.threads) write(listingLine(thread));
+    if (result.threads.length > 0)
+      for (const line of listingTable(result.threads, styleFor({}, {}))) write(line);
     return;
   }
   write(`deleted ${result.deleted.length} thread(s)`);

@@ -73,6 +73,14 @@ export interface CallModelResult {
   unpublished_delta?: { attempt: number; text: string };
 }
 
+/**
+ * What a model call stopped by its workflow (the user's Stop) had received: the first detail of
+ * the `CancelledFailure` it ends with. Text only: a tool call the model had begun is dropped.
+ */
+export interface StoppedModelCall {
+  text: string;
+}
+
 export interface RunToolInput {
   thread_id: string;
   run_id: string;

@@ -54,6 +54,11 @@ export interface AssistantMessage extends MessageMeta {
   content: AssistantContent[];
   model: string;
   stop_reason: StopReason;
+  /**
+   * Set when the run was stopped while this answer streamed: the message keeps the text received
+   * until then (never a tool call), and clients show it as stopped.
+   */
+  stopped?: true;
 }
 
 export type Message = UserMessage | AssistantMessage;

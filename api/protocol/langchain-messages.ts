@@ -67,7 +67,12 @@ export function toAiMessage(message: AssistantMessage): AiMessage {
     invalid_tool_calls: [],
     usage_metadata: null,
     additional_kwargs: {},
-    response_metadata: { model_name: message.model, stop_reason: message.stop_reason },
+    response_metadata: {
+      model_name: message.model,
+      stop_reason: message.stop_reason,
+      // The partial answer of a stopped run (decision 0370).
+      ...(message.stopped === true ? { stopped: true } : {}),
+    },
     name: null,
   };
 }

@@ -278,6 +278,9 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
     await answerWhenDone(services, thread, { run }, timeout_s, response, signal, stopping);
   });
 
+  /** How long a cancel without `wait` waits for a stopping run to end before answering it as it is. */
+  const stoppingWaitMs = 10_000;
+
   /**
    * Cancels a run. `action=rollback` cancels as `interrupt` does: Keel keeps the steps the run
    * committed (decision 0094). `wait=1` answers once the run has ended.
@@ -289,10 +292,17 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
     const why = reason ?? (action === 'rollback' ? 'rolled back' : undefined);
     const delivery = await conversations.cancelRun(thread, runId, why);
     if (delivery.kind === 'taken') {
-      const ended =
-        wait && !isTerminal(delivery.value.status)
-          ? await waitForRun(conversations.client, thread, runId, 60_000, clientGone(request, response))
-          : undefined;
+      // A run stopped mid-answer ends once its model call has stopped and handed back its text
+      // (about a heartbeat, decision 0370): the caller hears it cancelled, as before.
+      const ended = !isTerminal(delivery.value.status)
+        ? await waitForRun(
+            conversations.client,
+            thread,
+            runId,
+            wait ? 60_000 : stoppingWaitMs,
+            clientGone(request, response),
+          )
+        : undefined;
       response.json(ended ?? delivery.value);
       return;
     }

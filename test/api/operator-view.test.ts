@@ -52,7 +52,7 @@ describe('a thread in the Temporal Web UI', () => {
     );
   });
 
-  it('holds one patch marker per workflow run, and a visibility write only when the status changes', async () => {
+  it('holds two patch markers per workflow run, and a visibility write only when the status changes', async () => {
     const threadId = randomUUID();
     for (const text of ['Where is my parcel?', 'run: echo tracking']) {
       const run = await call(
@@ -65,9 +65,13 @@ describe('a thread in the Temporal Web UI', () => {
     }
     const history = await harness.client.workflow.getHandle(workflowIdFor(threadId)).fetchHistory();
     const { outline } = outlineHistory(history.events ?? []);
-    // One marker for every patch (decision 0220), whose name Temporal's core upserts beside it.
-    expect(outline.filter((event) => event.startsWith('patch '))).toEqual(['patch keel-tracing-per-worker']);
-    expect(outline.filter((event) => event === 'visibility TemporalChangeVersion')).toHaveLength(1);
+    // One marker for every patch until decision 0220, whose name Temporal's core upserts beside
+    // it, and the one patch since, asked at the first streamed model call (decision 0370).
+    expect(outline.filter((event) => event.startsWith('patch '))).toEqual([
+      'patch keel-tracing-per-worker',
+      'patch keel-stop-keeps-partial',
+    ]);
+    expect(outline.filter((event) => event === 'visibility TemporalChangeVersion')).toHaveLength(2);
     // The API started the thread idle: busy and idle again per turn, nothing else (the cost goes
     // with them), and no write of what the thread started with.
     expect(outline.filter((event) => event.startsWith('visibility Keel'))).toHaveLength(4);

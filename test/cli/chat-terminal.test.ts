@@ -23,6 +23,9 @@ const scriptedReply = (text: string) =>
 
 const count = (text: string, part: string) => text.split(part).length - 1;
 
+/** The escape character that starts a colour code. */
+const escape = String.fromCharCode(27);
+
 /** The part of the screen after the last line that starts with `marker`. */
 const after = (screen: string, marker: string) => screen.slice(screen.lastIndexOf(marker));
 
@@ -61,14 +64,143 @@ describe('keel chat', () => {
       terminal = undefined;
     });
 
-    const open = async (flags = '') => {
-      const threadId = `tty-${randomUUID()}`;
+    const open = async (flags = '', threadId = `tty-${randomUUID()}`, env = '') => {
       terminal = await TmuxTerminal.start(
-        `${keel} --url ${api.url} chat ${threadId} --model scripted:typewriter ${flags}`,
+        `${env}${keel} --url ${api.url} chat ${threadId} --model scripted:typewriter ${flags}`,
       );
       await terminal.waitFor(/you ›$/);
       return terminal;
     };
+
+    it('keeps local commands from the model: /help lists them, an unknown one is refused, /exit leaves', async () => {
+      const threadId = `tty-${randomUUID()}`;
+      const screen = await open('', threadId);
+      await screen.type('/help');
+      await screen.press('Enter');
+      let shown = await screen.waitFor(/Commands \(never sent to the model\):[\s\S]*you ›$/);
+      for (const name of ['/help', '/history', '/status', '/approve', '/deny', '/exit'])
+        expect(after(shown, 'Commands')).toContain(name);
+      await screen.type('/frobnicate now');
+      await screen.press('Enter');
+      await screen.waitFor(/\/frobnicate is not a command[^\n]*\n+you ›$/);
+      await screen.type('/approve');
+      await screen.press('Enter');
+      await screen.waitFor(/no pending approvals\n+you ›$/);
+      await screen.type('/exit');
+      await screen.press('Enter');
+      shown = await screen.waitFor(/\[exited \d+\]/);
+      expect(shown).toContain('[exited 0]');
+      // None of it became a run: the model never saw a word.
+      const runs = await call<Run[]>(api.url, 'GET', `/threads/${threadId}/runs`);
+      expect(runs.body).toEqual([]);
+      expect(shown).not.toContain('You said');
+    });
+
+    it('shows a tool call as its command and the first lines of its output, folded when long', async () => {
+      const screen = await open();
+      await screen.type('run: seq 1 40');
+      await screen.press('Enter');
+      const shown = await screen.waitFor(/\[run \d+ tokens[^\n]*\n+you ›$/);
+      const call = after(shown, '⚙ $ seq 1 40');
+      expect(call).toMatch(
+        /^⚙ \$ seq 1 40\n {4}│ 1\n {4}│ 2\n {4}│ 3\n {4}│ 4\n {4}│ 5\n {4}│ … 35 more lines\n/,
+      );
+      expect(call).not.toContain('│ 6');
+    });
+
+    it('prints the thread so far when it resumes a thread, tool output included', async () => {
+      const threadId = `tty-${randomUUID()}`;
+      const first = await pipedChat(
+        ['--url', api.url, 'chat', threadId],
+        'run: echo resumed-output\nand a word\n',
+      );
+      expect(first.code).toBe(0);
+      const screen = await open('', threadId);
+      const shown = await screen.screen();
+      const history = after(shown, 'keel chat ·');
+      expect(history).toMatch(
+        /you › run: echo resumed-output\nkeel › [^\n]*\n {2}⚙ \$ echo resumed-output\n {4}│ resumed-output\nkeel › [\s\S]*resumed-output[\s\S]*you › and a word\nkeel › [^\n]*You said: “and a word”/,
+      );
+      expect(history).not.toContain('[run ');
+    });
+
+    it('colours the chat on a terminal, and not with NO_COLOR set', async () => {
+      let screen = await open();
+      await screen.type('hello in colour');
+      await screen.press('Enter');
+      await screen.waitFor(/\[run \d+ tokens[^\n]*\n+you ›$/);
+      // Escape codes on screen: the prompt, the answer's label, the cost line.
+      expect(await screen.screenWithEscapes()).toMatch(new RegExp(`${escape}\\[[\\d;]*m(keel|you) ›`));
+      await screen.close();
+
+      screen = await open('', `tty-${randomUUID()}`, 'NO_COLOR=1 ');
+      terminal = screen;
+      await screen.type('hello without');
+      await screen.press('Enter');
+      await screen.waitFor(/\[run \d+ tokens[^\n]*\n+you ›$/);
+      expect(await screen.screenWithEscapes()).not.toContain(escape);
+    });
+
+    it('keeps a stopped answer on screen, marked stopped, and in the thread', async () => {
+      const threadId = `tty-${randomUUID()}`;
+      const screen = await open('', threadId);
+      const words = Array.from({ length: 200 }, (_, index) => `w${index}`);
+      await screen.type(words.join(' '));
+      await screen.press('Enter');
+      await screen.waitFor(/keel › [^\n]*w5 /);
+      await screen.press('C-c');
+      const shown = await screen.waitFor(/⏹ stopped\n\(run cancelled[^\n]*\)\n\[run [^\n]*\n+you ›$/);
+      const answer = after(shown, 'keel › ');
+      expect(answer).toContain('w5 ');
+      expect(answer).not.toContain('w199');
+      const exported = await call<{ messages: Array<{ stopped?: boolean }> }>(
+        api.url,
+        'GET',
+        `/threads/${threadId}/export`,
+      );
+      expect(exported.body.messages.at(-1)).toMatchObject({ stopped: true });
+      // Resumed, the thread shows the stopped answer marked as well.
+      await screen.close();
+      terminal = await open('', threadId);
+      expect(after(await terminal.screen(), 'keel chat ·')).toMatch(
+        /keel › [^\n]*w5 [\s\S]*\n {2}⏹ stopped\n/,
+      );
+    });
+
+    it('lists threads as a table, and as JSON with --json', async () => {
+      const threadId = `tty-${randomUUID()}`;
+      await call(api.url, 'POST', '/threads', { thread_id: threadId, metadata: { table: 'yes', n: 3 } });
+      terminal = await TmuxTerminal.start(`${keel} --url ${api.url} threads list --metadata table=yes`);
+      const shown = await terminal.waitFor(/\[exited \d+\]/);
+      const lines = shown.split('\n');
+      expect(lines[0]).toMatch(/^THREAD +STATUS +MODEL +RUNS +COST +CREATED +METADATA$/);
+      expect(lines[1]).toMatch(
+        new RegExp(
+          `^${threadId} +idle +\\S+ +0 +\\$0\\.0000 +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ +.*table=yes n=3$`,
+        ),
+      );
+      // Columns line up: each header starts where its cells do.
+      expect(lines[1]!.indexOf('idle')).toBe(lines[0]!.indexOf('STATUS'));
+      expect(shown).not.toContain('{');
+      const json = await promisify(execFile)('node', [
+        '--import',
+        'tsx',
+        'cli/keel.ts',
+        '--url',
+        api.url,
+        'threads',
+        'list',
+        '--metadata',
+        'table=yes',
+        '--json',
+      ]);
+      expect(JSON.parse(json.stdout)).toEqual([
+        expect.objectContaining({
+          thread_id: threadId,
+          metadata: expect.objectContaining({ table: 'yes', n: 3 }) as unknown,
+        }),
+      ]);
+    });
 
     it('shows a streamed answer exactly once, in order, and the spinner on a line of its own', async () => {
       const screen = await open();
@@ -113,7 +245,7 @@ describe('keel chat', () => {
       await screen.press('Enter');
       let shown = await screen.waitFor(/\[run \d+ tokens[^\n]*\n+you ›$/);
       expect(after(shown, 'you › run:')).toMatch(
-        /\[y\/N\] \(\d+s\) y\n {2}approved\n {2}⚙ bash \{"command":"echo from-the-terminal"\}\nkeel › [\s\S]*from-the-terminal/,
+        /\[y\/N\] \(\d+s\) y\n {2}approved\n {2}⚙ \$ echo from-the-terminal\n {4}│ from-the-terminal\nkeel › [\s\S]*from-the-terminal/,
       );
 
       await screen.type('delete: precious.txt');
@@ -154,7 +286,7 @@ describe('keel chat', () => {
       expect(result).toMatchObject({ code: 0, stderr: '' });
       const lines = result.stdout.split('\n');
       expect(lines).toEqual([
-        `keel chat · thread ${threadId} · scripted:demo · approval auto · /exit to leave`,
+        `keel chat · thread ${threadId} · scripted:demo · approval auto · /help for commands · /exit to leave`,
         'you › hello there',
         `keel › ${scriptedReply('hello there')}`,
         expect.stringMatching(/^\[run \d+ tokens \$0\.0000 · thread \d+ tokens \$0\.0000\]$/),
@@ -204,7 +336,7 @@ describe('keel chat', () => {
         'run: echo allowed-by-flag\n',
       );
       expect(approved.code).toBe(0);
-      expect(approved.stdout).toContain('? yes (--approve-all)\n  approved\n  ⚙ bash');
+      expect(approved.stdout).toContain('? yes (--approve-all)\n  approved\n  ⚙ $ echo allowed-by-flag\n');
 
       const answered = await pipedChat(
         ['--url', api.url, 'chat', `piped-${randomUUID()}`, '--require-approval'],

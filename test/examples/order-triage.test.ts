@@ -120,7 +120,7 @@ describe('an order-triage workflow that starts a Keel agent', () => {
 });
 
 describe('an agent’s history, as an operator reads it in the Temporal Web UI', () => {
-  it('holds 27 events for a task with one tool call: one patch marker, and visibility written as it starts and as it closes', async () => {
+  it('holds 29 events for a task with one tool call: two patch markers, and visibility written as it starts and as it closes', async () => {
     const run = await triage(`Box dented.\nrun: echo '{"priority":"low","team":"returns"}'`);
     const outcome = await run.result();
     expect(outcome.agent.status).toBe('completed');
@@ -132,6 +132,9 @@ describe('an agent’s history, as an operator reads it in the Temporal Web UI',
       'task',
       // One marker stands for every patch (decision 0220); Temporal's core upserts its name.
       'patch keel-tracing-per-worker',
+      'visibility TemporalChangeVersion',
+      // The one patch since, asked by the first streamed model call (decision 0370).
+      'patch keel-stop-keeps-partial',
       'visibility TemporalChangeVersion',
       'schedule callModel',
       visibility, // busy, one run
@@ -149,9 +152,9 @@ describe('an agent’s history, as an operator reads it in the Temporal Web UI',
       visibility, // closed, not idle first
       'workflow_execution_completed',
     ]);
-    // 19 events of its own and 2 more per workflow task (scheduled, started), unless a task had
+    // 21 events of its own and 2 more per workflow task (scheduled, started), unless a task had
     // to be retried on a loaded machine.
-    expect(history.events - history.retried).toBe(27);
+    expect(history.events - history.retried).toBe(29);
     const attributes = (await agent.describe()).typedSearchAttributes;
     expect(attributes.get(searchAttributes.status)).toBe('closed');
     expect(attributes.get(searchAttributes.turns)).toBe(1);

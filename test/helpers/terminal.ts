@@ -39,6 +39,12 @@ export class TmuxTerminal {
       .trimEnd();
   }
 
+  /** The screen as `screen()` reads it, with its colour escape codes kept. */
+  async screenWithEscapes(): Promise<string> {
+    const { stdout } = await this.tmux('capture-pane', '-p', '-e', '-J', '-S', '-', '-E', '-');
+    return stdout.trimEnd();
+  }
+
   /** Types text as keystrokes (no Enter). */
   async type(text: string): Promise<void> {
     await this.tmux('send-keys', '-l', text);

@@ -302,6 +302,115 @@ describe('the conversation reducer', () => {
     });
   });
 
+  describe('a Stop that keeps what was said (keep_partial)', () => {
+    const stop = (run_id = 'r1'): ConversationEvent => ({
+      type: 'cancelRequested',
+      now: t0 + 5,
+      run_id,
+      reason: 'stopped',
+      keep_partial: true,
+    });
+    const stopped = (text_: string, step = 1): ConversationEvent => ({
+      type: 'modelStopped',
+      now: t0 + 6,
+      run_id: 'r1',
+      step,
+      text: text_,
+    });
+    const stopping = () => play([stop()], states.modelStep());
+
+    it('tells the call to stop and waits for it, the run still active', () => {
+      const { state, commands } = reduce(states.modelStep(), stop());
+      expect(kinds(commands)).toEqual(['cancelActivities']);
+      expect(runOf(state, 'r1').status).toBe('running');
+      expect(state.active?.step).toEqual({
+        kind: 'model',
+        stopping: { reason: 'cancelled_by_user', error: { type: 'Cancelled', message: 'stopped' } },
+      });
+    });
+
+    it('asks only once: a second Stop changes nothing', () => {
+      const before = stopping();
+      expect(reduce(before, stop())).toEqual({ state: before, commands: [] });
+    });
+
+    it('commits the streamed text as an answer marked stopped, then ends the run cancelled', () => {
+      const { state, commands } = checked(reduce(stopping(), stopped('Half an ans')));
+      expect(kinds(commands)).toEqual(['message.completed', 'run.cancelled']);
+      expect(state.transcript.at(-1)).toMatchObject({
+        role: 'assistant',
+        content: [{ type: 'text', text: 'Half an ans' }],
+        stopped: true,
+      });
+      expect(runOf(state, 'r1')).toMatchObject({ status: 'cancelled', status_reason: 'cancelled_by_user' });
+      expect(state.active).toBeNull();
+    });
+
+    it.each([
+      ['nothing', ''],
+      ['only whitespace (which Anthropic refuses as a text block)', ' \n '],
+    ])('keeps no message when the call had streamed %s', (_, partial) => {
+      const { state, commands } = reduce(stopping(), stopped(partial));
+      expect(kinds(commands)).toEqual(['run.cancelled']);
+      expect(state.transcript.map((m) => m.role)).toEqual(['user']);
+    });
+
+    it('keeps only the text of an answer that came before the call stopped, never its tool calls', () => {
+      const answer = reply([text('Let me look. '), use('u1')], 'tool_use', { bash: flags });
+      const { state, commands } = checked(reduce(stopping(), responded('r1', 1, answer)));
+      expect(kinds(commands)).toEqual(['usage.updated', 'message.completed', 'run.cancelled']);
+      expect(state.transcript.at(-1)).toMatchObject({
+        content: [{ type: 'text', text: 'Let me look. ' }],
+        stopped: true,
+      });
+      expect(runOf(state, 'r1').usage).toEqual(usage);
+    });
+
+    it('ends the run cancelled, not failed, when the stopping call fails instead', () => {
+      const failed: ConversationEvent = {
+        type: 'modelFailed',
+        now: t0 + 6,
+        run_id: 'r1',
+        step: 1,
+        error: { type: 'ModelOverloaded', message: 'overloaded' },
+      };
+      const { state } = reduce(stopping(), failed);
+      expect(runOf(state, 'r1')).toMatchObject({ status: 'cancelled', status_reason: 'cancelled_by_user' });
+      expect(state.transcript.map((m) => m.role)).toEqual(['user']);
+    });
+
+    it('starts the next queued run only after the stopped answer is in, so turns stay in order', () => {
+      let state = play([submitted('r2', 'next'), stop()], states.modelStep());
+      expect(state.active?.run_id).toBe('r1');
+      const { state: after, commands } = checked(reduce(state, stopped('Partial')));
+      state = after;
+      expect(kinds(commands)).toEqual(['message.completed', 'run.cancelled', 'run.started', 'callModel']);
+      expect(state.transcript.map((m) => [m.role, m.role === 'assistant' && m.stopped === true])).toEqual([
+        ['user', false],
+        ['assistant', true],
+        ['user', false],
+      ]);
+    });
+
+    it('ignores a stopped call that is no longer current (a closed thread ended the run at once)', () => {
+      const closed = play([{ type: 'closeRequested', now: t0 + 6 }], stopping());
+      expect(runOf(closed, 'r1').status).toBe('cancelled');
+      expect(reduce(closed, stopped('late')).commands).toEqual([]);
+    });
+
+    it('re-issues a stopping call after continue-as-new and stops it at once', () => {
+      expect(resumeCommands(stopping()).map((command) => command.type)).toEqual([
+        'callModel',
+        'cancelActivities',
+      ]);
+    });
+
+    it('while tools run, cancels at once as before: the calls get results saying why', () => {
+      const { state } = checked(reduce(states.toolsStep(), stop()));
+      expect(runOf(state, 'r1').status).toBe('cancelled');
+    });
+  });
+
   describe('given a run whose tools are running', () => {
     it('records each result, and commits the answer with all results in one step when the last arrives', () => {
       let state = play([toolDone('r1', 'u2', 'two')], states.toolsStep());

@@ -41,8 +41,8 @@ describe('a conversation whose history grows large', () => {
     expect(runs.some((run) => run.events > 0 && run.events < 150 && run.bytes > handOverHistory.bytes)).toBe(
       true,
     );
-    // A run that took over (and handed over in turn, so it took input) records one patch marker,
-    // and writes no search attribute before its first input: it carries over what the last run
+    // A run that took over (and handed over in turn, so it took input) records one patch marker as
+    // it starts (and the one since, with its first streamed model call: decision 0370), and writes no search attribute before its first input: it carries over what the last run
     // wrote (decision 0220).
     const histories = await Promise.all(
       runs
@@ -64,7 +64,10 @@ describe('a conversation whose history grows large', () => {
       'patch keel-tracing-per-worker',
       'visibility TemporalChangeVersion',
     ]);
-    expect(outline.filter((event) => event.startsWith('patch '))).toHaveLength(1);
+    expect(outline.filter((event) => event.startsWith('patch '))).toEqual([
+      'patch keel-tracing-per-worker',
+      'patch keel-stop-keeps-partial',
+    ]);
     const firstInput = outline.indexOf('update submitInput');
     expect(firstInput).toBeGreaterThan(0);
     expect(outline.slice(0, firstInput).filter((event) => event.startsWith('visibility Keel'))).toEqual([]);

@@ -13,7 +13,7 @@ import { addUsage } from '../../common/usage';
 import { exceededEvent, warnIfNear } from './budget';
 import { emit } from './emit';
 import { finishRun, unchanged, updateRun } from './run-lifecycle';
-import { findRun, transcriptRevision, type ActiveRun, type ThreadState } from './state';
+import { findRun, transcriptRevision, type ActiveRun, type Stopping, type ThreadState } from './state';
 import {
   completionReason,
   continuesTurn,
@@ -134,6 +134,7 @@ export function modelResponded(
     steps: step,
   });
   const warned = warnIfNear(counted.state, run_id);
+  const stopping = active.step.kind === 'model' ? active.step.stopping : undefined;
   // The call's last streamed text, which the activity left for us to publish, comes first.
   const tail = result.unpublished_delta;
   const commands: Command[] = [
@@ -144,6 +145,9 @@ export function modelResponded(
     emit.usageUpdated(run_id, usage, counted.state.usage),
     ...warned.commands,
   ];
+  // Stopped, but the answer came first: it is kept as far as its text goes, as a stopped answer.
+  if (stopping !== undefined)
+    return endStopped(warned.state, active, stopping, textOf(result.content), now, commands);
   if (runsTools(result, toolUsesOf(result.content).length > 0)) {
     const started = startToolStep(warned.state, active, result, now);
     return afterToolStep({ ...started, commands: [...commands, ...started.commands] }, now);
@@ -163,5 +167,52 @@ export function modelResponded(
     output: textOf(content),
     ...(reason === undefined ? {} : { reason }),
   });
+  return { state: finished.state, commands: [...commands, ...emitted, ...finished.commands] };
+}
+
+/** How the active run's model step is being stopped, if it is. */
+export function stoppingOf(state: ThreadState): Stopping | undefined {
+  const step = state.active?.step;
+  return step?.kind === 'model' ? step.stopping : undefined;
+}
+
+/** The model call told to stop has: its text becomes the run's stopped answer, and the run ends. */
+export function modelStopped(
+  state: ThreadState,
+  { run_id, step, text, now }: Extract<ConversationEvent, { type: 'modelStopped' }>,
+): Transition {
+  const active = currentModelStep(state, run_id, step);
+  const stopping = stoppingOf(state);
+  if (active === undefined || stopping === undefined) return unchanged(state);
+  return endStopped(state, active, stopping, text, now, []);
+}
+
+/**
+ * Ends a stopped run. Its text, if any, is committed as an assistant message marked `stopped`:
+ * text only, so the next request stays valid for every provider (no half tool call, and no
+ * blank text block, which Anthropic refuses).
+ */
+function endStopped(
+  state: ThreadState,
+  active: ActiveRun,
+  stopping: Stopping,
+  text: string,
+  now: number,
+  commands: Command[],
+): Transition {
+  const kept =
+    text.trim() === ''
+      ? { state, appended: [] }
+      : appendMessages(state, active.run_id, now, [
+          {
+            role: 'assistant',
+            content: [{ type: 'text', text }],
+            model: active.model,
+            stop_reason: 'end_turn',
+            stopped: true,
+          },
+        ]);
+  const emitted = kept.appended.map((message) => emit.messageCompleted(active.run_id, message));
+  const finished = finishRun(kept.state, now, 'cancelled', stopping);
   return { state: finished.state, commands: [...commands, ...emitted, ...finished.commands] };
 }

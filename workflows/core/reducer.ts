@@ -8,7 +8,14 @@ import { updateLimits } from './budget';
 import { decideApproval, expireApproval } from './approvals';
 import { iso } from './emit';
 import { refuseInput } from './intake';
-import { afterToolStep, beginModelStep, isCurrentModelStep, modelResponded } from './model-step';
+import {
+  afterToolStep,
+  beginModelStep,
+  isCurrentModelStep,
+  modelResponded,
+  modelStopped,
+  stoppingOf,
+} from './model-step';
 import {
   cancelRun,
   closeThread,
@@ -53,10 +60,15 @@ function apply(state: ThreadState, event: ConversationEvent): Transition {
       return modelResponded(state, event);
     case 'modelFailed': {
       if (!isCurrentModelStep(state, event.run_id, event.step)) return unchanged(state);
+      // A call told to stop that failed instead ends the run as the Stop asked, with no text.
+      const stopping = stoppingOf(state);
+      if (stopping !== undefined) return finishRun(state, now, 'cancelled', stopping);
       const { type, message } = event.error;
       const error = { type: isFailureType(type) ? type : FailureType.internal, message };
       return finishRun(state, now, 'failed', { reason: 'model_error', error });
     }
+    case 'modelStopped':
+      return modelStopped(state, event);
     case 'toolFinished':
       return afterToolStep(recordToolResult(state, event.run_id, event.tool_use_id, event.outcome, now), now);
     case 'toolFailed':
@@ -75,7 +87,13 @@ function apply(state: ThreadState, event: ConversationEvent): Transition {
     case 'metadataPatched':
       return patchMetadata(state, event.metadata);
     case 'cancelRequested':
-      return cancelRun(state, event.run_id, now, { reason: 'cancelled_by_user', message: event.reason });
+      return cancelRun(
+        state,
+        event.run_id,
+        now,
+        { reason: 'cancelled_by_user', message: event.reason },
+        { keepPartial: event.keep_partial === true },
+      );
     case 'runDeferred':
       return deferRun(state, event.run_id, now);
     case 'closeRequested':

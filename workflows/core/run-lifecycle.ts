@@ -200,12 +200,17 @@ export function finishRun(
   return updateRun(next, active.run_id, now, (run) => ended(run, fields), `run.${status}`);
 }
 
-/** Cancels a queued run, or the active one: its unfinished calls get results saying why. */
+/**
+ * Cancels a queued run, or the active one: its unfinished calls get results saying why. With
+ * `keepPartial`, an active run waiting on the model is told to stop and ends when the call has
+ * (model-step.ts `modelStopped`), so what the model said so far is kept.
+ */
 export function cancelRun(
   state: ThreadState,
   runId: string,
   now: number,
   why: { reason: StatusReason; message: string | undefined },
+  { keepPartial = false }: { keepPartial?: boolean } = {},
 ): Transition {
   const run = findRun(state, runId);
   if (run === undefined || isTerminal(run.status)) return unchanged(state);
@@ -214,6 +219,15 @@ export function cancelRun(
     const dequeued = { ...state, queue: state.queue.filter((queued) => queued.run_id !== runId) };
     const ending = { status: 'cancelled', status_reason: why.reason, error, ended_at: iso(now) } as const;
     return updateRun(dequeued, runId, now, (run) => ended(run, ending), 'run.cancelled');
+  }
+  const active = state.active;
+  if (keepPartial && active.step.kind === 'model') {
+    if (active.step.stopping !== undefined) return unchanged(state);
+    const stopping = { kind: 'model' as const, stopping: { reason: why.reason, error } };
+    return {
+      state: { ...state, active: { ...active, step: stopping } },
+      commands: [{ type: 'cancelActivities', run_id: runId }],
+    };
   }
   const interrupted = interruptToolStep(state, now, `cancelled: ${error.message}`);
   const finished = finishRun(interrupted.state, now, 'cancelled', { reason: why.reason, error });

@@ -3,7 +3,7 @@
  * No Temporal import here; the reducer owns every change to it.
  */
 import type { ChildCompleted } from '../../common/children';
-import { isTerminal, type Run } from '../../common/run';
+import { isTerminal, type Run, type RunError, type StatusReason } from '../../common/run';
 import type { ThreadSummary, ThreadConfig, ThreadStatus } from '../../common/thread';
 import type { ToolFlags } from '../../common/tools';
 import type {
@@ -72,7 +72,17 @@ export function done(
  * continue-as-new, about to be re-issued). `tools`: the model asked for tools; the assistant
  * message waits here, out of the transcript, until every call has a result.
  */
-export type Step = { kind: 'model' } | { kind: 'tools'; assistant: PendingAssistant; calls: ToolCall[] };
+export type Step =
+  { kind: 'model'; stopping?: Stopping } | { kind: 'tools'; assistant: PendingAssistant; calls: ToolCall[] };
+
+/**
+ * A Stop asked of a model step: the call was told to stop, and the run ends as cancelled, with
+ * the text the model had streamed, once the call has stopped (decision 0370).
+ */
+export interface Stopping {
+  reason: StatusReason;
+  error: RunError;
+}
 
 /** An assistant answer that asked for tools, before it may enter the transcript. */
 export type PendingAssistant = Pick<AssistantMessage, 'content' | 'model' | 'stop_reason'>;

@@ -19,7 +19,13 @@ import { revised, type ThreadState } from './state';
 
 type NewMessage =
   | { role: 'user'; content: UserContent[] }
-  | { role: 'assistant'; content: AssistantContent[]; model: string; stop_reason: StopReason };
+  | {
+      role: 'assistant';
+      content: AssistantContent[];
+      model: string;
+      stop_reason: StopReason;
+      stopped?: true;
+    };
 
 /** Gives each message an id and the run's metadata, appends them, and compacts if needed. */
 export function appendMessages(

@@ -50,7 +50,16 @@ export type ConversationEvent =
       tool_use_id: string;
       failure: { message: string; interrupted: boolean };
     }
-  | { type: 'cancelRequested'; now: number; run_id: string; reason?: string }
+  /**
+   * The model call of `step` ended as cancelled (the run's Stop), with the text it had streamed
+   * (empty when it stopped before any, or could not say).
+   */
+  | { type: 'modelStopped'; now: number; run_id: string; step: number; text: string }
+  /**
+   * `keep_partial`: a model call in flight keeps what it said: the run ends once the call has
+   * stopped, its text committed as a stopped answer. Without it the run ends at once.
+   */
+  | { type: 'cancelRequested'; now: number; run_id: string; reason?: string; keep_partial?: true }
   | { type: 'runDeferred'; now: number; run_id: string }
   | { type: 'closeRequested'; now: number; reason?: string }
   | { type: 'approvalDecided'; now: number; decision: DecideApprovalInput }

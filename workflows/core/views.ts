@@ -43,7 +43,14 @@ export function toThread(state: ThreadState): Thread {
 export function resumeCommands(state: ThreadState, now = Date.parse(state.updated_at)): Command[] {
   const active = state.active;
   if (active === null) return [];
-  if (active.step.kind === 'model') return [callModelCommand(state, active, active.steps)];
+  if (active.step.kind === 'model') {
+    const call = callModelCommand(state, active, active.steps);
+    // Stopped while handing over, before its call was made: made and stopped at once, it ends the
+    // run through the same event as any stopped call.
+    if (active.step.stopping !== undefined)
+      return [call, { type: 'cancelActivities', run_id: active.run_id }];
+    return [call];
+  }
   // Calls still awaiting a human get their timers back, not a tool run. A child agent is only
   // started again if the last run never started it (it was handing over when the call was made).
   const running = active.step.calls.flatMap((call): Command[] => {

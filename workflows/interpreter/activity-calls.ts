@@ -2,8 +2,16 @@
  * The interpreter's activity calls: each runs one command's activity and feeds what came of it
  * back as an event, as the facts Temporal gave (the reducer decides what they mean).
  */
-import { isCancellation, log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { KeelActivities, SendWebhookInput } from '../../common/activities';
+import {
+  ActivityCancellationType,
+  CancellationScope,
+  CancelledFailure,
+  isCancellation,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
+import type { KeelActivities, SendWebhookInput, StoppedModelCall } from '../../common/activities';
 import { droppedResultOf } from '../../common/tools';
 import { innermostMessage, urlForLogs } from '../../common/urls';
 import { summarizeModelCall, summarizeToolCall } from '../core/summaries';
@@ -34,17 +42,44 @@ export async function callModel(
   feed: Feed,
 ): Promise<void> {
   const summary = summarizeModelCall(input.model, turn, step);
+  const local = input.deltas === false && patches.folded(localModelCallPatch);
+  // Waiting for the call to stop is what brings its text back; a local call (nobody streams it)
+  // stops at once, with none.
+  const stopping =
+    !local && patches.askStopKeepsPartial()
+      ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
+      : {};
   try {
-    const result =
-      input.deltas === false && patches.folded(localModelCallPatch)
-        ? await localActivities.callModel.executeWithOptions({ ...localModelCallOptions, summary }, [input])
-        : await activities.callModel.executeWithOptions({ ...modelCallOptions, summary }, [input]);
+    const result = local
+      ? await localActivities.callModel.executeWithOptions({ ...localModelCallOptions, summary }, [input])
+      : await activities.callModel.executeWithOptions({ ...modelCallOptions, ...stopping, summary }, [input]);
     feed({ type: 'modelResponded', run_id, step, result });
   } catch (error) {
-    if (isCancellation(error)) throw error;
+    if (isCancellation(error)) {
+      // The Stop that cancelled the call read the same answer: it waits for this event.
+      if (!patches.stopKeepsPartial) throw error;
+      // Fed outside the cancelled run's scope: the next run's calls, which this may start, are not
+      // cancelled with it.
+      const text = stoppedText(error);
+      await CancellationScope.nonCancellable(() => {
+        feed({ type: 'modelStopped', run_id, step, text });
+        return Promise.resolve();
+      });
+      return;
+    }
     const { type, message } = describeFailure(error);
     feed({ type: 'modelFailed', run_id, step, error: { type, message } });
   }
+}
+
+/** The text a stopped model call carried in its `CancelledFailure`'s details ('' if none). */
+function stoppedText(error: unknown): string {
+  for (let node: unknown = error; node instanceof Error; node = node.cause) {
+    if (!(node instanceof CancelledFailure)) continue;
+    const detail = node.details[0] as Partial<StoppedModelCall> | undefined;
+    return typeof detail?.text === 'string' ? detail.text : '';
+  }
+  return '';
 }
 
 export async function runTool({ use, flags, run_id, input }: Of<'runTool'>, feed: Feed): Promise<void> {

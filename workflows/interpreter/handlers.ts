@@ -56,6 +56,10 @@ const reject = (rejection: Rejection | undefined): void => {
 
 const withReason = (reason: string | undefined) => (reason === undefined ? {} : { reason });
 
+/** A Stop keeps what the model has said, in runs since the patch (decision 0370). */
+const keepPartial = (host: HandlerHost) =>
+  host.patches.stopKeepsPartial ? { keep_partial: true as const } : {};
+
 export function registerHandlers(host: HandlerHost): void {
   // The run an update names: its validator (or the update itself) made sure it exists.
   const run = (runId: string): Run => findRun(host.state, runId) as Run;
@@ -87,7 +91,7 @@ export function registerHandlers(host: HandlerHost): void {
   setHandler(
     messages.requestCancelUpdate,
     ({ run_id, reason }) => {
-      host.dispatch({ type: 'cancelRequested', run_id, ...withReason(reason) });
+      host.dispatch({ type: 'cancelRequested', run_id, ...withReason(reason), ...keepPartial(host) });
       return run(run_id);
     },
     { validator: requireRun },
@@ -105,7 +109,7 @@ export function registerHandlers(host: HandlerHost): void {
   );
   setHandler(messages.userMessageSignal, (input) => takeSignalledInput(host, input));
   setHandler(messages.cancelRunSignal, ({ run_id, reason }) =>
-    host.dispatch({ type: 'cancelRequested', run_id, ...withReason(reason) }),
+    host.dispatch({ type: 'cancelRequested', run_id, ...withReason(reason), ...keepPartial(host) }),
   );
   setHandler(messages.childCompletedSignal, (report) => host.childReported(report));
   setHandler(messages.closeSignal, ({ reason }) =>

@@ -38,15 +38,38 @@ export const foldedPatches = [
 ] as const;
 export type FoldedPatch = (typeof foldedPatches)[number];
 
+/**
+ * Since this patch a Stop keeps what the model had said (decision 0370): a streamed model call
+ * waits for its cancellation to complete and hands back its text. Asked as the run makes its
+ * first streamed model call (a waited run's local calls stream nothing and never ask, so its
+ * history holds no marker for it), and kept for the run: a run that began before it never takes it.
+ */
+export const stopKeepsPartialPatch = 'keel-stop-keeps-partial';
+
 /** Decided once per run, as it starts (before any handler runs), and recorded in its history. */
 export class Patches {
   /** True in a run started since `leanHistoryPatch` (or `tracingPerWorkerPatch`, which stands for it). */
   readonly lean: boolean;
+  #stopKeepsPartial: boolean | undefined;
 
   constructor() {
     // A missing marker on replay is not final (the run may go on live), so ask once and keep it.
     // In the order the tracing interceptor asked them, so a new run records one marker only.
     this.lean = patched(tracingPerWorkerPatch) || patched(leanHistoryPatch);
+  }
+
+  /** `stopKeepsPartialPatch`, asked once, as the run's first streamed model call is made. */
+  askStopKeepsPartial(): boolean {
+    this.#stopKeepsPartial ??= patched(stopKeepsPartialPatch);
+    return this.#stopKeepsPartial;
+  }
+
+  /**
+   * True once the run asked `stopKeepsPartialPatch` and took it: a Stop then waits for the model
+   * call and keeps its text. Never asks, so a Stop and the call's end read the same answer.
+   */
+  get stopKeepsPartial(): boolean {
+    return this.#stopKeepsPartial === true;
   }
 
   /** `patched(id)` in a run from before `leanHistoryPatch`; in a run since, true without a marker. */
