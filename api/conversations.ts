@@ -30,7 +30,7 @@ import type { NewConversation, conversationWorkflow } from '../workflows/interpr
 import { splitCarried } from '../workflows/interpreter/carried';
 import { initialState, type ThreadState } from '../workflows/core/state';
 import { summarizeThread } from '../workflows/core/summaries';
-import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
+import { checkOutboundUrl, RefusedUrl, UnresolvedHost } from '../activities/outbound-address';
 import { ApiError, threadExists, threadNotFound } from './errors';
 import { withCallSignal } from './call-signal';
 import { deliver, FleetActivity, isStall, type Delivery } from './intake';
@@ -171,11 +171,15 @@ export class Conversations {
     },
   ) {}
 
-  /** Refuses (422) a webhook URL that leads to loopback, private, link-local or metadata addresses. */
+  /**
+   * Refuses (422) a webhook URL that leads to loopback, private, link-local or metadata addresses.
+   * A name that does not resolve now is taken: delivery checks it again when it connects.
+   */
   async checkWebhook(url: string): Promise<void> {
     try {
       await checkOutboundUrl(url, this.config.webhookAllowHosts);
     } catch (error) {
+      if (error instanceof UnresolvedHost) return;
       if (!(error instanceof RefusedUrl)) throw error;
       throw new ApiError(
         422,

@@ -213,7 +213,10 @@ export class Assistants {
 export function sortAssistants(assistants: Assistant[], body: SearchAssistantsBody): Assistant[] {
   const key = body.sort_by ?? 'created_at';
   const order = body.sort_order ?? (body.sort_by === undefined ? 'desc' : 'asc');
-  const sorted = [...assistants].sort((a, b) => String(a[key]).localeCompare(String(b[key])));
+  // Ties (assistants made in the same millisecond) go by id, so pages never overlap or skip.
+  const sorted = [...assistants].sort(
+    (a, b) => String(a[key]).localeCompare(String(b[key])) || a.assistant_id.localeCompare(b.assistant_id),
+  );
   return order === 'desc' ? sorted.reverse() : sorted;
 }
 

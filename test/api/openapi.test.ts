@@ -131,7 +131,8 @@ describe('the OpenAPI contract', () => {
     expect((await call(harness.base, 'POST', `/threads/${threadId}/limits`, undefined, auth)).status).toBe(
       422,
     );
-    expect((await call(harness.base, 'POST', `/threads/${threadId}/runs`, undefined, auth)).status).toBe(422);
+    // Neither input nor command: LangGraph's run from the thread's current state (decision 0381).
+    expect((await call(harness.base, 'POST', `/threads/${threadId}/runs`, undefined, auth)).status).toBe(200);
   });
 
   /** The body parsed with the schema the document gives for this operation and status. */
