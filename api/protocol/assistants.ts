@@ -174,9 +174,11 @@ export class Assistants {
   }
 
   async versions(assistantId: string, owner: Owner, metadata: Record<string, unknown> | undefined) {
+    // A version is the assistant as it was made: it has no `updated_at` (LangGraph's shape).
+    const { updated_at: _updated, ...defaultVersion } = this.#default;
     const all =
       assistantId === defaultAssistantId
-        ? [{ ...this.#default }]
+        ? [defaultVersion]
         : await (await this.#authorize(assistantId, owner)).query(listAssistantVersionsQuery);
     return all.filter((version) => matchesMetadata(version.metadata, metadata));
   }
