@@ -36,7 +36,11 @@ function withConfiguration(schema: unknown, networkHosts: readonly string[]): un
   if (properties !== undefined && hosts?.type === 'array')
     properties.network_hosts =
       networkHosts.length === 0
-        ? { ...hosts, maxItems: 0, description: 'None: the operator allows no host (KEEL_SANDBOX_NETWORK_HOSTS)' }
+        ? {
+            ...hosts,
+            maxItems: 0,
+            description: 'None: the operator allows no host (KEEL_SANDBOX_NETWORK_HOSTS)',
+          }
         : {
             ...hosts,
             items: { ...(hosts.items as JsonSchema), enum: [...networkHosts] },

@@ -196,8 +196,7 @@ export function sortCrons(crons: Cron[], body: SearchCronsBody): Cron[] {
   const order = body.sort_order ?? (given(body.sort_by) ? 'asc' : 'desc');
   // Ties go by id, so pages never overlap or skip.
   const sorted = [...crons].sort(
-    (a, b) =>
-      String(a[key] ?? '').localeCompare(String(b[key] ?? '')) || a.cron_id.localeCompare(b.cron_id),
+    (a, b) => String(a[key] ?? '').localeCompare(String(b[key] ?? '')) || a.cron_id.localeCompare(b.cron_id),
   );
   return order === 'desc' ? sorted.reverse() : sorted;
 }

@@ -34,7 +34,11 @@ export const streamModeQueryParameter = z
     z.enum([...protocolStreamModes, keelStreamMode]),
     z
       .string()
-      .regex(new RegExp(`^\\[\\s*(?:${modeAlternatives}(?:\\s*,\\s*${modeAlternatives})*|"${keelStreamMode}")?\\s*\\]$`)),
+      .regex(
+        new RegExp(
+          `^\\[\\s*(?:${modeAlternatives}(?:\\s*,\\s*${modeAlternatives})*|"${keelStreamMode}")?\\s*\\]$`,
+        ),
+      ),
     z.array(z.enum(protocolStreamModes)),
   ])
   .optional()
