@@ -3,6 +3,8 @@
  * special-purpose addresses, unless the operator allowlists the host (`KEEL_WEBHOOK_ALLOW_HOSTS`).
  * Checked on the hostname and on every address it resolves to — at run creation (422) and again
  * at connect time, inside the socket's own lookup, so a name that re-resolves elsewhere is caught.
+ * A name that does not resolve at run creation is taken (DNS may come back before the run ends;
+ * LangGraph takes any URL): delivery resolves it again, and retries while it does not resolve.
  */
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup } from 'node:dns/promises';
@@ -21,7 +23,12 @@ export function refusedAddress(address: string): string | undefined {
 }
 
 export class RefusedUrl extends Error {
-  override readonly name = 'RefusedUrl';
+  override readonly name: string = 'RefusedUrl';
+}
+
+/** The URL names a host that does not resolve (now): nothing says where it leads. */
+export class UnresolvedHost extends RefusedUrl {
+  override readonly name = 'UnresolvedHost';
 }
 
 /** Hostname as allowlists name it: lower case, IPv6 without brackets. */
@@ -63,7 +70,7 @@ export async function checkOutboundUrl(raw: string, allowHosts: readonly string[
   try {
     addresses = await lookup(host, { all: true, verbatim: true });
   } catch {
-    throw new RefusedUrl(`names ${host}, which does not resolve`);
+    throw new UnresolvedHost(`names ${host}, which does not resolve`);
   }
   for (const { address } of addresses) {
     const why = refusedAddress(address);

@@ -12,7 +12,7 @@ import { Webhook } from 'standardwebhooks';
 import type { SendWebhookInput } from '../common/activities';
 import { innermostMessage, urlForLogs } from '../common/urls';
 import { failure } from './errors';
-import { checkOutboundUrl, guardedLookup, RefusedUrl } from './outbound-address';
+import { checkOutboundUrl, guardedLookup, RefusedUrl, UnresolvedHost } from './outbound-address';
 
 /** One attempt may take this long before it is abandoned and retried. */
 const attemptTimeoutMs = 10_000;
@@ -56,6 +56,11 @@ export function createSendWebhook({ secret, allowHosts }: SendWebhookDependencie
     try {
       await checkOutboundUrl(input.url, allowHosts);
     } catch (error) {
+      // A name that does not resolve may yet: retried, as an unreachable host is.
+      if (error instanceof UnresolvedHost)
+        throw failure('WebhookDeliveryFailed', `webhook ${shown} unreachable: ${error.message}`, {
+          cause: error,
+        });
       throw refuse(error instanceof Error ? error.message : String(error), error);
     }
     const body = JSON.stringify(input.payload);

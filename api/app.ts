@@ -18,6 +18,7 @@ import { methodGate, route } from './contract';
 import { ApiError, errorMiddleware } from './errors';
 import { listingClient } from './listing-client';
 import { openApiDocument, openApiOperation } from './openapi';
+import { formatHostEntry } from '../common/network-hosts';
 import { operations } from './operations';
 import { activeRunRoutes } from './routes/active-runs';
 import { approvalRoutes } from './routes/approvals';
@@ -90,7 +91,10 @@ export function createApp({
   // A known path asked with another method answers 405 with `Allow`, from the same operations.
   app.use(methodGate(operations));
   const conversations = new Conversations(client, config);
-  const document = openApiDocument(operations);
+  const document = openApiDocument(operations, {
+    tokens: config.api.tokens.length > 0,
+    networkHosts: config.sandbox.networkHosts.map(formatHostEntry),
+  });
   route(app.router, openApiOperation, (_request, response) => {
     response.json(document);
   });

@@ -21,7 +21,7 @@ export interface ResponseSpec {
 }
 
 /** Error statuses an operation may answer, always in the one error shape (api/errors.ts). */
-export type ErrorStatus = 400 | 401 | 404 | 409 | 410 | 413 | 415 | 422 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 410 | 413 | 415 | 421 | 422 | 503;
 
 export interface Operation<
   Q extends z.ZodType | undefined = undefined,
@@ -31,6 +31,11 @@ export interface Operation<
   /** The path in OpenAPI's spelling, `/threads/{thread_id}`. */
   path: string;
   summary: string;
+  /**
+   * OpenAPI's `operationId`. @default the method and the path's words, `get_threads_thread_id`
+   * (unique, as method and path are).
+   */
+  operationId?: string;
   /** Path parameters by name, as documented; the route answers 404 for a value the schema refuses. */
   params?: Record<string, z.ZodType>;
   /** Headers the operation reads, documented only (the route reads them). */
@@ -40,13 +45,14 @@ export interface Operation<
   /** Successful answers by status. */
   responses: Partial<Record<200 | 202 | 204, ResponseSpec>>;
   /**
-   * Errors besides those the contract adds itself: 401 (unless `public`), 404 with path
-   * parameters, 422 with a query or body, 400/413/415 with a body.
+   * Errors besides those the contract adds itself: those of the API's door (408, 415, 421, 403 on
+   * a write), 401 (unless `public`, and only with tokens), 404 with path parameters, 422 with a
+   * query or body, 400/413 with a body.
    */
   errors?: readonly ErrorStatus[];
   /** Answered without a token. */
   public?: boolean;
-  /** OpenAPI tags; `stream` marks the SSE operations (the contract test does not fuzz them). */
+  /** OpenAPI tags; `stream` marks the SSE operations. */
   tags?: readonly string[];
 }
 

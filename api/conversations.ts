@@ -30,7 +30,8 @@ import type { NewConversation, conversationWorkflow } from '../workflows/interpr
 import { splitCarried } from '../workflows/interpreter/carried';
 import { initialState, type ThreadState } from '../workflows/core/state';
 import { summarizeThread } from '../workflows/core/summaries';
-import { checkOutboundUrl, RefusedUrl } from '../activities/outbound-address';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { checkOutboundUrl, RefusedUrl, UnresolvedHost } from '../activities/outbound-address';
 import { ApiError, threadExists, threadNotFound } from './errors';
 import { withCallSignal } from './call-signal';
 import { deliver, FleetActivity, isStall, type Delivery } from './intake';
@@ -171,11 +172,15 @@ export class Conversations {
     },
   ) {}
 
-  /** Refuses (422) a webhook URL that leads to loopback, private, link-local or metadata addresses. */
+  /**
+   * Refuses (422) a webhook URL that leads to loopback, private, link-local or metadata addresses.
+   * A name that does not resolve now is taken: delivery checks it again when it connects.
+   */
   async checkWebhook(url: string): Promise<void> {
     try {
       await checkOutboundUrl(url, this.config.webhookAllowHosts);
     } catch (error) {
+      if (error instanceof UnresolvedHost) return;
       if (!(error instanceof RefusedUrl)) throw error;
       throw new ApiError(
         422,
@@ -774,12 +779,40 @@ export class Conversations {
     );
   }
 
-  /** Decides an approval; `queued` when the decision went by signal. */
+  /**
+   * Decides an approval; `queued` when the decision went by signal. A decision for an approval
+   * that one already in the thread's history decides is 409 `approval_not_pending`, even while no
+   * worker runs to say so: the thread would apply the first and drop this one.
+   */
   decideApproval(thread: ThreadRef, decision: DecideApprovalInput): Promise<Delivery<PendingApproval>> {
     return this.#deliver(
       () => this.handle(thread).executeUpdate(messages.decideApprovalUpdate, { args: [decision] }),
-      () => this.handle(thread).signal(messages.approvalSignal, decision),
+      async () => {
+        if (await this.#decisionOnItsWay(thread, decision.approval_id))
+          throw new ApiError(
+            409,
+            'approval_not_pending',
+            `approval ${decision.approval_id} is already decided: a decision for it is in the thread's history`,
+          );
+        await this.handle(thread).signal(messages.approvalSignal, decision);
+      },
     );
+  }
+
+  /** Whether the thread's history (its current run) holds an `approval` signal for this approval. */
+  async #decisionOnItsWay(thread: ThreadRef, approvalId: string): Promise<boolean> {
+    const history = await this.handle(thread).fetchHistory();
+    for (const event of history.events ?? []) {
+      const signaled = event.workflowExecutionSignaledEventAttributes;
+      if (signaled?.signalName !== messages.approvalSignal.name) continue;
+      const decided = await decodeFromPayloadsAtIndex<DecideApprovalInput>(
+        this.client.options.loadedDataConverter,
+        0,
+        signaled.input?.payloads,
+      ).catch(() => undefined);
+      if (decided?.approval_id === approvalId) return true;
+    }
+    return false;
   }
 
   /** Merges keys into the thread's metadata; returns the thread. */

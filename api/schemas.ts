@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { idPattern, limits } from '../common/limits';
-import { ModelProvider } from '../common/model-spec';
+import { ModelProvider, modelNamePattern, qualifyModel } from '../common/model-spec';
 import { parseHostEntry } from '../common/network-hosts';
 import type { UserContent } from '../common/transcript';
 
@@ -16,14 +16,18 @@ export const id = z
 
 const providers = Object.values(ModelProvider);
 
-/** `provider:model`, e.g. `anthropic:claude-sonnet-4-6` or `scripted:demo`. */
+/**
+ * `provider:model`, e.g. `anthropic:claude-sonnet-4-6` or `scripted:demo`; or a bare name whose
+ * provider is unambiguous (`claude-sonnet-4-5`, `gpt-4o`), which is stored with its provider.
+ */
 const modelSpec = z
   .string()
   .max(200)
   .regex(
-    new RegExp(`^(?:${providers.join('|')}):.*\\S`),
-    `write <provider>:<model> with provider one of ${providers.join(', ')}`,
-  );
+    new RegExp(modelNamePattern),
+    `write <provider>:<model> with provider one of ${providers.join(', ')} (a bare claude-…, gpt-… or o… name is taken too)`,
+  )
+  .transform(qualifyModel);
 
 const metadata = z
   .record(z.string(), z.unknown())
@@ -111,13 +115,60 @@ const inputMessage = z.object({
   }),
 });
 
+const { $schema: _dialect, ...inputMessageJson } = z.toJSONSchema(inputMessage, { io: 'input' });
+
+/**
+ * `messages` as LangGraph's `add_messages` takes them: a list, one message, or a string (a human
+ * message). Read as a list, so a bad message's error names its index.
+ */
+const inputMessages = z
+  .preprocess(
+    (value) =>
+      typeof value === 'string'
+        ? [{ role: 'user', content: value }]
+        : typeof value === 'object' && value !== null && !Array.isArray(value)
+          ? [value]
+          : value,
+    z.array(inputMessage).max(100),
+  )
+  .meta({
+    anyOf: [
+      { type: 'array', items: inputMessageJson, maxItems: 100 },
+      inputMessageJson,
+      { type: 'string', pattern: nonBlank.source },
+    ],
+  });
+
+/**
+ * A run's input as LangGraph takes a graph's: Keel's graph has one state key, `messages`, which
+ * is applied; keys outside its state are ignored, as LangGraph ignores them. An input that brings
+ * no message (`{}`, `{"message": "hi"}`) is a run with nothing new: it ends at once, the thread
+ * as it was (decision 0381).
+ */
+export const graphInput = z
+  .looseObject({ messages: inputMessages.optional() })
+  .transform(({ messages }) => ({ messages: messages ?? [] }));
+
 export const createRunBody = z.object({
   assistant_id: z.string().min(1).max(200).default('agent'),
-  input: z.object({ messages: z.array(inputMessage).min(1).max(100) }),
+  input: graphInput,
   run_id: id.optional(),
   multitask_strategy: z.enum(['enqueue', 'reject', 'interrupt']).default('enqueue'),
   webhook: z.url({ protocol: /^https?$/ }).optional(),
-  config: z.object({ model: modelSpec.optional() }).default({}),
+  /**
+   * The run's model: `model`, or `configurable.model` as LangGraph's clients send it (the other
+   * `configurable` keys are LangGraph's own, and read where they mean something).
+   */
+  config: z
+    .object({
+      model: modelSpec.optional(),
+      configurable: z.looseObject({ model: modelSpec.optional() }).optional(),
+    })
+    .default({})
+    .transform(({ model, configurable }) => {
+      const chosen = model ?? configurable?.model;
+      return chosen === undefined ? {} : { model: chosen };
+    }),
   metadata,
   if_not_exists: z.enum(['create', 'reject']).default('reject'),
 });

@@ -33,7 +33,15 @@ const threadStatus = z.enum(['idle', 'busy', 'interrupted', 'error', 'closed']);
 /** Who to find: every filter is optional and they combine with AND. */
 export const threadFilter = z.object({
   status: z.union([threadStatus, z.array(threadStatus).min(1)]).optional(),
-  owner: z.string().min(1).max(200).optional(),
+  // A NUL cannot be said in a visibility query: no owner holds one (token owners come from
+  // configuration), so a filter for one is invalid rather than a failed query.
+  owner: z
+    .string()
+    .min(1)
+    .max(200)
+    .refine((value) => !value.includes('\u0000'), 'must not hold a NUL character')
+    .meta({ pattern: '^[^\\u0000]*$' })
+    .optional(),
   /** Threads whose metadata has each of these keys with an equal (JSON) value. */
   metadata: z.record(z.string(), z.unknown()).optional(),
   /** Threads created more than this many days ago. */

@@ -174,9 +174,11 @@ export class Assistants {
   }
 
   async versions(assistantId: string, owner: Owner, metadata: Record<string, unknown> | undefined) {
+    // A version is the assistant as it was made: it has no `updated_at` (LangGraph's shape).
+    const { updated_at: _updated, ...defaultVersion } = this.#default;
     const all =
       assistantId === defaultAssistantId
-        ? [{ ...this.#default }]
+        ? [defaultVersion]
         : await (await this.#authorize(assistantId, owner)).query(listAssistantVersionsQuery);
     return all.filter((version) => matchesMetadata(version.metadata, metadata));
   }
@@ -213,7 +215,10 @@ export class Assistants {
 export function sortAssistants(assistants: Assistant[], body: SearchAssistantsBody): Assistant[] {
   const key = body.sort_by ?? 'created_at';
   const order = body.sort_order ?? (body.sort_by === undefined ? 'desc' : 'asc');
-  const sorted = [...assistants].sort((a, b) => String(a[key]).localeCompare(String(b[key])));
+  // Ties (assistants made in the same millisecond) go by id, so pages never overlap or skip.
+  const sorted = [...assistants].sort(
+    (a, b) => String(a[key]).localeCompare(String(b[key])) || a.assistant_id.localeCompare(b.assistant_id),
+  );
   return order === 'desc' ? sorted.reverse() : sorted;
 }
 

@@ -194,7 +194,10 @@ export class Crons {
 export function sortCrons(crons: Cron[], body: SearchCronsBody): Cron[] {
   const key = body.sort_by ?? 'created_at';
   const order = body.sort_order ?? (given(body.sort_by) ? 'asc' : 'desc');
-  const sorted = [...crons].sort((a, b) => String(a[key] ?? '').localeCompare(String(b[key] ?? '')));
+  // Ties go by id, so pages never overlap or skip.
+  const sorted = [...crons].sort(
+    (a, b) => String(a[key] ?? '').localeCompare(String(b[key] ?? '')) || a.cron_id.localeCompare(b.cron_id),
+  );
   return order === 'desc' ? sorted.reverse() : sorted;
 }
 

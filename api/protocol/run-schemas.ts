@@ -45,9 +45,10 @@ export const protocolRunFields = createRunBody.omit({ input: true }).extend({
 const absent = (value: unknown): boolean => value === undefined || value === null;
 
 /**
- * A run body: `fields` with either `input` (a new turn) or `command` (to resume an interrupt),
- * never both or neither. The check is a refinement (so a bad field elsewhere still says which);
- * the document states the same rule as a `oneOf`.
+ * A run body: `fields` with `input` (a new turn), or `command` (to resume an interrupt), not
+ * both. Neither is LangGraph's run "from the current state of the thread": a run that brings no
+ * message (decision 0381). The check is a refinement (so a bad field elsewhere still says
+ * which); the document states the same rule with `not`.
  */
 export function withInputOrCommand<Shape extends z.core.$ZodLooseShape>(fields: z.ZodObject<Shape>) {
   return fields
@@ -55,22 +56,18 @@ export function withInputOrCommand<Shape extends z.core.$ZodLooseShape>(fields: 
     .refine(
       (body) => {
         const { input, command } = body as { input?: unknown; command?: unknown };
-        return absent(input) !== absent(command);
+        return absent(input) || absent(command);
       },
       {
-        message:
-          'send either input (a new turn) or command (to resume an interrupt), not both and not neither',
+        message: 'send either input (a new turn) or command (to resume an interrupt), not both',
         path: ['input'],
       },
     )
     .meta({
-      oneOf: [
-        { required: ['input'], properties: { input: { not: { type: 'null' } }, command: { type: 'null' } } },
-        {
-          required: ['command'],
-          properties: { command: { not: { type: 'null' } }, input: { type: 'null' } },
-        },
-      ],
+      not: {
+        required: ['input', 'command'],
+        properties: { input: { not: { type: 'null' } }, command: { not: { type: 'null' } } },
+      },
     });
 }
 

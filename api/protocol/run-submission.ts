@@ -121,7 +121,7 @@ async function submitRun(
   const input: SubmitInput = {
     run_id: body.run_id ?? idempotentRunId(response.req.header('idempotency-key')) ?? randomUUID(),
     assistant_id: body.assistant_id,
-    content: inputContent({ input: body.input! } as CreateRunBody),
+    content: inputContent({ input: body.input ?? { messages: [] } } as CreateRunBody),
     // Rollback cancels the run under way as interrupt does; Keel keeps what it committed.
     multitask_strategy: body.multitask_strategy === 'rollback' ? 'interrupt' : body.multitask_strategy,
     metadata: body.metadata,

@@ -3,6 +3,7 @@
  * when none is asked for, as LangGraph does), or Keel's native events (`stream_mode: "keel"`,
  * what the `keel` CLI asks for). See docs/decisions/0091-stream-modes.md.
  */
+import { z } from 'zod';
 import { ApiError } from '../errors';
 
 export const protocolStreamModes = [
@@ -20,6 +21,28 @@ export type ProtocolStreamMode = (typeof protocolStreamModes)[number];
 
 /** Keel's own event names (`run.*`, `message.delta`, `tool.*` …), for the `keel` CLI. */
 export const keelStreamMode = 'keel';
+
+const modeAlternatives = `"(?:${protocolStreamModes.join('|')})"`;
+
+/**
+ * `stream_mode` in a query string, as LangGraph's SDKs send it: one mode, a JSON array of modes
+ * (`["values","messages"]`), or the parameter repeated. What the schema takes `parseStreamMode`
+ * takes, so the document promises nothing that is then refused.
+ */
+export const streamModeQueryParameter = z
+  .union([
+    z.enum([...protocolStreamModes, keelStreamMode]),
+    z
+      .string()
+      .regex(
+        new RegExp(
+          `^\\[\\s*(?:${modeAlternatives}(?:\\s*,\\s*${modeAlternatives})*|"${keelStreamMode}")?\\s*\\]$`,
+        ),
+      ),
+    z.array(z.enum(protocolStreamModes)),
+  ])
+  .optional()
+  .describe('A mode, a JSON array of modes, or the parameter repeated (default values)');
 
 /** LangGraph modes Keel does not speak yet: refused with 422 rather than silently dropped. */
 const notYetSupported = new Set(['tools']);

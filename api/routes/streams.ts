@@ -13,6 +13,7 @@ import {
   parseStreamMode,
   protocolStreamModes,
   streamModeQuery,
+  streamModeQueryParameter,
   type StreamSelection,
 } from '../protocol/stream-modes';
 import {
@@ -70,10 +71,7 @@ const streamModeBody = z
   });
 /** A run stream's query: `parseStreamMode` reads the modes from it, `streamCursorOf` the cursor. */
 const runStreamQuery = z.object({
-  stream_mode: z
-    .union([z.string(), z.array(z.string())])
-    .optional()
-    .describe('A mode, a JSON array of modes, or the parameter repeated (default values)'),
+  stream_mode: streamModeQueryParameter,
   starting_after: z
     .string()
     .regex(cursorPattern)

@@ -47,7 +47,7 @@ export function systemRoutes(sandbox: 'on' | 'off' = 'on'): Router {
     response.json({
       version,
       server: 'keel',
-      flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
+      flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: false },
       ...(sandbox === 'off' ? { warnings: [sandboxOffWarning] } : {}),
     });
   });

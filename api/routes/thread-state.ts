@@ -102,17 +102,20 @@ export const searchHistory = operation({
   errors: [503],
 });
 
-/** Refused, always: a fuzzer's valid write would be answered 422 by design, so they are tagged. */
+/**
+ * Refused, always, with 403 `state_not_writable` (docs/decisions/0380): the document gives that
+ * as the one answer, so a valid request answered so is what the contract says.
+ */
 const stateWrite = (method: 'post' | 'patch') =>
   operation({
     method,
     path: '/threads/{thread_id}/state',
-    summary: "Write a thread's state: refused (422 state_not_writable), runs alone write it",
+    summary:
+      "Write a thread's state: always refused (403 state_not_writable), runs alone write it; send the message as a run's input",
     params: threadPath,
     body: z.record(z.string(), z.unknown()),
     responses: {},
-    errors: [422, 503],
-    tags: ['refused'],
+    errors: [403, 503],
   });
 export const updateState = stateWrite('post');
 export const patchState = stateWrite('patch');
@@ -204,7 +207,7 @@ export function threadStateRoutes(conversations: Conversations): Router {
   const stateNotWritable = async (request: Request, response: Response) => {
     await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
     throw new ApiError(
-      422,
+      403,
       'state_not_writable',
       "Keel's thread state is written by runs only: send the message as a run's input, or change the thread's metadata with PATCH /threads/:thread_id",
     );

@@ -53,6 +53,8 @@ export const agentThreadQuery = defineQuery<string | null>('agentThread');
 export const addNoteSignal = defineSignal<[{ text: string }]>('addNote');
 /** A staff member's decision on a command the agent wants to run, passed on to the agent. */
 export const decideSignal = defineSignal<[{ approval_id: string; approve: boolean }]>('decide');
+/** The order was withdrawn: the agent is cancelled, and its result says so. */
+export const withdrawSignal = defineSignal('withdraw');
 
 /** The same with a handle: starts the agent, exposes its thread, then awaits it. */
 export async function triageOrderWithHandleWorkflow(input: TriageOrderInput): Promise<TriageOrderOutcome> {
@@ -73,6 +75,9 @@ export async function triageOrderWithHandleWorkflow(input: TriageOrderInput): Pr
   });
   setHandler(decideSignal, async ({ approval_id, approve }) => {
     await handle.decideApproval({ approval_id, decision: approve ? 'approve' : 'deny' });
+  });
+  setHandler(withdrawSignal, async () => {
+    await handle.cancel('the customer withdrew the order');
   });
   const agent = await handle.result();
   await condition(allHandlersFinished);

@@ -118,8 +118,6 @@ describe('the HTTP API', () => {
     });
 
     it.each([
-      ['no input', {}],
-      ['no messages', { input: { messages: [] } }],
       ['an assistant message', { input: { messages: [{ role: 'assistant', content: 'hi' }] } }],
       ['content of the wrong type', { input: { messages: [{ role: 'user', content: 42 }] } }],
       ['a bad multitask strategy', userInput('hi', { multitask_strategy: 'sometimes' })],
@@ -128,6 +126,28 @@ describe('the HTTP API', () => {
       const threadId = await newThread();
       expectError(await call(base, 'POST', `/threads/${threadId}/runs`, body), 422, 'validation_error');
     });
+
+    it.each([
+      ['no input', {}],
+      ['no messages', { input: { messages: [] } }],
+      ['a graph input without messages', { input: { message: 'hi' } }],
+    ])(
+      'takes a run with %s as one with nothing new: completed at once, no message (decision 0381)',
+      async (_name, body) => {
+        const threadId = await newThread();
+        const response = await call<{ messages: unknown[] }>(
+          base,
+          'POST',
+          `/threads/${threadId}/runs/wait`,
+          body,
+        );
+        expect(response.status).toBe(200);
+        expect(response.body.messages).toEqual([]);
+        const [run] = (await call<Array<{ status: string }>>(base, 'GET', `/threads/${threadId}/runs`)).body;
+        expect(run?.status).toBe('completed');
+        expect((await call(base, 'GET', `/threads/${threadId}`)).body).toMatchObject({ messages_count: 0 });
+      },
+    );
 
     it('refuses whitespace-only input with 422 invalid_input', async () => {
       const threadId = await newThread();

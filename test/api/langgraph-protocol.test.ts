@@ -260,7 +260,7 @@ describe("LangGraph's JS SDK against Keel: the rest of the protocol", () => {
           values: { messages: [{ type: 'human', content: 'sneaked in' }] },
         }),
       );
-      expect(failure).toMatchObject({ status: 422, body: { error: { code: 'state_not_writable' } } });
+      expect(failure).toMatchObject({ status: 403, body: { error: { code: 'state_not_writable' } } });
       expect(await client.threads.getState(thread.thread_id)).toEqual(before);
       expect(await failureOf(client.threads.updateState('no-such-thread', { values: {} }))).toMatchObject({
         status: 404,

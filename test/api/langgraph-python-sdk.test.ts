@@ -16,7 +16,7 @@ const script = path.join(__dirname, '..', 'python', 'langgraph_sdk_smoke.py');
     python = await ensurePythonSdk();
   }, 300_000);
 
-  it('finds the assistant and the thread, waits, streams a tool turn, reads state and history, resumes an interrupt, patches, copies, runs statelessly and makes a cron', async () => {
+  it('finds the assistant and the thread, waits, streams a tool turn, reads state and history, resumes an interrupt, patches, copies, runs statelessly, makes a cron, takes a graph input without messages and a bare model name', async () => {
     const { stdout } = await promisify(execFile)(python, [script, harness.base], { timeout: 120_000 });
     expect(JSON.parse(stdout)).toEqual({
       assistants: ['agent'],
@@ -31,6 +31,8 @@ const script = path.join(__dirname, '..', 'python', 'langgraph_sdk_smoke.py');
       copied: 6,
       stateless: ['human', 'ai'],
       cron: '0 9 * * *',
+      graph_input: [6, 'completed'],
+      model: 'openai:gpt-4o',
     });
   });
 });

@@ -122,7 +122,7 @@ describe(`an order-triage workflow in its own namespace calling ${agentServiceNa
     );
   });
 
-  it('cancels the agent’s run when the caller is cancelled', async () => {
+  it('cancels the agent’s run when the caller is cancelled, and the caller gets a result with status cancelled (no throw)', async () => {
     const run = await triage(`Cancel me.\nthink: 60\nrun: echo never`);
     const threadId = await agentThreadOf();
     const agent = keel.client.workflow.getHandle(workflowIdFor(threadId));
@@ -143,6 +143,10 @@ describe(`an order-triage workflow in its own namespace calling ${agentServiceNa
     expect(closed.status.name).toBe('COMPLETED');
     const task = await agent.query(messages.getRunQuery, { run_id: 'task' });
     expect(task?.status).toBe('cancelled');
+    // The operation answers with the agent's result, as for any other end: the caller's code goes
+    // on (README, "Start an agent from your workflow").
+    const outcome = await run.result();
+    expect(outcome.agent).toMatchObject({ status: 'cancelled', status_reason: 'thread_closed' });
   });
 
   it('starts the agent from a chat so far, through the same operation', async () => {

@@ -22,6 +22,7 @@ import {
   type TriageOrderOutcome,
   type TriageWithLateNoteInput,
   type TriageWithLateNoteOutcome,
+  withdrawSignal,
 } from '../../examples/order-triage/workflows';
 import { eventually, testAddress } from '../helpers/temporal';
 import { testDataConverter } from '../helpers/encryption';
@@ -232,6 +233,22 @@ describe('a triage workflow holding its agent’s handle', () => {
     expect(outcome.agent.status).toBe('completed');
     expect(outcome.agent.runs).toBe(2);
     expect(outcome.agent.output).toEqual({ priority: 'low', team: 'gifts' });
+  });
+
+  it('says cancelled when cancel() follows send(text): result() is the cancelled message, not the earlier answer', async () => {
+    const run = await triage('Order late.\nthink: 2', 'triageOrderWithHandleWorkflow');
+    const threadId = await eventually(async () => (await run.query(agentThreadQuery)) ?? undefined);
+    await run.signal(addNoteSignal, { text: 'It is a gift.\nthink: 60' });
+    const agent = keel.client.workflow.getHandle(workflowIdFor(threadId));
+    // The follow-up is under way (the first answer is in): now the order is withdrawn.
+    await eventually(async () => {
+      const thread = await agent.query(messages.getThreadQuery);
+      return thread.active_run_id?.startsWith('message-') === true ? true : undefined;
+    }, 30_000);
+    await run.signal(withdrawSignal);
+    const outcome = await run.result();
+    expect(outcome.agent.status).toBe('cancelled');
+    expect(outcome.agent.status_reason).toBe('thread_closed');
   });
 
   it('passes a decision on the agent’s pending approval on, as the API would for any thread', async () => {

@@ -74,6 +74,13 @@ async def main(url: str) -> None:
     await client.crons.delete(cron["cron_id"])
     seen["cron"] = cron["schedule"]
 
+    # A graph input other than {messages}: taken, a run with nothing new that ends at once.
+    graph_input = await client.runs.wait(thread_id, "agent", input={"message": "hi"})
+    runs = await client.runs.list(thread_id, limit=1)
+    seen["graph_input"] = [len(graph_input["messages"]), runs[0]["status"]]
+    bare = await client.assistants.create(graph_id="agent", config={"configurable": {"model": "gpt-4o"}})
+    seen["model"] = bare["config"]["configurable"]["model"]
+
     print(json.dumps(seen))
 
 

@@ -6,8 +6,10 @@ requests the fuzzer means to be valid they are pointed back at this machine: the
 test's receiver on loopback (KEEL_CONTRACT_WEBHOOK; the test allows KEEL_WEBHOOK_ALLOW_HOSTS=
 127.0.0.1), the model (of a thread, a run or an assistant) at `scripted:demo`. A cron's
 `schedule` is a cron expression that JSON Schema cannot describe: valid requests get a valid
-one; a run names no checkpoint (which checkpoints exist is state); and valid settings ask for no
-network hosts (the operator's list is configuration). Requests meant to be invalid are sent as generated. How webhook addresses and
+one; and a run names no checkpoint, a run or cron the graph's own assistant, and a version
+to make the latest is 1 (which checkpoints, assistants and versions exist is state). (The network hosts a
+request may ask for are the operator's, and the served document says so: docs/decisions/0380.)
+Requests meant to be invalid are sent as generated. How webhook addresses and
 model names are checked has tests of its own (test/api/webhook-addresses.test.ts,
 test/api/api.test.ts).
 """
@@ -25,15 +27,6 @@ def _offline(body):
     if isinstance(body.get("webhook"), str):
         body["webhook"] = LOOPBACK_WEBHOOK
     config = body.get("config")
-    # Network hosts are allowed by the operator, which a schema cannot say: valid requests ask
-    # for none (test/api/sandbox-network.test.ts checks the policy).
-    for settings in (
-        config,
-        config.get("configurable") if isinstance(config, dict) else None,
-        body.get("context"),
-    ):
-        if isinstance(settings, dict) and "network_hosts" in settings:
-            settings["network_hosts"] = []
     if isinstance(config, dict) and isinstance(config.get("model"), str):
         config["model"] = "scripted:demo"
     # An assistant's settings name a model too (config.configurable, context).
@@ -46,10 +39,18 @@ def _offline(body):
     # Which checkpoint is the thread's newest is state, not schema: a run names none.
     body.pop("checkpoint_id", None)
     body.pop("checkpoint", None)
+    # Which assistants exist is state too: a run or a cron goes through the graph's own
+    # assistant, which always does (an unknown one is 404 assistant_not_found, as in LangGraph).
+    if ("input" in body or "command" in body or "schedule" in body) and "assistant_id" in body:
+        body["assistant_id"] = "agent"
+    # Likewise which versions an assistant has: every assistant has version 1.
+    if set(body) == {"version"}:
+        body["version"] = 1
 
 
 @schemathesis.hook
 def before_call(context, case, kwargs):
     meta = case.meta
-    if meta is not None and meta.generation.mode.is_positive:
+    # Stateful steps may carry no generation metadata: they are meant to be valid.
+    if meta is None or meta.generation.mode.is_positive:
         _offline(case.body)

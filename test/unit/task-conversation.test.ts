@@ -95,4 +95,17 @@ describe('a task conversation', () => {
     ]);
     expect(agentFinished(state)).toMatchObject({ status: 'completed', output: 'done', runs: 1 });
   });
+  it("says cancelled when cancel() follows send(text): the close cancelled the agent's message", () => {
+    const state = apply(fresh(), [
+      { type: 'inputSubmitted', now: t0 + 1, input: input('task', 'hello') },
+      { type: 'modelResponded', now: t0 + 2, run_id: 'task', step: 1, result: answer },
+      { type: 'inputSubmitted', now: t0 + 3, input: input('message-1', 'one more thing') },
+      { type: 'closeRequested', now: t0 + 4, reason: 'cancelled by the workflow that started it' },
+    ]);
+    expect(state.runs.map((run) => `${run.run_id} ${run.status} ${run.status_reason ?? ''}`)).toEqual([
+      'task completed ',
+      'message-1 cancelled thread_closed',
+    ]);
+    expect(agentFinished(state)).toMatchObject({ status: 'cancelled', status_reason: 'thread_closed' });
+  });
 });

@@ -137,9 +137,13 @@ export function startQueuedRun(state: ThreadState, now: number): Transition | un
   }
   // A run through an assistant configures the thread from this run on.
   const config = next.config ?? from.thread.config;
-  const withInput = appendMessages({ ...from, thread: { ...from.thread, config } }, run.run_id, now, [
-    { role: 'user', content: next.content },
-  ]);
+  const configured = { ...from, thread: { ...from.thread, config } };
+  // An input that brings no message goes on from the thread as it stands, as LangGraph's run
+  // without input does: nothing is left to do, so the run ends at once (decision 0381).
+  const withInput =
+    next.content.length === 0
+      ? unchanged(configured)
+      : appendMessages(configured, run.run_id, now, [{ role: 'user', content: next.content }]);
   const active = {
     run_id: run.run_id,
     steps: 0,
@@ -148,13 +152,16 @@ export function startQueuedRun(state: ThreadState, now: number): Transition | un
     model: run.model,
     ...(next.deltas === false ? { deltas: false as const } : {}),
   };
-  return updateRun(
+  const begun = updateRun(
     { ...withInput.state, active },
     run.run_id,
     now,
     (queuedRun) => started(queuedRun, iso(now)),
     'run.started',
   );
+  if (next.content.length > 0) return begun;
+  const finished = finishRun(begun.state, now, 'completed', {});
+  return { state: finished.state, commands: [...begun.commands, ...finished.commands] };
 }
 
 interface Ending {

@@ -44,11 +44,15 @@ export function taskDone(state: ThreadState): boolean {
 }
 
 /**
- * The last run and the whole thread's spend. A message that reached the agent as it closed was
- * refused (`thread_closed`): it says nothing of what the agent did.
+ * The last run and the whole thread's spend. A message that reached the agent after it closed
+ * was refused (failed, `thread_closed`): it says nothing of what the agent did. A run the close
+ * itself cancelled (`cancel()` while a message was under way or queued) does: the agent was
+ * cancelled.
  */
 export function agentFinished(state: ThreadState): AgentFinished {
-  const last = state.runs.findLast((run) => run.status_reason !== 'thread_closed');
+  const last = state.runs.findLast(
+    (run) => !(run.status === 'failed' && run.status_reason === 'thread_closed'),
+  );
   return {
     thread_id: state.thread.thread_id,
     status: last?.status ?? 'cancelled',

@@ -52,7 +52,11 @@ export function checkInput(input: SubmitInput): Rejection | undefined {
     return { type: 'InvalidInput', message: `run_id "${input.run_id}" must match ${idPattern.source}` };
   }
   const text = textOf(input.content);
-  if (input.content.some((block) => block.type !== 'text') || text.trim() === '') {
+  // No content at all is a run that brings no message (decision 0381); blank text is refused.
+  if (
+    input.content.some((block) => block.type !== 'text') ||
+    (input.content.length > 0 && text.trim() === '')
+  ) {
     return {
       type: 'InvalidInput',
       message: 'input.messages holds no text: send a message with at least one non-blank character',
