@@ -36,6 +36,7 @@ export default tseslint.config(
       'bench/results/**',
       'test/replay/histories/**',
       'cli/bin.cjs',
+      'launch/watchdog.cjs',
       'web/dist/**',
     ],
   },

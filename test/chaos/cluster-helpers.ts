@@ -2,7 +2,6 @@
  * What the cluster test drives: `keel up --cluster` as a child process, its process tree, free
  * ports for a whole cluster, and conversations chatting through an API until told to stop.
  */
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -12,6 +11,7 @@ import { type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { allPorts, clusterPorts, portsInUse } from '../../launch/cluster/ports';
 import { freePort } from '../helpers/api';
+import { programs } from '../helpers/process-tree';
 import { type KeelUp, keelUp } from '../helpers/keel-up';
 import { awaitRunEnd, IntakeLedger, submitUntilAccepted } from './api-chat';
 
@@ -19,29 +19,10 @@ export type Cluster = KeelUp;
 
 export const keelUpCluster = (env: Record<string, string>): Cluster => keelUp(['--cluster'], env);
 
-/** Every process below `pid`, with its command line. */
-export function descendants(pid: number): { pid: number; args: string }[] {
-  const table = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const [, child, parent, args] = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line) ?? [];
-      return { pid: Number(child), parent: Number(parent), args: args ?? '' };
-    });
-  const found: { pid: number; args: string }[] = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    const parent = queue.shift()!;
-    for (const row of table.filter((candidate) => candidate.parent === parent)) {
-      found.push({ pid: row.pid, args: row.args });
-      queue.push(row.pid);
-    }
-  }
-  return found;
-}
+export { descendants, programs } from '../helpers/process-tree';
 
 export function childPid(cluster: Cluster, matching: string): number {
-  const found = descendants(cluster.process.pid!).find((row) => row.args.includes(matching));
+  const found = programs(cluster.process.pid!).find((row) => row.args.includes(matching));
   if (found === undefined) throw new Error(`no process "${matching}" under the cluster`);
   return found.pid;
 }
@@ -199,7 +180,7 @@ export function holdReplacement(
   const held = (async () => {
     const deadline = Date.now() + 60_000;
     while (!giveUp && Date.now() < deadline) {
-      for (const row of descendants(cluster.process.pid!)) {
+      for (const row of programs(cluster.process.pid!)) {
         if (row.pid === killed || !row.args.includes('keel.ts worker')) continue;
         if ((await hostOf(row.pid)) !== host) continue;
         process.kill(row.pid, 'SIGSTOP');

@@ -29,6 +29,7 @@ import {
   type Cluster,
   childPid,
   descendants,
+  programs,
   freeClusterPorts,
   keelUpCluster,
   activityIdentities,
@@ -98,7 +99,7 @@ describe('keel up --cluster', () => {
     expect(output).toMatch(/Workers {4}worker-1 \(.*hosts\/worker-1\), worker-2 \(.*hosts\/worker-2\)/);
     expect(output).toContain(`Workspaces ${dataDir}/workspaces   (shared by every worker host)`);
     expect((await fetch(`http://127.0.0.1:${env.KEEL_TEMPORAL_UI_PORT}/`)).status).toBe(200);
-    const processes = descendants(cluster!.process.pid!).map((row) => row.args);
+    const processes = programs(cluster!.process.pid!).map((row) => row.args);
     for (const service of ['frontend', 'history', 'matching', 'worker'])
       expect(processes.filter((args) => args.includes(`--service ${service}`))).toHaveLength(1);
     expect(processes.filter((args) => /postgres -D /.test(args))).toHaveLength(1);
