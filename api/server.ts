@@ -23,16 +23,18 @@ export async function startApi(options: AppOptions & { host: string; port: numbe
   setMaxListeners(0, stopping.signal);
   const app = createApp({ ...options, stopping: stopping.signal });
   const server = await new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(options.port, options.host, () => resolve(listening));
-    listening.once('error', (error: NodeJS.ErrnoException) =>
+    // Express 5 passes a listen error (a taken port) to this callback too.
+    const listening = app.listen(options.port, options.host, (error?: NodeJS.ErrnoException) => {
+      if (error === undefined) return resolve(listening);
       reject(
         error.code === 'EADDRINUSE'
           ? new Error(
-              `port ${options.port} on ${options.host} is in use: stop what listens there, or set KEEL_API_PORT`,
+              `the API's port ${options.port} on ${options.host} is in use: stop what listens there, or set KEEL_API_PORT to another port.`,
+              { cause: error },
             )
           : error,
-      ),
-    );
+      );
+    });
   });
   // Long waits (runs/wait, join) must not be cut by Node's default request timeout.
   server.requestTimeout = 0;
