@@ -14,7 +14,17 @@ import { loadEncryptionKeys } from '../../codec/keys';
 import { childProcessEnvironment, createLogger } from '../env';
 import { modelBanner } from '../model-banner';
 import { Supervised } from '../supervisor';
-import { requireFreePort, say, shown, waitForReady } from '../up';
+import { requireFreePorts } from '../free-ports';
+import {
+  apiPortUse,
+  metricsPortUses,
+  relay,
+  say,
+  shown,
+  stopWhenOutputIsGone,
+  waitForPage,
+  waitForReady,
+} from '../up';
 import { allPorts, clusterPorts, portsInUse, portsProblem } from './ports';
 import { bundleWorkflows, rollWorkerHosts, type WorkerHost } from './rolling-deploy';
 import { ClusterStopped, TemporalCluster } from './temporal-cluster';
@@ -55,6 +65,8 @@ export async function upCluster(config: KeelConfig): Promise<number> {
   const shuttingDown = (): Promise<number> | undefined => shutdown.done;
   let rolling: Promise<void> | undefined;
   let deploys = 0;
+  /** 1 once a process refused to start. */
+  let exitCode = 0;
 
   const stopAll = async (): Promise<number> => {
     say('Stopping Keel: API, worker hosts (draining in-flight work), Web UI, Temporal services, PostgreSQL…');
@@ -62,7 +74,7 @@ export async function upCluster(config: KeelConfig): Promise<number> {
     await Promise.all(hosts.map((host) => host.process.stop((config.shutdownGraceS + 10) * 1000)));
     await cluster.stop();
     say(`Keel stopped. Threads are kept in ${shown(config.dataDir)}`);
-    return 0;
+    return exitCode;
   };
   const onSignal = (signal: NodeJS.Signals): void => {
     const now = Date.now();
@@ -80,9 +92,13 @@ export async function upCluster(config: KeelConfig): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // SIGHUP is a deploy here (see below); a closed output ends the cluster like a signal.
+  stopWhenOutputIsGone(() => {
+    if (shuttingDown() === undefined) onSignal('SIGPIPE');
+  });
 
   try {
-    await requireFreePort(config.api.host, config.api.port);
+    await requireFreePorts([apiPortUse(config), ...metricsPortUses(config)]);
     const problem = portsProblem(ports);
     if (problem !== undefined) throw new Error(problem);
     const taken = await portsInUse(allPorts(ports));
@@ -112,6 +128,12 @@ export async function upCluster(config: KeelConfig): Promise<number> {
         cwd: projectRoot,
         env: keelEnv(dataDir),
         report: say,
+        output: relay,
+        graceMs: command === 'worker' ? (config.shutdownGraceS + 10) * 1000 : 15_000,
+        onRefused: () => {
+          exitCode = 1;
+          onSignal('SIGTERM');
+        },
       });
       child.start();
       return child;
@@ -123,7 +145,15 @@ export async function upCluster(config: KeelConfig): Promise<number> {
       hosts.push({ name, dataDir, process: spawnKeel(name, 'worker', dataDir) });
     }
     api = spawnKeel('API', 'api', config.dataDir);
-    await waitForReady(apiUrl, 120_000, () => shuttingDown() !== undefined);
+    const stopped = () => shuttingDown() !== undefined;
+    await waitForReady(apiUrl, 120_000, stopped);
+    // The banner names the Web UI: it must answer, and be ours (a UI server that lost its port restarts).
+    const ui = cluster.process('ui');
+    await waitForPage('The Temporal Web UI', cluster.uiUrl, 60_000, () => stopped() || ui.restarts > 0);
+    if (ui.restarts > 0 && !stopped())
+      throw new Error(
+        `the Temporal Web UI server could not start (see ${shown(cluster.logsDirectory)}/ui.log)`,
+      );
     const early = shuttingDown();
     if (early !== undefined) return await early;
 

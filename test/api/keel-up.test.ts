@@ -2,7 +2,6 @@
  * `npm start` as a user meets it: the supervisor, a dev server with its SQLite file, a worker and
  * the API as real processes; a worker killed and restarted; Ctrl-C; a restart that keeps everything.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -11,17 +10,11 @@ import type { LangChainMessage } from '../../api/protocol/langchain-messages';
 import { sandboxWorkspace } from '../../activities/tools/sandbox';
 import { call, freePort, userInput } from '../helpers/api';
 import { keelUp as keelUpWith, type KeelUp as Up, waitForOutput } from '../helpers/keel-up';
+import { descendants, isAlive, programs } from '../helpers/process-tree';
 
 const keelUp = (env: Record<string, string>): Up => keelUpWith([], env);
 
 jest.setTimeout(240_000);
-
-function childPids(parent: number, matching: string): number[] {
-  const lines = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(parent)], { encoding: 'utf8' })
-    .trim()
-    .split('\n');
-  return lines.filter((line) => line.includes(matching)).map((line) => Number.parseInt(line.trim(), 10));
-}
 
 describe('keel up (npm start)', () => {
   it('starts everything, answers, survives a worker crash, stops on Ctrl-C and keeps the conversation', async () => {
@@ -71,7 +64,9 @@ describe('keel up (npm start)', () => {
     );
 
     // A worker that dies is restarted by the supervisor.
-    const [worker] = childPids(first.process.pid!, 'keel.ts worker');
+    const [worker] = programs(first.process.pid!)
+      .filter((row) => row.args.includes('keel.ts worker'))
+      .map((row) => row.pid);
     process.kill(worker!, 'SIGKILL');
     await waitForOutput(first, 'worker stopped unexpectedly', 10_000);
     const afterCrash = await call<{ messages: LangChainMessage[] }>(
@@ -82,10 +77,11 @@ describe('keel up (npm start)', () => {
     );
     expect(JSON.stringify(afterCrash.body.messages.at(-1))).toContain('second');
 
+    const started = descendants(first.process.pid!);
     first.process.kill('SIGINT');
     expect(await first.exited).toBe(0);
     expect(first.output()).toContain('Keel stopped.');
-    expect(childPids(1, dataDir)).toEqual([]);
+    expect(started.filter((row) => isAlive(row.pid))).toEqual([]);
 
     const second = keelUp(env);
     await waitForOutput(second, 'Keel is running.', 120_000);
@@ -116,7 +112,7 @@ describe('keel up (npm start)', () => {
       });
       expect(await up.exited).toBe(1);
       expect(up.output()).toContain(
-        `keel up failed: port ${port} on 127.0.0.1 is in use (another \`npm start\`?): stop it, or set KEEL_API_PORT to another port`,
+        `keel up failed: the API's port ${port} on 127.0.0.1 is in use: stop what listens there (another \`npm start\`?), or set KEEL_API_PORT to another port.`,
       );
       expect(up.output()).not.toContain('Starting the Temporal dev server');
     } finally {
