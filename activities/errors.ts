@@ -13,6 +13,18 @@ export class WorkspaceViolation extends Error {
   }
 }
 
+/** A file tool refusing a path inside the workspace (missing, not a regular file, too large). */
+export class FileRefused extends Error {
+  override readonly name = 'FileRefused';
+  constructor(
+    /** Workspace-relative: a refusal never shows a host path. */
+    readonly requested: string,
+    reason: string,
+  ) {
+    super(`${requested} ${reason}`);
+  }
+}
+
 export interface FailureOptions {
   nonRetryable?: boolean;
   /** Overrides the retry policy's interval for the next attempt (from `retry-after`). */

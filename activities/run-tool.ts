@@ -5,6 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { RunToolInput } from '../common/activities';
+import { limits, truncateWithNote } from '../common/limits';
 import { scopeOf, workspaceNameOf } from '../common/thread';
 import type { ToolOutcome } from '../common/tools';
 import { failure, WorkspaceViolation } from './errors';
@@ -12,6 +13,7 @@ import { withHeartbeats } from './heartbeat';
 import { interruptedByShutdown, stoppedByWorkerShutdown } from './shutdown';
 import type { ToolRegistry } from './tools/registry';
 import type { Sandbox } from './tools/sandbox';
+import { withoutHostPaths } from './tools/host-paths';
 import { workspaceFor } from './tools/workspace';
 
 export interface RunToolDependencies {
@@ -20,6 +22,14 @@ export interface RunToolDependencies {
   workspacesDir: string;
   environment: Record<string, string>;
   sandbox: Sandbox;
+}
+
+/**
+ * Every tool's result, extensions' too, cut where it is made: no activity result may be larger
+ * than a later decode accepts (a payload over the codec's bound bricked its thread, decision 0321).
+ */
+export function capped(outcome: ToolOutcome): ToolOutcome {
+  return { is_error: outcome.is_error, content: truncateWithNote(outcome.content, limits.toolOutputChars) };
 }
 
 /** `<thread_id>:<tool_use_id>`, its thread id scoped as the workspace is, so owners never share one. */
@@ -39,15 +49,17 @@ export function createRunTool({ registry, workspacesDir, environment, sandbox }:
     const workspace = await workspaceFor(workspacesDir, input.thread_id, scope);
     return withHeartbeats(async (signal) => {
       try {
-        return await tool.run(input.input, {
+        const outcome = await tool.run(input.input, {
           threadId: input.thread_id,
           workspace,
           signal,
           idempotencyKey: scopedKey(input, scope),
           environment,
+          // Its uid is this workspace's (decision 0325), for the file tools to hand files to.
           sandbox,
           networkHosts: sandbox.grant(input.network_hosts),
         });
+        return capped(outcome);
       } catch (error) {
         if (error instanceof WorkspaceViolation) return { is_error: true, content: error.message };
         if (signal.aborted) {
@@ -57,7 +69,10 @@ export function createRunTool({ registry, workspacesDir, environment, sandbox }:
         }
         const message = error instanceof Error ? error.message : String(error);
         Context.current().log.warn('tool failed', { tool: input.name, error: message });
-        throw failure('ToolFailed', `${input.name}: ${message}`, { cause: error });
+        // The model reads this message: no host path in it (the cause, for operators, keeps them).
+        throw failure('ToolFailed', `${input.name}: ${withoutHostPaths(message, workspace)}`, {
+          cause: error,
+        });
       }
     });
   };

@@ -6,6 +6,9 @@ import type { KeelConfig } from '../common/config';
 import { ApiMetrics } from '../telemetry/api-metrics';
 import { authenticate } from './auth';
 import { cors } from './cors';
+import { hostCheck } from './host-check';
+import { jsonBodies, requireJsonBodies } from './json-body';
+import { originCheck } from './origin-check';
 import { Assistants } from './protocol/assistants';
 import { assistantRoutes } from './routes/assistants';
 import { systemRoutes } from './routes/system';
@@ -61,18 +64,29 @@ export function createApp({
   app.use(observeRequests(metrics));
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Before anything else: a name this API does not serve is a rebinding page's (decision 0311).
+  app.use(hostCheck(config.api.allowedHosts));
   // The Temporal Web UI decrypts through /codec from its own origin, whatever the API allows.
   app.use('/codec', cors(config.encryption.corsOrigins));
   app.use(cors(config.api.corsOrigins));
-  app.use('/codec', express.json({ limit: maxCodecBodyBytes, type: () => true }));
-  // Whatever the content-type says (or without one, as some proxies send it), a body is JSON.
-  app.use(express.json({ limit: maxBodyBytes, type: () => true }));
+  // A page elsewhere can send a body-less or no-cors write without a preflight (decision 0317).
+  const apiOrigins = originCheck(config.api.corsOrigins, 'KEEL_API_CORS_ORIGINS');
+  const codecOrigins = originCheck(config.encryption.corsOrigins, 'KEEL_CODEC_CORS_ORIGINS');
+  app.use((request, response, next) => {
+    const underCodec = request.path === '/codec' || request.path.startsWith('/codec/');
+    (underCodec ? codecOrigins : apiOrigins)(request, response, next);
+  });
+  // Only JSON says it is JSON: a page can send any other type without a preflight (decision 0310).
+  app.use(requireJsonBodies());
   // The web chat is public; the API calls it makes carry the person's token.
   app.use(webPageRoutes());
   const codec = codecRoutes(client, config.temporal.namespace);
   // The Web UI's codec endpoint carries its own secret, for it cannot send an API token.
+  app.use('/codec', jsonBodies(maxCodecBodyBytes));
   app.use(codecUiRoutes(codec, config.encryption.uiToken));
+  // Before any body is read: a caller without a token is answered at once, not after its upload.
   app.use(authenticate(config.api.tokens));
+  app.use(jsonBodies(maxBodyBytes));
   // A known path asked with another method answers 405 with `Allow`, from the same operations.
   app.use(methodGate(operations));
   const conversations = new Conversations(client, config);

@@ -19,12 +19,15 @@ import { threadIdOf } from '../common/thread';
 const typesByStatus: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
+  403: 'permission_error',
   404: 'not_found_error',
   405: 'invalid_request_error',
+  408: 'invalid_request_error',
   409: 'conflict_error',
   410: 'gone_error',
   413: 'invalid_request_error',
   415: 'invalid_request_error',
+  421: 'invalid_request_error',
   422: 'invalid_request_error',
   503: 'service_unavailable_error',
 };

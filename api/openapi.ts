@@ -22,13 +22,13 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
 }
 
 const errorDescriptions: Record<ErrorStatus, string> = {
-  400: 'The body is not JSON (invalid_json)',
+  400: 'The body is not JSON (invalid_json), or nests more than 64 levels deep (json_too_deep)',
   401: 'No valid token: send "Authorization: Bearer <token>" or "x-api-key: <token>"',
   404: 'Not found; the message names what (thread_not_found, run_not_found, …)',
   409: 'Conflict (thread_busy, thread_exists, thread_closed, run_exists, approval_not_pending)',
   410: 'stream_cursor_expired: the event log was truncated past this cursor',
   413: 'The body is larger than 1 MiB',
-  415: 'The body encoding is not supported',
+  415: 'The body is not sent as application/json (unsupported_media_type), or its charset is not supported',
   422: 'Validation failed; error.param names the field',
   503: 'Temporal unreachable, or no worker answered in time; retry after Retry-After seconds',
 };

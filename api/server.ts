@@ -4,10 +4,48 @@
  * then closes what remains; runs are never affected.
  */
 import { setMaxListeners } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import type { AppOptions } from './app';
 import { createApp } from './app';
+import { ApiError } from './errors';
+
+/**
+ * How long a client may take to send a request's headers, and the whole request with its body
+ * (at most 1 MiB). Node counts only the receiving: a response, however long (a stream, a waited
+ * run), is not limited by these (decision 0313).
+ */
+export interface RequestTimeouts {
+  /** @default 5000 */
+  headersMs: number;
+  /** @default 10000 */
+  requestMs: number;
+}
+
+export const defaultRequestTimeouts: RequestTimeouts = { headersMs: 5_000, requestMs: 10_000 };
+
+/** A raw answer in the API's error shape, for a request Express never saw. */
+function rawAnswer(status: number, reason: string, error: ApiError): string {
+  const body = JSON.stringify(error.body());
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
+/**
+ * What Node answers a request it could not read (its `socketOnError`), but a timeout in the
+ * error shape: Node's own 408 has no body. Nothing is written once a response has begun.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket, timeouts: RequestTimeouts): void {
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+  if (socket.writable && (inFlight === undefined || !inFlight.headersSent)) {
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      const message = `the request was not received in time: headers within ${timeouts.headersMs / 1000} s, the whole request within ${timeouts.requestMs / 1000} s`;
+      socket.write(rawAnswer(408, 'Request Timeout', new ApiError(408, 'request_timeout', message)));
+    } else if (error.code === 'HPE_HEADER_OVERFLOW')
+      socket.write('HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n');
+    else socket.write('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  }
+  socket.destroy(error);
+}
 
 export interface RunningApi {
   server: Server;
@@ -16,16 +54,30 @@ export interface RunningApi {
   stop(graceMs?: number): Promise<void>;
 }
 
-export async function startApi(options: AppOptions & { host: string; port: number }): Promise<RunningApi> {
+export async function startApi(
+  options: AppOptions & { host: string; port: number; requestTimeouts?: RequestTimeouts },
+): Promise<RunningApi> {
+  const timeouts = options.requestTimeouts ?? defaultRequestTimeouts;
   const stopping = new AbortController();
   // Every waiting request listens for the stop (and unhooks when it ends), so the count of
   // listeners is the count of waits in flight: past Node's default of 10 that is load, not a leak.
   setMaxListeners(0, stopping.signal);
   const app = createApp({ ...options, stopping: stopping.signal });
-  const server = await new Promise<Server>((resolve, reject) => {
-    // Express 5 passes a listen error (a taken port) to this callback too.
-    const listening = app.listen(options.port, options.host, (error?: NodeJS.ErrnoException) => {
-      if (error === undefined) return resolve(listening);
+  const server = createServer(
+    {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      // Node checks both timeouts this often (its default, 30 s, would let a slow body stay 40 s).
+      connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+    },
+    app,
+  );
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) =>
+    answerClientError(error, socket, timeouts),
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.listen(options.port, options.host, () => resolve());
+    server.once('error', (error: NodeJS.ErrnoException) =>
       reject(
         error.code === 'EADDRINUSE'
           ? new Error(
@@ -33,12 +85,9 @@ export async function startApi(options: AppOptions & { host: string; port: numbe
               { cause: error },
             )
           : error,
-      );
-    });
+      ),
+    );
   });
-  // Long waits (runs/wait, join) must not be cut by Node's default request timeout.
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
   const { port } = server.address() as AddressInfo;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {

@@ -18,6 +18,19 @@ export interface SseTimings {
 export const defaultSseTimings: SseTimings = { heartbeatMs: 5_000, pingMs: 15_000, retryMs: 1_000 };
 
 /**
+ * How far a client may fall behind before its stream is closed (decision 0314); it re-attaches
+ * with `Last-Event-ID` and misses nothing.
+ */
+export interface SseBacklog {
+  /** Bytes the API may hold for a client beyond what its connection took; past this no event is written. @default 1 MiB */
+  maxBufferedBytes: number;
+  /** How long a client may leave that buffer undrained. @default 30000 */
+  stallMs: number;
+}
+
+export const defaultSseBacklog: SseBacklog = { maxBufferedBytes: 1024 * 1024, stallMs: 30_000 };
+
+/**
  * `keel`: Keel's native stream, with `heartbeat` and `end` events. `langgraph`: LangGraph's, whose
  * clients see every event, so silence is filled with a comment and the end is the stream's close.
  */
@@ -31,13 +44,20 @@ export interface SseLocals {
 export class SseWriter {
   readonly #response: Response;
   readonly #style: SseStyle;
+  readonly #backlog: SseBacklog;
   readonly #heartbeat: NodeJS.Timeout;
   readonly #ping: NodeJS.Timeout;
   #lastWriteAt = Date.now();
 
-  constructor(response: Response, timings: SseTimings, style: SseStyle = 'keel') {
+  constructor(
+    response: Response,
+    timings: SseTimings,
+    style: SseStyle = 'keel',
+    backlog: SseBacklog = defaultSseBacklog,
+  ) {
     this.#response = response;
     this.#style = style;
+    this.#backlog = backlog;
     response.status(200);
     response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     response.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -49,7 +69,8 @@ export class SseWriter {
     if (style === 'keel') this.#write(`retry: ${timings.retryMs}\n\n`);
     this.#heartbeat = setInterval(
       () => {
-        if (Date.now() - this.#lastWriteAt < timings.heartbeatMs) return;
+        // A client with writes still to take is not idle: nothing to fill.
+        if (response.writableNeedDrain || Date.now() - this.#lastWriteAt < timings.heartbeatMs) return;
         if (this.#style === 'keel') this.event('heartbeat', {});
         else {
           this.#write(': heartbeat\n\n');
@@ -58,7 +79,9 @@ export class SseWriter {
       },
       Math.max(50, Math.floor(timings.heartbeatMs / 2)),
     );
-    this.#ping = setInterval(() => this.#write(': ping\n\n'), timings.pingMs);
+    this.#ping = setInterval(() => {
+      if (!response.writableNeedDrain) this.#write(': ping\n\n');
+    }, timings.pingMs);
     response.on('close', () => this.#stopTimers());
     // Counted while the client is connected (the app's metrics, api/app.ts).
     const clients = (response.app.locals as SseLocals).streamClients;
@@ -91,8 +114,53 @@ export class SseWriter {
     if (!this.#response.writableEnded) this.#response.end();
   }
 
+  /** True while the stream is open (a client too far behind is closed). */
+  get open(): boolean {
+    return !this.#response.writableEnded && !this.#response.destroyed;
+  }
+
+  /**
+   * Resolves once the client has taken what was written (at once when it has), so whoever
+   * writes next reads no further ahead of it; a client that takes nothing for `stallMs` is
+   * closed. False when the stream is closed.
+   */
+  async drained(): Promise<boolean> {
+    const response = this.#response;
+    if (!this.open) return false;
+    if (!response.writableNeedDrain) return true;
+    return new Promise<boolean>((resolve) => {
+      const done = (drained: boolean) => {
+        clearTimeout(timer);
+        response.off('drain', onDrain);
+        response.off('close', onClose);
+        resolve(drained);
+      };
+      const onDrain = () => done(true);
+      const onClose = () => done(false);
+      const timer = setTimeout(() => {
+        this.#cutOff();
+        done(false);
+      }, this.#backlog.stallMs);
+      response.on('drain', onDrain);
+      response.on('close', onClose);
+    });
+  }
+
   #write(text: string): void {
-    if (!this.#response.writableEnded && !this.#response.destroyed) this.#response.write(text);
+    if (!this.open) return;
+    // Behind by more than the backlog: the client re-attaches with Last-Event-ID instead of the
+    // API holding ever more for it. Checked before writing, so one large event still goes out.
+    if (this.#response.writableLength > this.#backlog.maxBufferedBytes) {
+      this.#cutOff();
+      return;
+    }
+    this.#response.write(text);
+  }
+
+  /** Ends a stream whose client fell behind: its buffer is dropped with the connection. */
+  #cutOff(): void {
+    this.#stopTimers();
+    this.#response.destroy();
   }
 
   #stopTimers(): void {

@@ -11,6 +11,7 @@
 import { deflateSync, inflateSync } from 'node:zlib';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import type { DroppedPayload } from '../common/tools';
 
 export const zlibEncoding = 'binary/zlib';
 
@@ -25,7 +26,22 @@ export interface ZlibCodecOptions {
 }
 
 /** Largest payload a decode expands to: Temporal's own limit on a payload is 2 MiB, compressed. */
-const maxInflatedBytes = 256 * 1024 * 1024;
+export const maxInflatedBytes = 256 * 1024 * 1024;
+
+/**
+ * The placeholder for a payload that expands past `maxInflatedBytes`: failing its decode would
+ * fail every workflow task of its thread, for ever (decision 0321).
+ */
+function dropped(compressedBytes: number): Payload {
+  const value: DroppedPayload = {
+    is_error: true,
+    content:
+      `[Keel dropped this tool output: stored compressed in ${compressedBytes} bytes, it expands past ` +
+      `${maxInflatedBytes} bytes, more than Keel reads back. Its tool produced far more than a tool result may hold.]`,
+    keel_dropped_payload: { compressed_bytes: compressedBytes, limit_bytes: maxInflatedBytes },
+  };
+  return { metadata: { encoding: utf8.encode('json/plain') }, data: utf8.encode(JSON.stringify(value)) };
+}
 
 export class ZlibCodec implements PayloadCodec {
   readonly #minBytes: number;
@@ -57,7 +73,14 @@ export class ZlibCodec implements PayloadCodec {
   decompress(payload: Payload): Payload {
     const encoding = payload.metadata?.encoding;
     if (encoding === undefined || encoding === null || text.decode(encoding) !== zlibEncoding) return payload;
-    const plain = inflateSync(payload.data ?? new Uint8Array(), { maxOutputLength: maxInflatedBytes });
+    const data = payload.data ?? new Uint8Array();
+    let plain: Uint8Array;
+    try {
+      plain = inflateSync(data, { maxOutputLength: maxInflatedBytes });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return dropped(data.length);
+      throw error;
+    }
     return temporal.api.common.v1.Payload.decode(plain);
   }
 }

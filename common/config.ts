@@ -13,6 +13,8 @@ import {
 } from './telemetry-config';
 
 const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
+/** Addresses that listen on every interface: they name no host a request could give. */
+const wildcardHosts = new Set(['0.0.0.0', '::', '[::]']);
 /** Shorter tokens are refused at start: a guessable token is no authentication. */
 export const minimumTokenLength = 16;
 
@@ -44,6 +46,7 @@ const schema = z
     KEEL_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     KEEL_API_TOKENS: optionalString,
     KEEL_API_CORS_ORIGINS: optionalString,
+    KEEL_API_ALLOWED_HOSTS: optionalString,
     KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(500),
     KEEL_READ_TIMEOUT_MS: z.coerce.number().int().min(1).max(120_000).default(3_000),
     KEEL_LOCAL_MODEL_CALLS: z.enum(['0', '1']).default('0'),
@@ -79,12 +82,21 @@ const schema = z
     KEEL_SANDBOX_NETWORK: z.enum(['off', 'on']).default('off'),
     KEEL_SANDBOX_NETWORK_HOSTS: optionalString,
     KEEL_SANDBOX_UID: z.coerce.number().int().positive().default(65534),
+    KEEL_SANDBOX_UID_BASE: z.coerce
+      .number()
+      .int()
+      .min(1000)
+      .max(2 ** 31 - 1)
+      .default(100_000),
+    KEEL_SANDBOX_UID_COUNT: z.coerce.number().int().positive().default(65_536),
     KEEL_SANDBOX_TIMEOUT_S: z.coerce.number().int().positive().max(600).default(120),
     KEEL_SANDBOX_CPU_S: z.coerce.number().int().positive().default(600),
     KEEL_SANDBOX_MEMORY_MB: z.coerce.number().int().positive().default(4096),
     KEEL_SANDBOX_PROCESSES: z.coerce.number().int().positive().default(256),
     KEEL_SANDBOX_FILE_MB: z.coerce.number().int().positive().default(1024),
     KEEL_SANDBOX_TMP_MB: z.coerce.number().int().positive().default(512),
+    KEEL_SANDBOX_WORKSPACE_MB: z.coerce.number().int().positive().default(10_240),
+    KEEL_SANDBOX_DISK_RESERVE_MB: z.coerce.number().int().min(0).default(1_024),
     KEEL_EXTENSIONS_FILE: optionalString,
     KEEL_WORKFLOW_BUNDLE: optionalString,
     KEEL_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -101,6 +113,16 @@ const schema = z
         message: `binding the API to ${env.KEEL_API_HOST} exposes it beyond this machine; set KEEL_API_TOKENS (owner:token,…) first`,
       });
     }
+    for (const [name, what] of [
+      ['KEEL_API_CORS_ORIGINS', 'lets every web page call the API'],
+      ['KEEL_API_ALLOWED_HOSTS', 'lets any site that points its name at this machine call the API'],
+    ] as const)
+      if (list(env[name]).includes('*') && env.KEEL_API_TOKENS === undefined)
+        context.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `* ${what}, and without KEEL_API_TOKENS it would read and change every thread; name them, or set KEEL_API_TOKENS first`,
+        });
     if (env.KEEL_API_TOKENS !== undefined) {
       const problem = tokenProblem(env.KEEL_API_TOKENS);
       if (problem !== undefined)
@@ -147,6 +169,17 @@ export interface SandboxLimits {
   fileMb: number;
   /** Size of the private `/tmp`, in MiB (`KEEL_SANDBOX_TMP_MB`). @default 512 */
   tmpMb: number;
+  /**
+   * Disk a thread's workspace may use, in MiB (`KEEL_SANDBOX_WORKSPACE_MB`): a command that takes
+   * it past this is stopped, a file tool's write that would is refused (decision 0327). @default 10240
+   */
+  workspaceMb: number;
+  /**
+   * Free space, in MiB, kept on the workspaces' filesystem for everyone else (Temporal, other
+   * threads) (`KEEL_SANDBOX_DISK_RESERVE_MB`): a command that brings it lower is stopped, a
+   * write that would is refused. @default 1024
+   */
+  diskReserveMb: number;
 }
 
 export interface SandboxConfig {
@@ -163,8 +196,19 @@ export interface SandboxConfig {
    * @default [] (no thread may ask)
    */
   networkHosts: HostEntry[];
-  /** The unprivileged uid (and gid) sandboxes run as when the worker runs as root (`KEEL_SANDBOX_UID`). @default 65534 */
+  /**
+   * The uid (and gid) every thread's commands ran as under a root worker before each thread had
+   * its own (`KEEL_SANDBOX_UID`): a workspace still owned by it is handed to the thread's uid
+   * (decision 0325). @default 65534
+   */
   uid: number;
+  /**
+   * The uids threads' commands run as under a root worker: each workspace has its own, from a
+   * hash of its name into `[base, base + count)` (`KEEL_SANDBOX_UID_BASE`, `KEEL_SANDBOX_UID_COUNT`;
+   * decision 0325). Keep the range clear of the host's users and of subordinate-uid ranges.
+   * @default { base: 100000, count: 65536 }
+   */
+  uidRange: { base: number; count: number };
   limits: SandboxLimits;
 }
 
@@ -236,9 +280,15 @@ export interface KeelConfig {
     tokens: ApiToken[];
     /**
      * Browser origins allowed to call the API (`KEEL_API_CORS_ORIGINS`, comma-separated; `*` for
-     * any). @default `["*"]` on a loopback host, else none
+     * any, only with tokens). The web chat is same-origin and needs none (decision 0312). @default []
      */
     corsOrigins: string[];
+    /**
+     * The names a request's `Host` may give (any port): the loopback names, `host` unless it is
+     * a wildcard address, and `KEEL_API_ALLOWED_HOSTS` (comma-separated; `*` for any, only with
+     * tokens). IP literals always pass (decision 0311).
+     */
+    allowedHosts: string[];
     /**
      * How long the door waits for the thread's own answer to a message, decision or cancel
      * (`KEEL_INTAKE_WAIT_MS`); after a third of it (250 ms at most) the input is already in the
@@ -440,12 +490,14 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       host: env.KEEL_API_HOST,
       port: env.KEEL_API_PORT,
       tokens: parseTokens(env.KEEL_API_TOKENS),
-      corsOrigins:
-        env.KEEL_API_CORS_ORIGINS === undefined
-          ? loopbackHosts.has(env.KEEL_API_HOST)
-            ? ['*']
-            : []
-          : list(env.KEEL_API_CORS_ORIGINS),
+      corsOrigins: list(env.KEEL_API_CORS_ORIGINS),
+      allowedHosts: [
+        ...new Set([
+          ...loopbackHosts,
+          ...(wildcardHosts.has(env.KEEL_API_HOST) ? [] : [env.KEEL_API_HOST]),
+          ...list(env.KEEL_API_ALLOWED_HOSTS),
+        ]),
+      ],
       intakeWaitMs: env.KEEL_INTAKE_WAIT_MS,
       readTimeoutMs: env.KEEL_READ_TIMEOUT_MS,
       localModelCalls: env.KEEL_LOCAL_MODEL_CALLS === '1',
@@ -479,6 +531,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       network: env.KEEL_SANDBOX_NETWORK,
       networkHosts: list(env.KEEL_SANDBOX_NETWORK_HOSTS).map((entry) => parseHostEntry(entry) as HostEntry),
       uid: env.KEEL_SANDBOX_UID,
+      uidRange: { base: env.KEEL_SANDBOX_UID_BASE, count: env.KEEL_SANDBOX_UID_COUNT },
       limits: {
         wallSeconds: env.KEEL_SANDBOX_TIMEOUT_S,
         cpuSeconds: env.KEEL_SANDBOX_CPU_S,
@@ -486,6 +539,8 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
         processes: env.KEEL_SANDBOX_PROCESSES,
         fileMb: env.KEEL_SANDBOX_FILE_MB,
         tmpMb: env.KEEL_SANDBOX_TMP_MB,
+        workspaceMb: env.KEEL_SANDBOX_WORKSPACE_MB,
+        diskReserveMb: env.KEEL_SANDBOX_DISK_RESERVE_MB,
       },
     },
     encryption: {

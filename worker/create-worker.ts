@@ -1,6 +1,5 @@
 /** The Keel worker's options, in one place for the worker process, tests and benchmarks. */
 import {
-  makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry';
@@ -9,6 +8,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { KeelActivities } from '../common/activities';
 import { startTracing, type Tracing } from '../telemetry/tracing';
 import { WorkerMetrics } from '../telemetry/worker-metrics';
+import { makeIdOnlyWorkflowExporter } from '../telemetry/workflow-span-exporter';
 import { agentServiceHandler } from './agent-service';
 import { tuneWorkflowHeaps } from './heap';
 import { workflowBundleFor } from './workflow-bundle';
@@ -76,7 +76,11 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Work
     shutdownGraceTime: `${options.shutdownGraceS} seconds`,
     // Registered whether or not this worker exports: runs recorded before decision 0290 make spans
     // on every worker (tracing/seeded-spans.ts), and leave them here.
-    sinks: { ...metrics.sinks(), exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+    // The workflow's ids on its spans, never its memo (a thread's title) or results.
+    sinks: {
+      ...metrics.sinks(),
+      exporter: makeIdOnlyWorkflowExporter(tracing.spanProcessor, tracing.resource),
+    },
     interceptors: {
       // The workflow interceptors are in the bundle (worker/workflow-bundle.ts).
       activity: [

@@ -6,19 +6,35 @@
  */
 import { z } from 'zod';
 import type { ToolOutcome } from '../../common/tools';
-import { runCommand, type CommandResult } from './command-runner';
+import { runCommand, type CommandResult, type DiskStop } from './command-runner';
+import { mebibytes } from './disk-room';
+import { withoutHostPaths } from './host-paths';
 import { startNetworkProxy, type NetworkProxy } from './network-proxy';
 import { defineTool } from './registry';
 import { type Sandbox, type SandboxedCommand, type SandboxProbe, sandboxFix } from './sandbox';
 
 const maxTimeoutS = 600;
 
-function describe(result: CommandResult, timeoutS: number): ToolOutcome {
+function diskStopped(stop: DiskStop, guard: { quotaBytes: number; reserveBytes: number }): string {
+  return stop.kind === 'quota'
+    ? `Command stopped by Keel: the workspace reached ${mebibytes(stop.usedBytes)} MiB, past its quota of ` +
+        `${mebibytes(guard.quotaBytes)} MiB. Delete files to make room.`
+    : `Command stopped by Keel: the disk that holds workspaces was down to ${mebibytes(stop.freeBytes)} MiB free, ` +
+        `within the ${mebibytes(guard.reserveBytes)} MiB kept for Keel and other threads.`;
+}
+
+function describe(
+  result: CommandResult,
+  timeoutS: number,
+  guard: { quotaBytes: number; reserveBytes: number },
+): ToolOutcome {
   const cut =
     result.totalChars > result.output.length
       ? `\n[… output truncated by Keel: showing ${result.output.length} of ${result.totalChars} characters]`
       : '';
   const body = `${result.output}${cut}`;
+  if (result.diskStop !== null)
+    return { is_error: true, content: `${diskStopped(result.diskStop, guard)}\n${body}` };
   if (result.timedOut)
     return { is_error: true, content: `Command timed out after ${timeoutS} s and was killed.\n${body}` };
   if (result.exitCode === 0) return { is_error: false, content: body === '' ? '(no output)' : body };
@@ -100,7 +116,7 @@ export const bashTool = defineTool({
       if (!probe.ok)
         return {
           is_error: true,
-          content: `Not run: commands run in a sandbox, and this worker cannot create one (${probe.reason}). ${sandboxFix}`,
+          content: `Not run: commands run in a sandbox, and this worker cannot create one (${withoutHostPaths(probe.reason)}). ${sandboxFix}`,
         };
       proxy =
         context.networkHosts.length === 0
@@ -110,9 +126,10 @@ export const bashTool = defineTool({
     }
     try {
       const timeoutS = timeout_s ?? sandbox.limits.wallSeconds;
-      const result = await runCommand(launch, { timeoutMs: timeoutS * 1000, signal: context.signal });
+      const guard = sandbox.diskGuard(workspace);
+      const result = await runCommand(launch, { timeoutMs: timeoutS * 1000, signal: context.signal, guard });
       if (result.aborted) throw context.signal.reason ?? new Error('command aborted');
-      return describe(result, timeoutS);
+      return describe(result, timeoutS, guard);
     } finally {
       await proxy?.close();
     }

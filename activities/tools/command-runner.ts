@@ -9,10 +9,39 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { limits } from '../../common/limits';
-import type { SandboxedCommand } from './sandbox';
+
+/** One sandboxed command: the program to spawn, and what to write to its fds 3, 4, … */
+export interface SandboxedCommand {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Contents for extra pipes, from fd 3 upwards (bubblewrap reads them while it sets up). */
+  inputs: string[];
+  /**
+   * Hand the options in `args` (those before `--`) to the program through a pipe instead of its
+   * command line (bubblewrap's `--args 3`; `inputs` then start at fd 4): the sandbox's pid 1 shows
+   * no host path, only the command after `--`.
+   */
+  argsByPipe?: boolean;
+}
 
 /** After SIGTERM, how long a command gets before SIGKILL. */
 const killGraceMs = 2_000;
+
+/**
+ * Bounds on the disk a command may take, checked while it runs (decision 0327): the workspace's
+ * usage (`du`, no link followed, one filesystem) and the free space of its filesystem (`statfs`).
+ */
+export interface DiskGuard {
+  /** The workspace on the host. */
+  workspace: string;
+  quotaBytes: number;
+  reserveBytes: number;
+}
+
+/** Why the runner stopped a command for its disk use, with the figure it saw. */
+export type DiskStop = { kind: 'quota'; usedBytes: number } | { kind: 'reserve'; freeBytes: number };
 
 export interface CommandResult {
   exitCode: number | null;
@@ -21,6 +50,8 @@ export interface CommandResult {
   totalChars: number;
   timedOut: boolean;
   aborted: boolean;
+  /** Set when the disk guard killed the command. */
+  diskStop: DiskStop | null;
 }
 
 interface RunRequest {
@@ -29,6 +60,7 @@ interface RunRequest {
   timeoutMs: number;
   killGraceMs: number;
   outputChars: number;
+  guard: DiskGuard | null;
 }
 
 type RunnerMessage =
@@ -41,13 +73,91 @@ type RunnerMessage =
 /**
  * The runner's program (plain JavaScript, run with `node -e`: it must start without this
  * project's TypeScript loader, and small). Per request: spawn in its own process group, write the
- * inputs to fds 3, 4, …, capture interleaved stdout and stderr up to a cap while they stream,
- * SIGTERM then SIGKILL the group at the timeout or on abort.
+ * inputs to fds 3, 4, … (after the arguments, when they go by pipe), capture interleaved stdout
+ * and stderr up to a cap while they stream, SIGTERM then SIGKILL the group at the timeout or on
+ * abort, SIGKILL it at once when the disk guard trips (a writer given grace writes on).
  */
 const runnerSource = `
 'use strict';
-const { spawn } = require('node:child_process');
+const { execFile, spawn } = require('node:child_process');
+const { statfs } = require('node:fs');
 const running = new Map();
+/** Free space is one cheap call: checked often, as a fast writer fills a disk in a second. */
+const freeEveryMs = 25;
+/** The workspace's usage is a walk: at most a fifth of the time goes to it, unless called for. */
+const usageFloorMs = 250;
+/**
+ * The first walk waits this long, so the many short commands start no \`du\`; sooner if the
+ * filesystem grows by \`earlyWalkBytes\` meanwhile.
+ */
+const firstWalkMs = 100;
+const earlyWalkBytes = 16 * 1024 * 1024;
+/** Started below the reserve, a command may still see free space move this much (others' writes). */
+const belowReserveSlackBytes = 8 * 1024 * 1024;
+function watchDisk(guard, path, breach) {
+  let done = false;
+  let freeTimer;
+  let usageTimer;
+  let measuring = false;
+  /** The filesystem's used bytes at the last statfs, and at the start of the last walk. */
+  let fsUsed = null;
+  let fsUsedAtWalk = null;
+  let walked = null;
+  /**
+   * A command that starts past a bound may still run (to delete files, say): it is stopped when it
+   * goes further, below the free space it found (less a little slack) or above the usage.
+   */
+  let freeFloor = null;
+  let usageCeiling = null;
+  const stop = (why) => {
+    done = true;
+    breach(why);
+  };
+  const measure = () => {
+    if (measuring || done) return;
+    measuring = true;
+    clearTimeout(usageTimer);
+    const started = Date.now();
+    const fsUsedAtStart = fsUsed;
+    // du walks with descriptors and follows no link (-P), on the workspace's filesystem only (-x).
+    execFile('du', ['-s', '-x', '-P', '-B1', '--', guard.workspace], { env: { PATH: path } }, (error, stdout) => {
+      measuring = false;
+      if (done) return;
+      const usedBytes = Number.parseInt(String(stdout), 10);
+      if (Number.isFinite(usedBytes)) {
+        usageCeiling ??= Math.max(guard.quotaBytes, usedBytes);
+        if (usedBytes > usageCeiling) return stop({ kind: 'quota', usedBytes });
+        walked = usedBytes;
+        fsUsedAtWalk = fsUsedAtStart;
+      }
+      usageTimer = setTimeout(measure, Math.max(usageFloorMs, 4 * (Date.now() - started)));
+    });
+  };
+  const free = () => statfs(guard.workspace, (error, stats) => {
+    if (done) return;
+    if (!error) {
+      const freeBytes = stats.bavail * stats.bsize;
+      freeFloor ??= Math.min(guard.reserveBytes, freeBytes - belowReserveSlackBytes);
+      if (freeBytes < freeFloor) return stop({ kind: 'reserve', freeBytes });
+      const first = fsUsed === null;
+      fsUsed = (stats.blocks - stats.bfree) * stats.bsize;
+      if (first) {
+        fsUsedAtWalk = fsUsed;
+        usageTimer = setTimeout(measure, firstWalkMs);
+      }
+      // The filesystem's growth since the last walk bounds the workspace's: past the quota, walk now.
+      const grown = fsUsed - fsUsedAtWalk;
+      if (walked === null ? grown > earlyWalkBytes : walked + grown > usageCeiling) measure();
+    }
+    freeTimer = setTimeout(free, freeEveryMs);
+  });
+  free();
+  return () => {
+    done = true;
+    clearTimeout(freeTimer);
+    clearTimeout(usageTimer);
+  };
+}
 function killGroup(pid, signal) {
   try { process.kill(-pid, signal); } catch {}
 }
@@ -58,20 +168,25 @@ function describe(error) {
   const { message, code, syscall, errno, path } = error;
   return { message: String(message), code, syscall, errno, path };
 }
-function start({ id, launch, timeoutMs, killGraceMs, outputChars }) {
+function start({ id, launch, timeoutMs, killGraceMs, outputChars, guard }) {
   let child;
+  // bubblewrap reads options from its --args pipe, and the command only from its own command line.
+  const split = launch.argsByPipe ? launch.args.indexOf('--') : -1;
+  const piped = split < 0 ? null : launch.args.slice(0, split);
+  const inputs = piped === null ? launch.inputs : [piped.map((arg) => arg + '\\0').join(''), ...launch.inputs];
+  const args = piped === null ? launch.args : ['--args', '3', ...launch.args.slice(split)];
   try {
-    child = spawn(launch.file, launch.args, {
+    child = spawn(launch.file, args, {
       cwd: launch.cwd,
       env: launch.env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', ...launch.inputs.map(() => 'pipe')],
+      stdio: ['ignore', 'pipe', 'pipe', ...inputs.map(() => 'pipe')],
     });
   } catch (error) {
     reply({ id, error: describe(error) });
     return;
   }
-  launch.inputs.forEach((text, index) => {
+  inputs.forEach((text, index) => {
     const pipe = child.stdio[3 + index];
     if (pipe) {
       pipe.on('error', () => {});
@@ -82,6 +197,7 @@ function start({ id, launch, timeoutMs, killGraceMs, outputChars }) {
   let totalChars = 0;
   let timedOut = false;
   let aborted = false;
+  let diskStop = null;
   const collect = (chunk) => {
     const text = chunk.toString('utf8');
     totalChars += text.length;
@@ -98,6 +214,10 @@ function start({ id, launch, timeoutMs, killGraceMs, outputChars }) {
     timedOut = true;
     stop();
   }, timeoutMs);
+  const unwatch = guard === null ? () => {} : watchDisk(guard, launch.env.PATH || '/usr/bin:/bin', (why) => {
+    diskStop = why;
+    if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
+  });
   running.set(id, {
     child,
     abort: () => {
@@ -107,13 +227,15 @@ function start({ id, launch, timeoutMs, killGraceMs, outputChars }) {
   });
   child.on('error', (error) => {
     clearTimeout(timer);
+    unwatch();
     running.delete(id);
     reply({ id, error: describe(error) });
   });
   child.on('close', (exitCode, signal) => {
     clearTimeout(timer);
+    unwatch();
     if (!running.delete(id)) return;
-    reply({ id, result: { exitCode, signal, output, totalChars, timedOut, aborted } });
+    reply({ id, result: { exitCode, signal, output, totalChars, timedOut, aborted, diskStop } });
   });
 }
 process.on('message', (message) => {
@@ -126,6 +248,12 @@ process.on('disconnect', () => {
 });
 `;
 
+export interface RunOptions {
+  timeoutMs: number;
+  signal: AbortSignal;
+  guard?: DiskGuard;
+}
+
 interface Pending {
   resolve: (result: CommandResult) => void;
   reject: (error: Error) => void;
@@ -136,7 +264,7 @@ class CommandRunner {
   readonly #pending = new Map<number, Pending>();
   #nextId = 0;
 
-  run(launch: SandboxedCommand, options: { timeoutMs: number; signal: AbortSignal }): Promise<CommandResult> {
+  run(launch: SandboxedCommand, options: RunOptions): Promise<CommandResult> {
     const child = this.#start();
     const id = ++this.#nextId;
     return new Promise<CommandResult>((resolve, reject) => {
@@ -165,6 +293,7 @@ class CommandRunner {
         timeoutMs: options.timeoutMs,
         killGraceMs,
         outputChars: limits.toolOutputChars,
+        guard: options.guard ?? null,
       };
       child.send(request, (error) => {
         if (error) this.#pending.get(id)?.reject(new Error(`the command runner is gone: ${error.message}`));
@@ -221,10 +350,10 @@ export function commandRunnerPid(): number | undefined {
   return runner.pid;
 }
 
-/** Runs a prepared command in the worker's runner, capturing interleaved stdout and stderr up to a cap. */
-export function runCommand(
-  launch: SandboxedCommand,
-  options: { timeoutMs: number; signal: AbortSignal },
-): Promise<CommandResult> {
+/**
+ * Runs a prepared command in the worker's runner, capturing interleaved stdout and stderr up to a
+ * cap; with a `guard`, killed if it takes the workspace past its quota or the disk into its reserve.
+ */
+export function runCommand(launch: SandboxedCommand, options: RunOptions): Promise<CommandResult> {
   return runner.run(launch, options);
 }

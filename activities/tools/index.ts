@@ -1,4 +1,4 @@
 export { bashTool } from './bash';
 export { deleteFileTool, editFileTool, listFilesTool, readFileTool, writeFileTool } from './files';
 export { ToolRegistry, defineTool, type Tool, type ToolContext } from './registry';
-export { resolveInWorkspace, workspaceFor } from './workspace';
+export { workspaceFor } from './workspace';

@@ -4,13 +4,22 @@
  * read-only; `/tmp`, `/proc` and `/dev` are private; nothing else of the host exists. Fresh
  * pid, ipc, uts, cgroup and (unless allowed) network namespaces; a clean environment; kernel
  * limits per call. It dies with the worker. When the worker runs as root, the command runs as an
- * unprivileged uid, so the kernel's process limit applies (it never applies to root).
+ * unprivileged uid of the thread's own (./sandbox-uid.ts), so the kernel's process limit applies
+ * (it never applies to root) and one thread's processes do not count against another's. Nothing
+ * of the host's names shows inside: bubblewrap gets its arguments through a pipe (its command
+ * line is the sandbox's pid 1's), `/etc` holds the sandbox's own identity files, and the command
+ * starts with only fds 0, 1 and 2.
  */
-import { chown, lstat, mkdtemp, readlink, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readlink, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { SandboxConfig } from '../../common/config';
 import { coveredBy, parseHostEntry, type HostEntry } from '../../common/network-hosts';
+import { runCommand, type DiskGuard, type SandboxedCommand } from './command-runner';
+import { diskRoomFor } from './disk-room';
+import { WorkspaceOwners } from './sandbox-uid';
+
+export type { SandboxedCommand } from './command-runner';
 
 /** Where the workspace appears inside the sandbox. */
 export const sandboxWorkspace = '/workspace';
@@ -26,23 +35,13 @@ const etcFiles = [
   '/etc/localtime',
   '/etc/ssl',
   '/etc/ca-certificates',
-  '/etc/nsswitch.conf',
   '/etc/mime.types',
 ];
 /** Name resolution, bound only when the network is allowed. */
 const networkFiles = ['/etc/resolv.conf', '/etc/gai.conf', '/etc/host.conf'];
 const sandboxPath = '/usr/local/bin:/usr/bin:/bin';
 const sandboxUid = 1000;
-
-/** One sandboxed command: the program to spawn, and what to write to its fds 3, 4, … */
-export interface SandboxedCommand {
-  file: string;
-  args: string[];
-  cwd: string;
-  env: Record<string, string>;
-  /** Contents for extra pipes, from fd 3 upwards (bubblewrap reads them while it sets up). */
-  inputs: string[];
-}
+const mebibyte = 1024 * 1024;
 
 export interface SandboxCall {
   command: string;
@@ -98,12 +97,24 @@ async function filesystemArgs(network: boolean): Promise<string[]> {
   return args;
 }
 
+/** The sandbox's own identity files, never the host's: bound from pipes, in this order. */
+const identityPaths = ['/etc/passwd', '/etc/group', '/etc/hosts', '/etc/nsswitch.conf'];
+
 function identityFiles(uid: number): string[] {
   const passwd = `root:x:0:0:root:/root:/usr/sbin/nologin\nkeel:x:${uid}:${uid}:Keel sandbox:${sandboxWorkspace}:/bin/bash\n`;
   const group = `root:x:0:\nkeel:x:${uid}:\n`;
   const hosts = '127.0.0.1\tlocalhost keel-sandbox\n::1\tlocalhost\n';
-  return [passwd, group, hosts];
+  // Only these files: a host's `passwd: files systemd` or `sss` would look further.
+  const nsswitch = 'passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n';
+  return [passwd, group, hosts, nsswitch];
 }
+
+/**
+ * Closes every descriptor above 2 before anything of the command runs: whatever the worker or the
+ * runner inherited and left open (a descriptor without close-on-exec) stays outside.
+ */
+const closeInherited =
+  'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; ';
 
 /** Where the proxy's pieces appear inside the sandbox, and the port tools find it on. */
 const proxyDirectory = '/run/keel';
@@ -133,7 +144,7 @@ function limitedShell(config: SandboxConfig, command: string, prelude = ''): str
     '--noprofile',
     '--norc',
     '-c',
-    `${prelude}${limits.join(' && ')} && exec bash -c "$1"`,
+    `${closeInherited}${prelude}${limits.join(' && ')} && exec bash -c "$1"`,
     'keel',
     command,
   ];
@@ -144,12 +155,17 @@ export class Sandbox {
   /** Where `bwrap` itself is looked up (the worker's PATH); commands inside get their own. */
   readonly #hostPath: string | undefined;
   readonly #root: boolean;
+  /** Which uid each workspace's commands run as, and the workspaces handed over to theirs. */
+  readonly #owners: WorkspaceOwners;
   #probe: Promise<SandboxProbe> | undefined;
 
   constructor(config: SandboxConfig, hostPath: string | undefined) {
     this.#config = config;
     this.#hostPath = hostPath;
     this.#root = process.getuid?.() === 0;
+    this.#owners = new WorkspaceOwners(config.uidRange, config.uid, (workspace, from, to) =>
+      this.#handOver(workspace, from, to),
+    );
   }
 
   get mode(): SandboxConfig['mode'] {
@@ -178,17 +194,81 @@ export class Sandbox {
     return this.#config.networkHosts;
   }
 
-  /** The uid commands run as on the host, when it differs from the worker's. */
-  get hostUid(): number | undefined {
-    return this.#config.mode === 'on' && this.#root ? this.#config.uid : undefined;
+  /**
+   * The uid `workspace`'s commands run as on the host, when it differs from the worker's: what a
+   * file tool creates there must be handed to it. Each workspace has its own (decision 0325); the
+   * first call for a workspace from before hands its files over to it.
+   */
+  async hostUidFor(workspace: string): Promise<number | undefined> {
+    return this.#config.mode === 'on' && this.#root ? this.#owners.uidFor(workspace) : undefined;
+  }
+
+  /** What the command runner checks while a command of `workspace` runs (decision 0327). */
+  diskGuard(workspace: string): DiskGuard {
+    const { workspaceMb, diskReserveMb } = this.#config.limits;
+    return { workspace, quotaBytes: workspaceMb * mebibyte, reserveBytes: diskReserveMb * mebibyte };
+  }
+
+  /**
+   * Whether `bytes` more may be written to `workspace` by a file tool: `undefined` when they may,
+   * else the refusal to answer with (an `is_error` result). Same bounds as `diskGuard`.
+   */
+  roomFor(workspace: string, bytes: number): Promise<string | undefined> {
+    return diskRoomFor(this.diskGuard(workspace), bytes, this.#hostPath);
+  }
+
+  /**
+   * Gives what `from` owns in `workspace` to `to`, inside a sandbox of its own: root there with
+   * only the right to change owners and to read, beside the workspace only read-only system
+   * directories, no /proc or /dev; `chown -R -P` walks by descriptors and changes links, not what
+   * they point to. Even a link swapped in mid-walk reaches nothing of the host it could change.
+   */
+  async #handOver(workspace: string, from: number, to: number): Promise<void> {
+    const launch: SandboxedCommand = {
+      file: 'bwrap',
+      args: [
+        '--die-with-parent',
+        '--new-session',
+        '--unshare-pid',
+        '--unshare-ipc',
+        '--unshare-uts',
+        '--unshare-net',
+        '--unshare-cgroup-try',
+        ...(await filesystemArgs(false)),
+        '--bind',
+        workspace,
+        sandboxWorkspace,
+        '--clearenv',
+        '--setenv',
+        'PATH',
+        sandboxPath,
+        '--cap-add',
+        'CAP_CHOWN',
+        '--cap-add',
+        'CAP_DAC_READ_SEARCH',
+        '--',
+        'chown',
+        '-R',
+        '-P',
+        '-h',
+        `--from=${from}`,
+        `${to}:${to}`,
+        sandboxWorkspace,
+      ],
+      cwd: '/',
+      env: this.#hostPath === undefined ? {} : { PATH: this.#hostPath },
+      inputs: [],
+      argsByPipe: true,
+    };
+    const result = await runCommand(launch, { timeoutMs: 600_000, signal: new AbortController().signal });
+    if (result.exitCode !== 0)
+      throw new Error(`handing the workspace over to its uid failed: ${result.output.trim()}`);
   }
 
   /** Builds the bubblewrap invocation for one call. */
   async command(call: SandboxCall): Promise<SandboxedCommand> {
     const network = this.#config.network === 'on';
-    const uid = this.hostUid;
-    // A root worker's commands run as `uid`, which must be able to write the workspace.
-    if (uid !== undefined) await chown(call.workspace, uid, uid);
+    const uid = await this.hostUidFor(call.workspace);
     const namespaces = [
       '--unshare-pid',
       '--unshare-ipc',
@@ -201,11 +281,12 @@ export class Sandbox {
         ? ['--unshare-user', '--disable-userns', '--uid', String(sandboxUid), '--gid', String(sandboxUid)]
         : []),
     ];
-    const identity = ['/etc/passwd', '/etc/group', '/etc/hosts'].flatMap((file, index) => [
+    // Fd 3 carries the arguments themselves (`argsByPipe`); the identity files follow.
+    const identity = identityPaths.flatMap((file, index) => [
       '--perms',
       '0644',
       '--ro-bind-data',
-      String(3 + index),
+      String(4 + index),
       file,
     ]);
     const proxy = call.proxy;
@@ -286,6 +367,7 @@ export class Sandbox {
       cwd: '/',
       env: this.#hostPath === undefined ? {} : { PATH: this.#hostPath },
       inputs: identityFiles(uid ?? sandboxUid),
+      argsByPipe: true,
     };
   }
 

@@ -13,6 +13,7 @@ import { inputContent, type CreateRunBody } from '../schemas';
 import { runMetadataOf, type Assistants } from './assistants';
 import type { CreateCronBody, SearchCronsBody } from './cron-schemas';
 import { scopeFor } from '../thread-ref';
+import { tooFrequent } from './cron-frequency';
 
 /** The schedule's memo: the cron, and whose and where it is. */
 interface CronMemo {
@@ -85,6 +86,7 @@ export class Crons {
       enabled,
     };
     try {
+      await this.refuseFrequent(body.schedule);
       const handle = await this.client.schedule.create({
         scheduleId: scheduleIdFor(cronId),
         spec: {
@@ -123,6 +125,33 @@ export class Crons {
         );
       throw error;
     }
+  }
+
+  /**
+   * 422 for a schedule firing more often than once a minute, as Temporal reads it: a paused
+   * schedule that starts nothing is made, described and deleted, before the cron's own exists
+   * (so no search ever shows a cron that is refused, or one paused only while it was checked).
+   */
+  private async refuseFrequent(schedule: string): Promise<void> {
+    const probe = await this.client.schedule.create({
+      scheduleId: `keel-schedule-check-${randomUUID()}`,
+      spec: { cronExpressions: [schedule] },
+      action: { type: 'startWorkflow', workflowType: 'cronRunWorkflow', taskQueue: this.taskQueue, args: [] },
+      state: { paused: true, note: 'Keel checks how often a cron fires; deleted at once' },
+    });
+    let frequent: string | undefined;
+    try {
+      frequent = tooFrequent((await probe.describe()).spec);
+    } finally {
+      await probe.delete();
+    }
+    if (frequent !== undefined)
+      throw new ApiError(
+        422,
+        'schedule_too_frequent',
+        `schedule "${schedule}" fires more often than once a minute (${frequent}); a cron runs at most every minute, e.g. "* * * * *"`,
+        'schedule',
+      );
   }
 
   /** Crons of this deployment (and, when the API authenticates, of this caller) that match. */

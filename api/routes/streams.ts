@@ -250,7 +250,11 @@ export function streamRoutes(
       ...(runId === undefined ? {} : { runId }),
       signal: clientGone(request, response),
       ...(untilOffset === undefined ? {} : { untilOffset }),
-      onEvent: (at, event) => events.write(at, event),
+      // The next event is read only once the client took this one (api/sse.ts bounds the rest).
+      onEvent: async (at, event) => {
+        await events.write(at, event);
+        await writer.drained();
+      },
       // A LangGraph stream ends at an interrupt, as LangGraph's own runs do; `command.resume` goes on.
       stopWhen: selection.native ? undefined : () => events.interrupted,
     });

@@ -89,6 +89,31 @@ describe('the codec endpoint', () => {
     expect(elsewhere.headers.get('access-control-allow-origin')).toBeNull();
   });
 
+  it("takes the Web UI's decode from its origin, and refuses another origin's with 403 naming KEEL_CODEC_CORS_ORIGINS", async () => {
+    const encoded = await call<{ payloads: unknown[] }>(
+      harness.base,
+      'POST',
+      '/codec/encode',
+      { payloads: [plain] },
+      auth,
+    );
+    const decode = (origin: string) =>
+      call<{ error?: { code: string; message: string } }>(
+        harness.base,
+        'POST',
+        `/codec/ui/${uiToken}/decode`,
+        encoded.body,
+        { 'X-Namespace': 'default', origin },
+      );
+    const fromUi = await decode(uiOrigin);
+    expect(fromUi.status).toBe(200);
+    expect(fromUi.body).toEqual({ payloads: [plain] });
+    const elsewhere = await decode('https://evil.example');
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.body.error?.code).toBe('origin_not_allowed');
+    expect(elsewhere.body.error?.message).toContain('KEEL_CODEC_CORS_ORIGINS');
+  });
+
   it('refuses another namespace, a payload that is not base64 and one it cannot decrypt, clearly', async () => {
     const other = await call<{ error: { code: string; message: string } }>(
       harness.base,

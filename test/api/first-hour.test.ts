@@ -198,8 +198,8 @@ describe('the API in the first hour', () => {
     ).toBe(200);
   }, 60_000);
 
-  it('reads a JSON body whatever its content-type says, and says what is wrong with one that is not JSON', async () => {
-    for (const contentType of [undefined, 'application/x-www-form-urlencoded', 'text/plain']) {
+  it('reads a body sent as application/json (with a charset too), and refuses any other type with 415 saying so', async () => {
+    for (const contentType of ['application/json', 'application/json; charset=utf-8', 'Application/JSON']) {
       const threadId = `typed-${randomUUID()}`;
       const response = await rawPost(
         harness.base,
@@ -213,12 +213,28 @@ describe('the API in the first hour', () => {
         thread: threadId,
       });
     }
-    const form = await rawPost(harness.base, '/threads', 'thread_id=x', 'application/x-www-form-urlencoded');
-    expect(form.status).toBe(400);
-    expect(form.body.error).toMatchObject({
+    for (const contentType of [undefined, 'application/x-www-form-urlencoded', 'text/plain']) {
+      const response = await rawPost(
+        harness.base,
+        '/threads',
+        JSON.stringify({ thread_id: 'x' }),
+        contentType,
+      );
+      expect({ contentType, status: response.status, error: response.body.error }).toEqual({
+        contentType,
+        status: 415,
+        error: {
+          type: 'invalid_request_error',
+          code: 'unsupported_media_type',
+          message: `request bodies must be JSON sent as "content-type: application/json" (this one's content-type: ${contentType ?? 'none'})`,
+        },
+      });
+    }
+    const broken = await rawPost(harness.base, '/threads', 'thread_id=x', 'application/json');
+    expect(broken.status).toBe(400);
+    expect(broken.body.error).toMatchObject({
       code: 'invalid_json',
-      message:
-        'the request body is not valid JSON (content-type: application/x-www-form-urlencoded); send a JSON object',
+      message: 'the request body is not valid JSON (content-type: application/json); send a JSON object',
     });
   });
 
@@ -241,7 +257,7 @@ describe('the API in the first hour', () => {
 
 interface RawBody {
   thread_id?: string;
-  error?: { code: string; message: string };
+  error?: { type?: string; code: string; message: string };
 }
 
 /** POSTs `body` with exactly the content-type given (none when undefined), as curl or a script might. */

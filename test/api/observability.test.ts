@@ -4,6 +4,7 @@
  * reads), and serve Prometheus metrics the test scrapes and parses. The model is the fake
  * Anthropic server, so a failed attempt and a worker killed mid-call can be staged.
  */
+import { randomUUID } from 'node:crypto';
 import type { KeelConfig } from '../../common/config';
 import { startFakeAnthropic, toolUsingResponder, type FakeAnthropic } from '../fakes/anthropic-server';
 import { call, freePort, userInput } from '../helpers/api';
@@ -178,6 +179,39 @@ describe('traces and metrics in real backends', () => {
       'gen_ai.tool.name': 'bash',
       'gen_ai.operation.name': 'execute_tool',
     });
+  });
+
+  it("puts a workflow's ids on its spans, never the thread's memo, metadata or messages", async () => {
+    const secret = `plover-${randomUUID()}`;
+    const thread = await call<{ thread_id: string }>(base, 'POST', '/threads', {
+      metadata: { title: `about ${secret}` },
+    });
+    const threadId = thread.body.thread_id;
+    const waited = await call(
+      base,
+      'POST',
+      `/threads/${threadId}/runs/wait?timeout_s=120`,
+      userInput(`run: echo ${secret}`),
+    );
+    expect(waited.status).toBe(200);
+    const runs = await call<RunView[]>(base, 'GET', `/threads/${threadId}/runs`);
+    const spans = await traceOf(runs.body[0]!.run_id, (trace) =>
+      trace.some((span) => span.name === 'execute_tool bash'),
+    );
+    // The spans the workflow made, exported through the worker's sink with the workflow's info.
+    const fromWorkflow = spans.filter((span) => typeof span.attributes.workflowId === 'string');
+    expect(fromWorkflow.length).toBeGreaterThan(0);
+    for (const span of fromWorkflow) {
+      expect(span.attributes).toMatchObject({
+        workflowId: expect.stringContaining(threadId),
+        runId: expect.any(String),
+        workflowType: expect.any(String),
+      });
+      for (const field of ['memo', 'searchAttributes', 'typedSearchAttributes', 'lastResult'])
+        expect(span.attributes).not.toHaveProperty(field);
+    }
+    // Nowhere in any span so far, of any trace: not the title, not the first message.
+    expect(JSON.stringify(await collector.spans())).not.toContain(secret);
   });
 
   it('serves Prometheus metrics on the API and the worker that move with a tool turn', async () => {

@@ -493,7 +493,14 @@ describe('keel up --cluster', () => {
     cluster = keelUpCluster(env);
     await waitForOutput(cluster, 'Keel is running on a Temporal cluster.', 240_000);
     for (const threadId of traffic.threads) {
-      const state = await call<{ values: { messages: unknown[] } }>(api, 'GET', `/threads/${threadId}/state`);
+      // Right after the start a read may find no worker warm yet: the API's documented answer is
+      // 503 with Retry-After, and the promise is that the conversation is there once one is.
+      const readBy = Date.now() + 60_000;
+      let state = await call<{ values: { messages: unknown[] } }>(api, 'GET', `/threads/${threadId}/state`);
+      while (state.status === 503 && Date.now() < readBy) {
+        await sleep(1_000);
+        state = await call<{ values: { messages: unknown[] } }>(api, 'GET', `/threads/${threadId}/state`);
+      }
       expect(state.status).toBe(200);
       expect(state.body.values.messages.length).toBeGreaterThan(traffic.sent.get(threadId)!.length);
     }

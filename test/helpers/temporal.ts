@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { DataConverter } from '@temporalio/common';
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../../activities';
@@ -73,6 +74,8 @@ export interface TestWorkerOptions {
   config: KeelConfig;
   /** Replaces or wraps the real activities (for fault injection). */
   activities?: (real: KeelActivities) => KeelActivities;
+  /** Wraps the worker's real data converter (to store a payload the way an older worker did). */
+  dataConverter?: (real: DataConverter) => DataConverter;
   dependencies?: Omit<ActivityDependencies, 'config'>;
   maxCachedWorkflows?: number;
   /** Where the worker's workflow spans go; a worker exports none without it. */
@@ -88,7 +91,9 @@ export async function startTestWorker(options: TestWorkerOptions): Promise<Runni
     namespace: options.config.temporal.namespace,
     taskQueue: options.config.taskQueue,
     activities: options.activities?.(real) ?? real,
-    dataConverter: await loadDataConverter(options.config.encryption),
+    dataConverter: await loadDataConverter(options.config.encryption).then(
+      (real) => options.dataConverter?.(real) ?? real,
+    ),
     workflowBundlePath: process.env.KEEL_TEST_BUNDLE!,
     shutdownGraceS: 2,
     ...(options.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: options.maxCachedWorkflows }),

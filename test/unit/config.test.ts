@@ -44,14 +44,37 @@ describe('configuration', () => {
     ]);
   });
 
-  it('lets any browser origin call a loopback API, and only the listed ones otherwise', () => {
-    expect(parseConfig({}, '/').api.corsOrigins).toEqual(['*']);
+  it('lets no browser origin call the API unless the operator lists it', () => {
+    expect(parseConfig({}, '/').api.corsOrigins).toEqual([]);
     const exposed = { KEEL_API_HOST: '0.0.0.0', KEEL_API_TOKENS: 'alice:0123456789abcdef0123' };
     expect(parseConfig(exposed, '/').api.corsOrigins).toEqual([]);
     expect(
-      parseConfig({ ...exposed, KEEL_API_CORS_ORIGINS: 'https://chat.example, http://localhost:3000' }, '/')
-        .api.corsOrigins,
+      parseConfig({ KEEL_API_CORS_ORIGINS: 'https://chat.example, http://localhost:3000' }, '/').api
+        .corsOrigins,
     ).toEqual(['https://chat.example', 'http://localhost:3000']);
+    expect(parseConfig({ ...exposed, KEEL_API_CORS_ORIGINS: '*' }, '/').api.corsOrigins).toEqual(['*']);
+  });
+
+  it.each([
+    ['KEEL_API_CORS_ORIGINS', /KEEL_API_CORS_ORIGINS: \* lets every web page call the API/],
+    ['KEEL_API_ALLOWED_HOSTS', /KEEL_API_ALLOWED_HOSTS: \* lets any site .* set KEEL_API_TOKENS first/],
+  ])('refuses %s=* without tokens: every page could read and change every thread', (name, message) => {
+    expect(() => parseConfig({ [name]: 'https://chat.example,*' }, '/')).toThrow(message);
+  });
+
+  it('serves the loopback names, the host it listens on unless a wildcard, and the listed ones', () => {
+    const loopback = ['127.0.0.1', 'localhost', '::1'];
+    expect(parseConfig({}, '/').api.allowedHosts).toEqual(loopback);
+    const tokens = 'alice:0123456789abcdef0123';
+    expect(
+      parseConfig(
+        { KEEL_API_HOST: '0.0.0.0', KEEL_API_TOKENS: tokens, KEEL_API_ALLOWED_HOSTS: 'keel-api' },
+        '/',
+      ).api.allowedHosts,
+    ).toEqual([...loopback, 'keel-api']);
+    expect(
+      parseConfig({ KEEL_API_HOST: 'keel.internal', KEEL_API_TOKENS: tokens }, '/').api.allowedHosts,
+    ).toEqual([...loopback, 'keel.internal']);
   });
 
   it.each([
@@ -78,7 +101,17 @@ describe('configuration', () => {
       network: 'off',
       networkHosts: [],
       uid: 65534,
-      limits: { wallSeconds: 120, cpuSeconds: 600, memoryMb: 4096, processes: 256, fileMb: 1024, tmpMb: 512 },
+      uidRange: { base: 100_000, count: 65_536 },
+      limits: {
+        wallSeconds: 120,
+        cpuSeconds: 600,
+        memoryMb: 4096,
+        processes: 256,
+        fileMb: 1024,
+        tmpMb: 512,
+        workspaceMb: 10_240,
+        diskReserveMb: 1_024,
+      },
     });
     const custom = parseConfig(
       {

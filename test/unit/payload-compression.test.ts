@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import { AesGcmCodec, type EncryptionKey } from '../../codec/aes-gcm-codec';
 import { keelDataConverter } from '../../codec/data-converter';
-import { ZlibCodec, zlibEncoding } from '../../codec/zlib-codec';
+import { maxInflatedBytes, ZlibCodec, zlibEncoding } from '../../codec/zlib-codec';
+import { oversizedToolResult } from '../helpers/oversized-payload';
 
 const key: EncryptionKey = { id: 'k1', key: randomBytes(32) };
 const payload = (value: unknown) => defaultPayloadConverter.toPayload(value);
@@ -94,5 +95,24 @@ describe('payload compression before encryption', () => {
   it('fails on corrupt compressed data instead of returning garbage', async () => {
     const broken = { metadata: { encoding: new TextEncoder().encode(zlibEncoding) }, data: randomBytes(100) };
     await expect(new ZlibCodec().decode([broken])).rejects.toThrow();
+  });
+
+  it('decodes a stored payload that expands past its bound to the same error result every time, not a failure', async () => {
+    const stored = await oversizedToolResult();
+    expect(stored.data!.length).toBeLessThan(2 * 1024 * 1024);
+    // Sealed as a worker stores it: compressed, then encrypted.
+    const [sealed] = await new AesGcmCodec([key]).encode([stored]);
+    const first = await decode(codecs(), [sealed!]);
+    const again = await decode(codecs(), [sealed!]);
+    expect(shown(again)).toEqual(shown(first));
+    expect(defaultPayloadConverter.fromPayload(first[0]!)).toEqual({
+      is_error: true,
+      content: expect.stringMatching(
+        new RegExp(
+          `^\\[Keel dropped this tool output: stored compressed in ${stored.data!.length} bytes, it expands past ${maxInflatedBytes} bytes`,
+        ),
+      ),
+      keel_dropped_payload: { compressed_bytes: stored.data!.length, limit_bytes: maxInflatedBytes },
+    });
   });
 });

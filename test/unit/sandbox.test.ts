@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { lchown, lstat, mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bashTool, describeSandbox } from '../../activities/tools/bash';
@@ -15,9 +15,10 @@ jest.setTimeout(60_000);
 async function contextFor(env: Record<string, string> = {}, threadId = 'thread-1'): Promise<ToolContext> {
   const dataDir = await mkdtemp(path.join(process.env.KEEL_TEST_DIR ?? os.tmpdir(), 'sandbox-'));
   const config = parseConfig({ PATH: process.env.PATH, ...env }, '/');
+  const workspace = await workspaceFor(dataDir, threadId);
   return {
     threadId,
-    workspace: await workspaceFor(dataDir, threadId),
+    workspace,
     signal: new AbortController().signal,
     idempotencyKey: `${threadId}:tool-1`,
     environment: config.childEnvironment,
@@ -81,6 +82,32 @@ describe('the bash sandbox', () => {
     );
     expect(result).toEqual({ is_error: false, content: 'one\ntwo\n' });
   });
+
+  (process.getuid?.() === 0 ? it : it.skip)(
+    'hands a workspace of the old shared uid to its own, without following a link out of it (root)',
+    async () => {
+      const context = await contextFor({}, `old-${process.pid}-${Date.now()}`);
+      const outside = path.join(path.dirname(context.workspace), 'outside.txt');
+      await writeFile(outside, 'host\n');
+      await mkdir(path.join(context.workspace, 'dir'), { mode: 0o700 });
+      await writeFile(path.join(context.workspace, 'dir', 'notes.txt'), 'one\n');
+      await symlink(outside, path.join(context.workspace, 'link'));
+      // As a worker before decision 0325 left it: everything the shared uid's.
+      for (const file of ['dir/notes.txt', 'dir', 'link', '.'])
+        await lchown(path.join(context.workspace, file), 65534, 65534);
+      const uid = await context.sandbox.hostUidFor(context.workspace);
+      expect(uid).toBeGreaterThanOrEqual(100_000);
+      expect(uid).toBeLessThan(165_536);
+      const result = await bashTool.run(
+        { command: 'echo two >> dir/notes.txt && cat dir/notes.txt && id -u' },
+        context,
+      );
+      expect(result).toEqual({ is_error: false, content: `one\ntwo\n${uid}\n` });
+      for (const file of ['dir/notes.txt', 'dir', 'link', '.'])
+        expect((await lstat(path.join(context.workspace, file))).uid).toBe(uid);
+      expect((await lstat(outside)).uid).toBe(0);
+    },
+  );
 
   it('answers in-band and runs nothing when bubblewrap cannot be found, and says how to fix it', async () => {
     const context = await contextFor({ PATH: '/nonexistent' });

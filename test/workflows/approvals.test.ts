@@ -102,7 +102,12 @@ const describeApprovals = (label: string, options: { maxCachedWorkflows?: number
 
     it('denies with a reason that reaches the model, and the file stays', async () => {
       const conversation = await TestConversation.start(setup.client, setup.config, requireApproval);
-      await conversation.ask('write: keep.txt: precious');
+      // Writing is sensitive too: a human lets it through.
+      const written = await conversation.submit('write: keep.txt: precious');
+      const [write] = await pending(conversation, 1);
+      expect(write!.tool).toBe('write_file');
+      await decide(conversation, write!, 'approve');
+      expect((await conversation.finished(written.run_id)).status).toBe('completed');
       const run = await conversation.submit('delete: keep.txt');
       const [approval] = await pending(conversation, 1);
       expect(approval!.tool).toBe('delete_file');

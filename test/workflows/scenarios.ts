@@ -85,7 +85,9 @@ export function describeConversationScenarios(
       expect(run.status).toBe('completed');
       const [result] = toolResults(await conversation.transcript());
       expect(result).toMatchObject({ is_error: true });
-      expect(result!.content).toContain('leaves the workspace');
+      expect(result!.content).toContain(
+        '"../../../../etc/passwd" goes up with ".."; tools only reach files inside the conversation\'s workspace',
+      );
     });
 
     it('queues runs that arrive while busy and answers them in order', async () => {

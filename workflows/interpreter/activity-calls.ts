@@ -4,6 +4,7 @@
  */
 import { isCancellation, log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { KeelActivities, SendWebhookInput } from '../../common/activities';
+import { droppedResultOf } from '../../common/tools';
 import { innermostMessage, urlForLogs } from '../../common/urls';
 import { summarizeModelCall, summarizeToolCall } from '../core/summaries';
 import type { Command, EventInput } from '../core/transitions';
@@ -50,7 +51,9 @@ export async function runTool({ use, flags, run_id, input }: Of<'runTool'>, feed
   const options = { ...toolCallOptions(flags), summary: summarizeToolCall(use) };
   let finished: EventInput;
   try {
-    const outcome = await activities.runTool.executeWithOptions(options, [input]);
+    const stored = await activities.runTool.executeWithOptions(options, [input]);
+    // A result stored too large to read back decodes to a placeholder (decision 0321).
+    const outcome = droppedResultOf(stored) ?? stored;
     finished = { type: 'toolFinished', run_id, tool_use_id: use.id, outcome };
   } catch (error) {
     if (isCancellation(error)) throw error;

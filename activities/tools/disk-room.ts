@@ -1,0 +1,69 @@
+/**
+ * The disk bounds of decision 0327 for a write the worker makes itself (a file tool's), checked
+ * before it: the workspace's quota and the reserve of free space kept on its filesystem. A
+ * command's writes are bounded while it runs, by the command runner (./command-runner.ts).
+ */
+import { statfs } from 'node:fs/promises';
+import { runCommand, type DiskGuard } from './command-runner';
+
+const mebibyte = 1024 * 1024;
+const never = new AbortController().signal;
+
+/** Whole MiB, rounded down, for messages. */
+export function mebibytes(bytes: number): number {
+  return Math.floor(bytes / mebibyte);
+}
+
+/**
+ * Bytes the workspace takes on disk: `du`, which follows no link and stays on one filesystem; or
+ * `undefined` when it cannot say (du aborts when directories are renamed under its walk, which a
+ * thread's own commands can do on purpose).
+ */
+export async function workspaceUsage(
+  workspace: string,
+  hostPath: string | undefined,
+): Promise<number | undefined> {
+  const result = await runCommand(
+    {
+      file: 'du',
+      args: ['-s', '-x', '-P', '-B1', '--', workspace],
+      cwd: '/',
+      env: { PATH: hostPath ?? '/usr/bin:/bin' },
+      inputs: [],
+    },
+    { timeoutMs: 60_000, signal: never },
+  );
+  // stdout and stderr come interleaved: a file that vanished mid-walk is a line of stderr, and du
+  // still prints its total, last.
+  const total = result.output
+    .split('\n')
+    .map((line) => /^(\d+)\t/.exec(line)?.[1])
+    .findLast((found) => found !== undefined);
+  return total === undefined ? undefined : Number(total);
+}
+
+/**
+ * `undefined` when `bytes` more fit in the workspace under `guard`, else why not (for an
+ * `is_error` result; it names no host path).
+ */
+export async function diskRoomFor(
+  guard: DiskGuard,
+  bytes: number,
+  hostPath: string | undefined,
+): Promise<string | undefined> {
+  const stats = await statfs(guard.workspace);
+  const free = stats.bavail * stats.bsize;
+  if (free - bytes < guard.reserveBytes)
+    return (
+      `Not written: the disk that holds workspaces is nearly full (${mebibytes(free)} MiB free, ` +
+      `${mebibytes(guard.reserveBytes)} MiB of it kept for Keel and other threads).`
+    );
+  const used = await workspaceUsage(guard.workspace, hostPath);
+  // Unmeasured (a walk raced by the thread itself): the reserve above still holds for everyone.
+  if (used !== undefined && used + bytes > guard.quotaBytes)
+    return (
+      `Not written: the workspace would pass its quota of ${mebibytes(guard.quotaBytes)} MiB ` +
+      `(it uses ${mebibytes(used)} MiB). Delete files to make room.`
+    );
+  return undefined;
+}
