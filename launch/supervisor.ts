@@ -6,6 +6,7 @@
  * closes and it stops its child. Killing is by process group, so nothing under it survives.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** The exit code of a process that refuses to start (a taken port): restarting it cannot help. */
@@ -70,8 +71,24 @@ export class Supervised {
 
   constructor(private options: SupervisedOptions) {}
 
+  /** The watchdog's pid: what `stop` and `kill` signal. */
   get pid(): number | undefined {
     return this.#child?.pid;
+  }
+
+  /**
+   * The program's own pid (the watchdog's one child), once the watchdog has started it: what
+   * Temporal's poller identity and `ps` name. Read from Linux's /proc, as bubblewrap needs Linux.
+   */
+  get programPid(): number | undefined {
+    const watchdog = this.#child?.pid;
+    if (watchdog === undefined) return undefined;
+    try {
+      const [first] = readFileSync(`/proc/${watchdog}/task/${watchdog}/children`, 'utf8').trim().split(' ');
+      return first === undefined || first === '' ? undefined : Number(first);
+    } catch {
+      return undefined;
+    }
   }
 
   start(): void {

@@ -6,7 +6,7 @@
  *   node watchdog.cjs <stop signal> <grace ms> <command> [args…]
  *
  * Its stdin is a pipe from `keel up` that nobody writes: end of file means `keel up` is gone, and
- * the child gets the stop signal, then SIGKILL after the grace. SIGTERM and SIGINT are passed on.
+ * the child gets the stop signal, then SIGKILL after the grace. SIGTERM, SIGINT and SIGHUP are passed on.
  * It exits as its child did. Started as a process group leader (`detached`): once orphaned, it
  * ends with SIGKILL to its whole group, so nothing the child started outlives it either.
  * Plain JavaScript: it starts in milliseconds, without tsx.
@@ -28,8 +28,9 @@ const pass = (signal) => {
 
 process.on('SIGTERM', () => pass('SIGTERM'));
 process.on('SIGINT', () => pass('SIGINT'));
-// A hang-up is for `keel up` to act on; this process has no terminal.
-process.on('SIGHUP', () => undefined);
+// In a session of its own, no terminal's hang-up reaches this process: a SIGHUP sent to it is
+// meant for its child (a Keel worker reloads its extensions on one).
+process.on('SIGHUP', () => pass('SIGHUP'));
 
 /** Everything in this process group, this process last of all; the child alone when not a group leader. */
 const killGroup = () => {

@@ -2,14 +2,16 @@
  * `keel up --cluster` (`npm run cluster`): the production topology on this machine. A private
  * PostgreSQL, the four Temporal services, the Web UI, several Keel worker hosts (each with its
  * own data dir, as separate machines have, and one workspaces directory they all share, as a
- * shared volume is: decision 0170) and the API; prints where everything is. SIGHUP rolls
- * the worker hosts one at a time, as a deploy does. Ctrl-C or SIGTERM stops everything in order:
- * API, worker hosts (draining), UI, Temporal services, PostgreSQL. The next start finds every
- * conversation.
+ * shared volume is: decision 0170) and the API; prints where everything is. SIGUSR2 rolls
+ * the worker hosts one at a time, as a deploy does. Ctrl-C, SIGTERM, SIGHUP (its terminal gone) or
+ * a closed output stops everything in order: API, worker hosts (draining), UI, Temporal services,
+ * PostgreSQL. The next start finds every conversation.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { Connection } from '@temporalio/client';
 import type { KeelConfig } from '../../common/config';
+import { guardedInterceptors } from '../../api/grpc-closed-guard';
 import { loadEncryptionKeys } from '../../codec/keys';
 import { childProcessEnvironment, createLogger } from '../env';
 import { modelBanner } from '../model-banner';
@@ -21,17 +23,23 @@ import {
   relay,
   say,
   shown,
+  stopSignals,
   stopWhenOutputIsGone,
   waitForPage,
   waitForReady,
 } from '../up';
 import { allPorts, clusterPorts, portsInUse, portsProblem } from './ports';
-import { bundleWorkflows, rollWorkerHosts, type WorkerHost } from './rolling-deploy';
+import { bundleWorkflows, rollWorkerHosts, waitUntilPolling, type WorkerHost } from './rolling-deploy';
 import { ClusterStopped, TemporalCluster } from './temporal-cluster';
 
 const projectRoot = path.resolve(__dirname, '..', '..');
 const keelEntry = path.join(projectRoot, 'cli', 'keel.ts');
 const sameSignalMs = 1_000;
+/**
+ * What asks for a rolling deploy (decision 0331). Not SIGHUP: that is a closed terminal, which
+ * stops `keel up` like Ctrl-C (decision 0330). SIGUSR1 is Node's debugger.
+ */
+export const deploySignal: NodeJS.Signals = 'SIGUSR2';
 
 export async function upCluster(config: KeelConfig): Promise<number> {
   if (config.temporal.address !== undefined) {
@@ -90,9 +98,15 @@ export async function upCluster(config: KeelConfig): Promise<number> {
     cluster.kill();
     process.exit(1);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  // SIGHUP is a deploy here (see below); a closed output ends the cluster like a signal.
+  for (const signal of stopSignals) process.on(signal, onSignal);
+  /** Set once the cluster is running. */
+  let deploy: (() => void) | undefined;
+  // Handled from the start: the signal's default action would end `keel up` mid-start.
+  process.on(deploySignal, () => {
+    if (shuttingDown() !== undefined) return;
+    if (deploy === undefined) say('A deploy was asked for before the cluster was running: ignored.');
+    else deploy();
+  });
   stopWhenOutputIsGone(() => {
     if (shuttingDown() === undefined) onSignal('SIGPIPE');
   });
@@ -154,22 +168,32 @@ export async function upCluster(config: KeelConfig): Promise<number> {
       throw new Error(
         `the Temporal Web UI server could not start (see ${shown(cluster.logsDirectory)}/ui.log)`,
       );
+    // The banner names every worker host: each must poll, not only the one the API's readiness saw.
+    const connection = await Connection.connect({
+      address: cluster.frontend,
+      interceptors: guardedInterceptors(),
+    });
+    try {
+      for (const host of hosts) await waitUntilPolling(connection, config, host, 120_000, stopped);
+    } finally {
+      await connection.close();
+    }
     const early = shuttingDown();
     if (early !== undefined) return await early;
 
-    process.on('SIGHUP', () => {
-      if (rolling !== undefined || shuttingDown() !== undefined) return;
+    deploy = () => {
+      if (rolling !== undefined) return;
       deploys++;
       rolling = rollWorkerHosts(config, cluster.frontend, hosts, deploys, keelEnv).finally(
         () => (rolling = undefined),
       );
-    });
+    };
     say('');
     say('Keel is running on a Temporal cluster.');
     say(`  API        ${apiUrl}   (OpenAPI: ${apiUrl}/openapi.json)`);
     say(`  Chat       ${apiUrl}/`);
     say(
-      `  Temporal   ${cluster.frontend}   (frontend; history :${ports.grpc.history}, matching :${ports.grpc.matching}, worker :${ports.grpc.worker})`,
+      `  Temporal   ${cluster.frontend}   (frontend; its HTTP API :${ports.frontendHttp}, history :${ports.grpc.history}, matching :${ports.grpc.matching})`,
     );
     say(`  Web UI     ${cluster.uiUrl}   (decrypts through ${apiUrl}/codec)`);
     say(
@@ -180,7 +204,7 @@ export async function upCluster(config: KeelConfig): Promise<number> {
     say(`  Logs       ${shown(cluster.logsDirectory)}`);
     say(`  Model      ${modelBanner(config)}`);
     say('');
-    say(`Deploy new Keel code: kill -HUP ${process.pid} restarts the worker hosts one at a time.`);
+    say(`Deploy new Keel code: kill -USR2 ${process.pid} restarts the worker hosts one at a time.`);
     say('Ctrl-C stops everything; conversations are kept.');
   } catch (error) {
     if (!(error instanceof ClusterStopped))

@@ -1,7 +1,7 @@
 /**
  * The supervisor and its watchdog (decision 0330): a process held by a watchdog stops when the
  * watchdog's parent is gone, even by SIGKILL, along with whatever it started; a process that
- * refuses to start is not restarted.
+ * refuses to start is not restarted; its program's own pid is known, and a SIGHUP reaches it.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -85,6 +85,36 @@ describe('a supervised process', () => {
     expect(supervised.refused).toBe(true);
     expect(supervised.restarts).toBe(0);
     expect(reports).toEqual(['refuser refused to start (see above)']);
+  });
+
+  it("names its program's own pid, which a SIGHUP to its watchdog reaches", async () => {
+    const lines: string[] = [];
+    const supervised = new Supervised({
+      name: 'reloader',
+      command: process.execPath,
+      args: [
+        '-e',
+        "process.on('SIGHUP', () => console.log('hung up ' + process.pid)); console.log('ready ' + process.pid); setInterval(() => undefined, 1000)",
+      ],
+      cwd: process.cwd(),
+      env: process.env,
+      report: () => undefined,
+      output: (chunk) => lines.push(...chunk.toString().trim().split('\n')),
+    });
+    supervised.start();
+    try {
+      const deadline = Date.now() + 10_000;
+      while (!lines.some((line) => line.startsWith('ready')) && Date.now() < deadline) await sleep(50);
+      const program = supervised.programPid;
+      expect(program).toBeDefined();
+      expect(program).not.toBe(supervised.pid);
+      expect(lines).toContain(`ready ${program}`);
+      process.kill(supervised.pid!, 'SIGHUP');
+      while (!lines.includes(`hung up ${program}`) && Date.now() < deadline) await sleep(50);
+      expect(lines).toContain(`hung up ${program}`);
+    } finally {
+      await supervised.stop(5_000);
+    }
   });
 
   it('that is killed leaves nothing of its group behind', async () => {
