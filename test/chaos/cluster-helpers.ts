@@ -4,7 +4,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type WorkflowHandle } from '@temporalio/client';
@@ -12,7 +11,7 @@ import { temporal } from '@temporalio/proto';
 import { allPorts, clusterPorts, portsInUse } from '../../launch/cluster/ports';
 import { freePort } from '../helpers/api';
 import { programs } from '../helpers/process-tree';
-import { type KeelUp, keelUp } from '../helpers/keel-up';
+import { accepts, type KeelUp, keelUp } from '../helpers/keel-up';
 import { awaitRunEnd, IntakeLedger, submitUntilAccepted } from './api-chat';
 
 export type Cluster = KeelUp;
@@ -20,6 +19,7 @@ export type Cluster = KeelUp;
 export const keelUpCluster = (env: Record<string, string>): Cluster => keelUp(['--cluster'], env);
 
 export { descendants, programs } from '../helpers/process-tree';
+export { accepts } from '../helpers/keel-up';
 
 export function childPid(cluster: Cluster, matching: string): number {
   const found = programs(cluster.process.pid!).find((row) => row.args.includes(matching));
@@ -199,20 +199,6 @@ export function holdReplacement(
       if (stopped !== undefined) process.kill(stopped, 'SIGCONT');
     },
   };
-}
-
-/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
-export function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    const done = (answer: boolean) => {
-      socket.destroy();
-      resolve(answer);
-    };
-    socket.setTimeout(500, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
 }
 
 export interface ProbeAnswer {

@@ -40,7 +40,7 @@ import {
   runningActivity,
   Traffic,
 } from './cluster-helpers';
-import { waitForOutput } from '../helpers/keel-up';
+import { accepts, bannerOf, portsNamedIn, waitForOutput } from '../helpers/keel-up';
 import { isAlive } from '../helpers/process-tree';
 import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
@@ -100,6 +100,27 @@ describe('keel up --cluster', () => {
     expect(output).toMatch(/Workers {4}worker-1 \(.*hosts\/worker-1\), worker-2 \(.*hosts\/worker-2\)/);
     expect(output).toContain(`Workspaces ${dataDir}/workspaces   (shared by every worker host)`);
     expect((await fetch(`http://127.0.0.1:${env.KEEL_TEMPORAL_UI_PORT}/`)).status).toBe(200);
+    // Every port the banner names listens (it once named the worker service's gRPC port, which
+    // Temporal's worker service never opens), and the frontend's HTTP API answers.
+    const frontend = Number(env.KEEL_TEMPORAL_PORT);
+    const named = portsNamedIn(bannerOf(cluster!, 'Keel is running on a Temporal cluster.'));
+    expect(named).toEqual(
+      expect.arrayContaining([
+        Number(env.KEEL_API_PORT),
+        frontend,
+        frontend + 10,
+        frontend + 1,
+        frontend + 2,
+        Number(env.KEEL_TEMPORAL_UI_PORT),
+        Number(env.KEEL_POSTGRES_PORT),
+      ]),
+    );
+    expect(named).not.toContain(frontend + 6);
+    const silent: number[] = [];
+    for (const port of named) if (!(await accepts(port))) silent.push(port);
+    expect(silent).toEqual([]);
+    const namespaces = await fetch(`http://127.0.0.1:${frontend + 10}/api/v1/namespaces`);
+    expect(namespaces.status).toBe(200);
     const processes = programs(cluster!.process.pid!).map((row) => row.args);
     for (const service of ['frontend', 'history', 'matching', 'worker'])
       expect(processes.filter((args) => args.includes(`--service ${service}`))).toHaveLength(1);
