@@ -113,18 +113,19 @@ export function apiPortUse(config: KeelConfig): PortUse {
   };
 }
 
-/** The worker's metrics port, when it serves one. */
-export function metricsPortUses(config: KeelConfig): PortUse[] {
-  const metrics = config.telemetry.workerMetrics;
-  if (metrics === undefined) return [];
-  return [
-    {
-      host: metrics.host,
-      port: metrics.port,
-      whose: "the worker's metrics port",
-      remedy: 'stop what listens there, or set KEEL_WORKER_METRICS_PORT to another port',
-    },
-  ];
+/** The workers' metrics ports, as `keel up` and `keel up --cluster` check them. */
+export function metricsPortUses(endpoints: { host: string; port: number }[]): PortUse[] {
+  return endpoints.map(({ host, port }) => ({
+    host,
+    port,
+    whose: "the worker's metrics port",
+    remedy: 'stop what listens there, set KEEL_WORKER_METRICS_PORT to another port, or to off',
+  }));
+}
+
+/** A metrics endpoint's address as the banner prints it. */
+export function metricsUrl({ host, port }: { host: string; port: number }): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}/metrics`;
 }
 
 export async function up(config: KeelConfig): Promise<number> {
@@ -139,6 +140,8 @@ export async function up(config: KeelConfig): Promise<number> {
       ? undefined
       : (config.encryption.uiToken ?? randomBytes(32).toString('base64url'));
   const codecEndpoint = uiToken === undefined ? `${apiUrl}/codec` : `${apiUrl}/codec/ui/${uiToken}`;
+  // On by default here: one worker, one port (issue 36); `KEEL_WORKER_METRICS_PORT=off` turns it off.
+  const metrics = config.telemetry.launchedWorkerMetrics;
   let server: DevServer | undefined;
   const children: Supervised[] = [];
   /** Set once shutdown begins; resolves with the exit code. */
@@ -200,7 +203,7 @@ export async function up(config: KeelConfig): Promise<number> {
             },
           ]
         : []),
-      ...metricsPortUses(config),
+      ...metricsPortUses(metrics === undefined ? [] : [metrics]),
     ]);
     if (config.temporal.address === undefined) {
       const cliPath = await ensureTemporalCli(config, say);
@@ -236,6 +239,7 @@ export async function up(config: KeelConfig): Promise<number> {
       KEEL_WORKFLOW_BUNDLE: bundlePath,
       KEEL_LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json',
       KEEL_DATA_DIR: config.dataDir,
+      KEEL_WORKER_METRICS_PORT: metrics === undefined ? 'off' : String(metrics.port),
       ...(uiToken === undefined ? {} : { KEEL_CODEC_UI_TOKEN: uiToken }),
     });
     const spawnKeel = (name: string, command: string, graceMs: number) =>
@@ -260,6 +264,8 @@ export async function up(config: KeelConfig): Promise<number> {
     const stopped = () => shuttingDown() !== undefined;
     await waitForReady(apiUrl, 120_000, stopped);
     if (server !== undefined) await waitForPage('The Temporal Web UI', server.uiUrl, 60_000, stopped);
+    if (metrics !== undefined)
+      await waitForPage("The worker's metrics", metricsUrl(metrics), 60_000, stopped);
     const stoppedWhileStarting = shuttingDown();
     if (stoppedWhileStarting !== undefined) return await stoppedWhileStarting;
     say('');
@@ -272,6 +278,10 @@ export async function up(config: KeelConfig): Promise<number> {
     if (server !== undefined)
       say(
         `  Web UI    ${server.uiUrl}   (decrypts through ${apiUrl}/codec${uiToken === undefined ? '' : '/ui/… with its own token'})`,
+      );
+    if (metrics !== undefined)
+      say(
+        `  Metrics   ${metricsUrl(metrics)}   (the worker's: runs, cost, tokens, tools; the API's: ${apiUrl}/metrics)`,
       );
     say(
       `  Encrypted with key "${encryptionKey?.id}"${config.encryption.keys === undefined ? ` (from ${shown(config.encryption.keyFile)})` : ' (KEEL_ENCRYPTION_KEYS)'}`,

@@ -20,6 +20,7 @@ import { requireFreePorts } from '../free-ports';
 import {
   apiPortUse,
   metricsPortUses,
+  metricsUrl,
   relay,
   say,
   shown,
@@ -75,6 +76,15 @@ export async function upCluster(config: KeelConfig): Promise<number> {
   let deploys = 0;
   /** 1 once a process refused to start. */
   let exitCode = 0;
+  // Off unless KEEL_WORKER_METRICS_PORT is set: then host n serves on that port + n − 1.
+  const base = config.telemetry.workerMetrics;
+  const hostMetrics =
+    base === undefined
+      ? []
+      : Array.from({ length: config.cluster.workerHosts }, (_, index) => ({
+          ...base,
+          port: base.port + index,
+        }));
 
   const stopAll = async (): Promise<number> => {
     say('Stopping Keel: API, worker hosts (draining in-flight work), Web UI, Temporal services, PostgreSQL…');
@@ -112,7 +122,7 @@ export async function upCluster(config: KeelConfig): Promise<number> {
   });
 
   try {
-    await requireFreePorts([apiPortUse(config), ...metricsPortUses(config)]);
+    await requireFreePorts([apiPortUse(config), ...metricsPortUses(hostMetrics)]);
     const problem = portsProblem(ports);
     if (problem !== undefined) throw new Error(problem);
     const taken = await portsInUse(allPorts(ports));
@@ -124,6 +134,8 @@ export async function upCluster(config: KeelConfig): Promise<number> {
 
     say('Bundling workflow code…');
     const bundlePath = await bundleWorkflows(config.dataDir, 0);
+    /** A worker host's metrics endpoint, by its data dir. */
+    const metricsOf = new Map<string, { host: string; port: number }>();
     const keelEnv = (dataDir: string, workflowBundle = bundlePath) =>
       childProcessEnvironment({
         TEMPORAL_ADDRESS: cluster.frontend,
@@ -133,6 +145,7 @@ export async function upCluster(config: KeelConfig): Promise<number> {
         KEEL_DATA_DIR: dataDir,
         // One directory for every host: a thread's files follow it to whichever host runs its next tool.
         KEEL_WORKSPACES_DIR: config.workspacesDir,
+        KEEL_WORKER_METRICS_PORT: String(metricsOf.get(dataDir)?.port ?? 'off'),
       });
     const spawnKeel = (name: string, command: string, dataDir: string) => {
       const child = new Supervised({
@@ -156,6 +169,8 @@ export async function upCluster(config: KeelConfig): Promise<number> {
       const name = `worker-${index}`;
       const dataDir = path.join(config.dataDir, 'hosts', name);
       await mkdir(dataDir, { recursive: true });
+      const metrics = hostMetrics[index - 1];
+      if (metrics !== undefined) metricsOf.set(dataDir, metrics);
       hosts.push({ name, dataDir, process: spawnKeel(name, 'worker', dataDir) });
     }
     api = spawnKeel('API', 'api', config.dataDir);
@@ -178,6 +193,8 @@ export async function upCluster(config: KeelConfig): Promise<number> {
     } finally {
       await connection.close();
     }
+    for (const metrics of hostMetrics)
+      await waitForPage("A worker host's metrics", metricsUrl(metrics), 60_000, stopped);
     const early = shuttingDown();
     if (early !== undefined) return await early;
 
@@ -199,7 +216,14 @@ export async function upCluster(config: KeelConfig): Promise<number> {
     say(
       `  Database   PostgreSQL 127.0.0.1:${ports.postgres}   (data in ${shown(path.join(cluster.directory, 'postgresql'))})`,
     );
-    say(`  Workers    ${hosts.map((host) => `${host.name} (${shown(host.dataDir)})`).join(', ')}`);
+    say(
+      `  Workers    ${hosts
+        .map((host) => {
+          const metrics = metricsOf.get(host.dataDir);
+          return `${host.name} (${shown(host.dataDir)}${metrics === undefined ? '' : `, metrics ${metricsUrl(metrics)}`})`;
+        })
+        .join(', ')}`,
+    );
     say(`  Workspaces ${shown(config.workspacesDir)}   (shared by every worker host)`);
     say(`  Logs       ${shown(cluster.logsDirectory)}`);
     say(`  Model      ${modelBanner(config)}`);

@@ -30,6 +30,7 @@ async function environment(): Promise<Record<string, string>> {
     KEEL_TEMPORAL_PORT: String(await freePort()),
     KEEL_TEMPORAL_UI_PORT: String(await freePort()),
     KEEL_API_PORT: String(await freePort()),
+    KEEL_WORKER_METRICS_PORT: String(await freePort()),
     KEEL_DATA_DIR: await mkdtemp(path.join(os.tmpdir(), 'keel-up-ends-')),
   };
 }
@@ -182,6 +183,11 @@ describe('a taken port is refused at start with one sentence', () => {
     ['KEEL_TEMPORAL_PORT', "the Temporal server's gRPC port", 'set KEEL_TEMPORAL_PORT to another port'],
     ['KEEL_TEMPORAL_UI_PORT', "the Temporal Web UI's port", 'set KEEL_TEMPORAL_UI_PORT to another port'],
     ['KEEL_API_PORT', "the API's port", 'set KEEL_API_PORT to another port'],
+    [
+      'KEEL_WORKER_METRICS_PORT',
+      "the worker's metrics port",
+      'set KEEL_WORKER_METRICS_PORT to another port, or to off',
+    ],
   ])('%s taken: exit 1, nothing started', async (variable, whose, remedy) => {
     const port = await take();
     const env = { ...(await environment()), [variable]: String(port) };
