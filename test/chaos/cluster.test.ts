@@ -95,7 +95,9 @@ describe('keel up --cluster', () => {
   it('prints where everything is; the Web UI and visibility on PostgreSQL answer', async () => {
     const output = cluster!.output();
     expect(output).toContain(`API        ${api}`);
-    expect(output).toContain(`Temporal   127.0.0.1:${env.KEEL_TEMPORAL_PORT}   (frontend; history`);
+    expect(output).toContain(
+      `Temporal   127.0.0.1:${env.KEEL_TEMPORAL_PORT}   (frontend; its HTTP API :${Number(env.KEEL_TEMPORAL_PORT) + 10}, history`,
+    );
     expect(output).toContain(`Database   PostgreSQL 127.0.0.1:${env.KEEL_POSTGRES_PORT}`);
     expect(output).toMatch(/Workers {4}worker-1 \(.*hosts\/worker-1\), worker-2 \(.*hosts\/worker-2\)/);
     expect(output).toContain(`Workspaces ${dataDir}/workspaces   (shared by every worker host)`);
