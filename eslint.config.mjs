@@ -37,6 +37,7 @@ export default tseslint.config(
       'test/replay/histories/**',
       'cli/bin.cjs',
       'dist/**',
+      'launch/watchdog.cjs',
       'web/dist/**',
     ],
   },

@@ -81,7 +81,8 @@ export async function startApi(
       reject(
         error.code === 'EADDRINUSE'
           ? new Error(
-              `port ${options.port} on ${options.host} is in use: stop what listens there, or set KEEL_API_PORT`,
+              `the API's port ${options.port} on ${options.host} is in use: stop what listens there, or set KEEL_API_PORT to another port.`,
+              { cause: error },
             )
           : error,
       ),

@@ -11,7 +11,7 @@ const optional = z
 
 /** The variables, spread into the configuration schema. */
 export const telemetryEnvShape = {
-  KEEL_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  KEEL_WORKER_METRICS_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional(),
   KEEL_WORKER_METRICS_HOST: z.string().default('127.0.0.1'),
   OTEL_SDK_DISABLED: optional,
   OTEL_TRACES_EXPORTER: optional,
@@ -24,6 +24,9 @@ export const telemetryEnvShape = {
 };
 
 type TelemetryEnv = z.output<z.ZodObject<typeof telemetryEnvShape>>;
+
+/** Where the worker `keel up` starts serves its metrics when `KEEL_WORKER_METRICS_PORT` is unset. */
+export const launchedWorkerMetricsPort = 9464;
 
 export interface TracingConfig {
   /** Where spans go: OTLP over HTTP, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. */
@@ -41,6 +44,12 @@ export interface TelemetryConfig {
    * host never fight over a port.
    */
   workerMetrics: { host: string; port: number } | undefined;
+  /**
+   * What the worker `keel up` starts serves: `workerMetrics` when `KEEL_WORKER_METRICS_PORT` is
+   * set (`off` turns it off), else port 9464 on `KEEL_WORKER_METRICS_HOST`. On by default there:
+   * one worker, one port, nothing to collide with (issue 36).
+   */
+  launchedWorkerMetrics: { host: string; port: number } | undefined;
   /** Unset (the default): no spans leave the process. */
   tracing: TracingConfig | undefined;
 }
@@ -70,9 +79,16 @@ export function telemetryConfig(env: TelemetryEnv): TelemetryConfig {
   const base = (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? 'http://localhost:4318').replace(/\/+$/, '');
   return {
     workerMetrics:
-      env.KEEL_WORKER_METRICS_PORT === undefined
+      env.KEEL_WORKER_METRICS_PORT === undefined || env.KEEL_WORKER_METRICS_PORT === 'off'
         ? undefined
         : { host: env.KEEL_WORKER_METRICS_HOST, port: env.KEEL_WORKER_METRICS_PORT },
+    launchedWorkerMetrics:
+      env.KEEL_WORKER_METRICS_PORT === 'off'
+        ? undefined
+        : {
+            host: env.KEEL_WORKER_METRICS_HOST,
+            port: env.KEEL_WORKER_METRICS_PORT ?? launchedWorkerMetricsPort,
+          },
     tracing: on
       ? {
           tracesUrl: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${base}/v1/traces`,

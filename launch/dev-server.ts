@@ -8,6 +8,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { allSearchAttributes } from '../common/search-attributes';
+import { killGroup, underWatchdog } from './supervisor';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -30,6 +31,8 @@ export interface DevServer {
   uiUrl: string;
   /** SIGTERM, then SIGKILL after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
+  /** For a forced exit: SIGKILL to it and its watchdog, no waiting. */
+  kill(): void;
 }
 
 const searchAttributeType: Record<string, string> = {
@@ -124,10 +127,11 @@ export async function waitForTemporal(
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   await mkdir(options.dataDir, { recursive: true });
   const databaseFile = path.join(options.dataDir, 'temporal.db');
-  const child = spawn(options.cliPath, devServerArgs(options, databaseFile), {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  // Under a watchdog in a process group of its own: it stops when its parent is gone, however
+  // the parent ended (decision 0330); a forced stop kills the group.
+  const watched = underWatchdog(options.cliPath, devServerArgs(options, databaseFile), 'SIGTERM', 15_000);
+  const child = spawn(watched.command, watched.args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  child.stdin?.on('error', () => undefined);
   const output: string[] = [];
   const onData = (chunk: Buffer): void => {
     for (const line of chunk.toString('utf8').split('\n')) {
@@ -140,12 +144,18 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   child.stdout?.on('data', onData);
   child.stderr?.on('data', onData);
   let exited = false;
-  const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      killGroup(child);
+      resolve();
+    }),
+  );
   const address = `127.0.0.1:${options.port}`;
   try {
     await waitForTemporal(address, 60_000, () => !exited);
   } catch (error) {
-    child.kill('SIGKILL');
+    killGroup(child);
     if (!exited) throw error;
     const inUse = output.some((line) => /address already in use/i.test(line));
     const hint = inUse
@@ -161,9 +171,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     async stop(graceMs = 10_000) {
       if (exited) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const timer = setTimeout(() => killGroup(child), graceMs);
       await exit;
       clearTimeout(timer);
     },
+    kill: () => killGroup(child),
   };
 }

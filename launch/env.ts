@@ -28,7 +28,11 @@ export function createLogger(
   // A line logged inside a recording span carries its trace_id and span_id.
   const options = { name, level: config.log.level, serializers, mixin: traceIds };
   if (config.log.format === 'json')
-    return destination === undefined ? pino(options) : pino(options, destination);
+    // Synchronous, as pino-pretty's below: pino flushes an asynchronous stdout in an exit
+    // handler, and sonic-boom's synchronous flush retries a closed pipe (EPIPE) forever, so a
+    // process whose reader had gone (`tee`, `keel up`) hung in `process.exit` and ignored every
+    // later signal (decision 0330). Synchronously, EPIPE silences the logger instead.
+    return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
   return pino(
     options,
     pretty({ sync: true, colorize: process.stdout.isTTY, ignore: 'pid,hostname', translateTime: 'HH:MM:ss' }),

@@ -7,6 +7,22 @@ import { startTracing } from '../telemetry/tracing';
 import { runWorker } from '../worker/run-worker';
 import { temporalConnectionOptions } from './connection';
 import { createLogger, loadConfig } from './env';
+import { refusedExitCode } from './supervisor';
+
+/**
+ * How long a stopping API lets in-flight requests finish. Waits answer at once (their runs
+ * deferred); what remains open past this is a live stream, which its client re-attaches to by
+ * `Last-Event-ID`: before, an open web chat held every stop for the full ten seconds.
+ */
+const apiStopGraceMs = 3_000;
+
+/** A taken port ends the process with one sentence and the refused exit code: a restart cannot help. */
+function refuseTakenPort(error: unknown): void {
+  const cause = error instanceof Error ? (error.cause as NodeJS.ErrnoException | undefined) : undefined;
+  if (cause?.code !== 'EADDRINUSE') return;
+  process.stderr.write(`keel: ${(error as Error).message}\n`);
+  process.exit(refusedExitCode);
+}
 
 export async function apiProcess(): Promise<void> {
   const config = loadConfig();
@@ -27,14 +43,21 @@ export async function apiProcess(): Promise<void> {
     host: config.api.host,
     port: config.api.port,
     metrics: new ApiMetrics().withProcessMetrics(),
+  }).catch((error: unknown) => {
+    refuseTakenPort(error);
+    throw error;
   });
   logger.info({ url: api.url }, 'api ready');
   let stopping = false;
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
-    if (stopping) return;
+    // A second signal is an operator who will not wait: it used to be ignored.
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting without waiting for in-flight requests');
+      process.exit(1);
+    }
     stopping = true;
     logger.info({ signal }, 'api stopping: no new connections; in-flight requests finish');
-    await api.stop();
+    await api.stop(apiStopGraceMs);
     await client.connection.close();
     await tracing.shutdown();
     logger.info('api stopped');
@@ -50,5 +73,8 @@ export async function workerProcess(): Promise<void> {
     config,
     connectionOptions: temporalConnectionOptions(config),
     logger: createLogger(config, 'worker'),
+  }).catch((error: unknown) => {
+    refuseTakenPort(error);
+    throw error;
   });
 }

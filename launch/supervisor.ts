@@ -1,9 +1,38 @@
 /**
  * A supervised child process: restarted with backoff when it dies unexpectedly, stopped with
- * SIGTERM then SIGKILL. Children get their own process group, so a terminal's Ctrl-C reaches
- * only the supervisor, which then stops them in order.
+ * its stop signal then SIGKILL. Each runs under a watchdog (`watchdog.cjs`, decision 0330) in a
+ * process group of its own: a terminal's Ctrl-C reaches only `keel up`, which stops them in
+ * order, and when `keel up` dies without stopping them (SIGKILL, a crash) the watchdog's pipe
+ * closes and it stops its child. Killing is by process group, so nothing under it survives.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** The exit code of a process that refuses to start (a taken port): restarting it cannot help. */
+export const refusedExitCode = 78;
+
+const watchdogPath = path.join(__dirname, 'watchdog.cjs');
+
+/** `command args` run under the watchdog, which gives the child `stopSignal` and then SIGKILL after `graceMs` once its parent is gone. */
+export function underWatchdog(
+  command: string,
+  args: string[],
+  stopSignal: NodeJS.Signals,
+  graceMs: number,
+): { command: string; args: string[] } {
+  return { command: process.execPath, args: [watchdogPath, stopSignal, String(graceMs), command, ...args] };
+}
+
+/** SIGKILL to a watchdog's whole process group: the watchdog and everything it started. */
+export function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // ESRCH: nothing of the group is left.
+  }
+}
 
 export interface SupervisedOptions {
   name: string;
@@ -13,10 +42,17 @@ export interface SupervisedOptions {
   env: NodeJS.ProcessEnv;
   /** Said when the process dies and is restarted. */
   report: (line: string) => void;
-  /** Where its output goes: this terminal, or a log file's descriptor. @default 'inherit' */
-  output?: 'inherit' | number;
+  /**
+   * Where its output goes: this terminal, a log file's descriptor, or a function that relays it
+   * (so that `keel up` notices when its own output is gone). @default 'inherit'
+   */
+  output?: 'inherit' | number | ((chunk: Buffer) => void);
   /** What asks it to stop (PostgreSQL's fast shutdown is SIGINT). @default 'SIGTERM' */
   stopSignal?: NodeJS.Signals;
+  /** How long it may take to stop once `keel up` is gone, before SIGKILL. @default 20 s */
+  graceMs?: number;
+  /** Called when it exits with `refusedExitCode`; it is not restarted. */
+  onRefused?: () => void;
 }
 
 const maxBackoffMs = 30_000;
@@ -30,22 +66,68 @@ export class Supervised {
   #startedAt = 0;
   #restartTimer: NodeJS.Timeout | undefined;
   restarts = 0;
+  /** Set when it refused to start. */
+  refused = false;
 
   constructor(private options: SupervisedOptions) {}
 
+  /** The watchdog's pid: what `stop` and `kill` signal. */
   get pid(): number | undefined {
     return this.#child?.pid;
   }
 
+  /**
+   * The program's own pid (the watchdog's one child), once the watchdog has started it: what
+   * Temporal's poller identity and `ps` name. Read from Linux's /proc, as bubblewrap needs Linux.
+   */
+  get programPid(): number | undefined {
+    const watchdog = this.#child?.pid;
+    if (watchdog === undefined) return undefined;
+    try {
+      const [first] = readFileSync(`/proc/${watchdog}/task/${watchdog}/children`, 'utf8').trim().split(' ');
+      return first === undefined || first === '' ? undefined : Number(first);
+    } catch {
+      return undefined;
+    }
+  }
+
   start(): void {
-    const { command, args, cwd, env } = this.options;
+    const {
+      command,
+      args,
+      cwd,
+      env,
+      output = 'inherit',
+      stopSignal = 'SIGTERM',
+      graceMs = 20_000,
+    } = this.options;
     this.#startedAt = Date.now();
-    const output = this.options.output ?? 'inherit';
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', output, output], detached: true });
+    const watched = underWatchdog(command, args, stopSignal, graceMs);
+    const stdio = typeof output === 'function' ? 'pipe' : output;
+    const child = spawn(watched.command, watched.args, {
+      cwd,
+      env,
+      stdio: ['pipe', stdio, stdio],
+      detached: true,
+    });
+    // The pipe is only ever closed (by this process's end); a write error is not ours to raise.
+    child.stdin?.on('error', () => undefined);
+    if (typeof output === 'function') {
+      child.stdout?.on('data', output);
+      child.stderr?.on('data', output);
+    }
     this.#child = child;
     child.once('exit', (code, signal) => {
+      // Whatever the child left in its group (the watchdog's child when the watchdog was killed).
+      killGroup(child);
       if (this.#child === child) this.#child = undefined;
       if (this.#stopping) return;
+      if (code === refusedExitCode) {
+        this.refused = true;
+        this.options.report(`${this.options.name} refused to start (see above)`);
+        this.options.onRefused?.();
+        return;
+      }
       if (Date.now() - this.#startedAt > healthyAfterMs) this.#backoffMs = 1_000;
       const how = signal === null ? `exit code ${code}` : signal;
       this.options.report(
@@ -59,7 +141,7 @@ export class Supervised {
     });
   }
 
-  /** Stops for good: SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
+  /** Stops for good: the stop signal, then SIGKILL to its group if it has not exited after `graceMs`. */
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true;
     clearTimeout(this.#restartTimer);
@@ -67,7 +149,7 @@ export class Supervised {
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill(this.options.stopSignal ?? 'SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    const timer = setTimeout(() => killGroup(child), graceMs);
     await exited;
     clearTimeout(timer);
   }
@@ -87,6 +169,6 @@ export class Supervised {
   kill(): void {
     this.#stopping = true;
     clearTimeout(this.#restartTimer);
-    this.#child?.kill('SIGKILL');
+    if (this.#child !== undefined) killGroup(this.#child);
   }
 }

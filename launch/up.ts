@@ -1,11 +1,12 @@
 /**
  * `keel up` (`npm start`): the whole system on this machine. Starts the Temporal dev server
  * (unless TEMPORAL_ADDRESS points elsewhere), the worker and the API; prints where they are;
- * on Ctrl-C or SIGTERM stops them in order: API, worker (draining), server.
+ * on Ctrl-C, SIGTERM, SIGHUP or a closed output (`npm start | tee`, then `tee` ends) stops them in
+ * order: API, worker (draining), server. Should `keel up` itself die, each process's watchdog
+ * stops it (decision 0330): nothing it started outlives it.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeSandbox } from '../activities/tools/bash';
@@ -15,6 +16,7 @@ import { loadEncryptionKeys } from '../codec/keys';
 import { buildWorkflowBundle } from '../worker/bundle';
 import { type DevServer, startDevServer, waitForTemporal } from './dev-server';
 import { childProcessEnvironment } from './env';
+import { type PortUse, requireFreePorts } from './free-ports';
 import { Supervised } from './supervisor';
 import { modelBanner } from './model-banner';
 import { keelCommandArgs, packageRoot } from './package-root';
@@ -22,6 +24,8 @@ import { ensureTemporalCli } from './temporal-cli';
 
 /** Signals closer together than this are one signal delivered twice (npm forwards what the terminal sent). */
 const sameSignalMs = 1_000;
+/** The signals that end `keel up`: Ctrl-C, a stop, a closed terminal. */
+export const stopSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /** A path as the user is likely to recognise it: relative below the current directory, else absolute. */
 export function shown(file: string): string {
@@ -29,8 +33,32 @@ export function shown(file: string): string {
   return relative === '' || relative.startsWith('..') ? file : relative;
 }
 
+const output: { gone: boolean; onGone: (() => void) | undefined } = { gone: false, onGone: undefined };
+
+/**
+ * Ends `keel up` when its output is gone: a write to stdout failed (EPIPE once `tee` ended, ENOSPC
+ * on a full disk). Nothing more is written; `onGone` runs once. Without a handler the failed
+ * write would crash `keel up` and leave its processes to their watchdogs.
+ */
+export function stopWhenOutputIsGone(onGone: () => void): void {
+  output.onGone = onGone;
+  const lost = (): void => {
+    if (output.gone) return;
+    output.gone = true;
+    output.onGone?.();
+  };
+  process.stdout.on('error', lost);
+  // Stderr is the terminal's or the same pipe: its failure is noted, never raised.
+  process.stderr.on('error', () => undefined);
+}
+
+/** Writes to stdout while it is there (children's output is relayed through this). */
+export function relay(chunk: Buffer | string): void {
+  if (!output.gone) process.stdout.write(chunk);
+}
+
 export function say(line: string): void {
-  process.stdout.write(`${line}\n`);
+  relay(`${line}\n`);
 }
 
 export async function waitForReady(url: string, timeoutMs: number, failed: () => boolean): Promise<void> {
@@ -46,24 +74,57 @@ export async function waitForReady(url: string, timeoutMs: number, failed: () =>
     }
     await sleep(300);
   }
+  if (failed()) return;
   throw new Error(`Keel did not become ready within ${timeoutMs / 1000} s: ${last}`);
 }
 
-/** Fails with what to do when something already listens on the API's address. */
-export async function requireFreePort(host: string, port: number): Promise<void> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        error.code === 'EADDRINUSE'
-          ? new Error(
-              `port ${port} on ${host} is in use (another \`npm start\`?): stop it, or set KEEL_API_PORT to another port`,
-            )
-          : error,
-      ),
-    );
-    probe.listen(port, host, () => probe.close(() => resolve()));
-  });
+/** Resolves once `url` answers 200 (a Web UI serving its page), or throws after `timeoutMs`. */
+export async function waitForPage(
+  name: string,
+  url: string,
+  timeoutMs: number,
+  failed: () => boolean,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
+  while (Date.now() < deadline && !failed()) {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+      await response.body?.cancel();
+      if (response.ok) return;
+      last = `HTTP ${response.status}`;
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error);
+    }
+    await sleep(300);
+  }
+  if (failed()) return;
+  throw new Error(`${name} at ${url} did not answer within ${timeoutMs / 1000} s (${last})`);
+}
+
+/** The API's port, as `keel up` and `keel up --cluster` check it. */
+export function apiPortUse(config: KeelConfig): PortUse {
+  return {
+    host: config.api.host,
+    port: config.api.port,
+    whose: "the API's port",
+    remedy: 'stop what listens there (another `npm start`?), or set KEEL_API_PORT to another port',
+  };
+}
+
+/** The workers' metrics ports, as `keel up` and `keel up --cluster` check them. */
+export function metricsPortUses(endpoints: { host: string; port: number }[]): PortUse[] {
+  return endpoints.map(({ host, port }) => ({
+    host,
+    port,
+    whose: "the worker's metrics port",
+    remedy: 'stop what listens there, set KEEL_WORKER_METRICS_PORT to another port, or to off',
+  }));
+}
+
+/** A metrics endpoint's address as the banner prints it. */
+export function metricsUrl({ host, port }: { host: string; port: number }): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}/metrics`;
 }
 
 export async function up(config: KeelConfig): Promise<number> {
@@ -78,6 +139,8 @@ export async function up(config: KeelConfig): Promise<number> {
       ? undefined
       : (config.encryption.uiToken ?? randomBytes(32).toString('base64url'));
   const codecEndpoint = uiToken === undefined ? `${apiUrl}/codec` : `${apiUrl}/codec/ui/${uiToken}`;
+  // On by default here: one worker, one port (issue 36); `KEEL_WORKER_METRICS_PORT=off` turns it off.
+  const metrics = config.telemetry.launchedWorkerMetrics;
   let server: DevServer | undefined;
   const children: Supervised[] = [];
   /** Set once shutdown begins; resolves with the exit code. */
@@ -85,34 +148,62 @@ export async function up(config: KeelConfig): Promise<number> {
   /** Read through a function: shutdown can begin during any await. */
   const shuttingDown = (): Promise<number> | undefined => shutdown.done;
 
-  const stopAll = async (): Promise<number> => {
+  /** The server, once started: stopping may begin while it starts, so it is stopped where it is started too. */
+  const stopServer = async (): Promise<void> => {
+    await server?.stop(15_000);
+    server = undefined;
+  };
+  const stopAll = async (code: number): Promise<number> => {
+    if (server === undefined && children.length === 0) return code;
     say('Stopping Keel: API, then worker (draining in-flight work), then Temporal…');
     const [worker, api] = children;
     await api?.stop(15_000);
     await worker?.stop((config.shutdownGraceS + 10) * 1000);
-    await server?.stop(15_000);
+    await stopServer();
     say(`Keel stopped. Threads are kept in ${shown(config.dataDir)}`);
-    return 0;
+    return code;
+  };
+  const beginStop = (code: number): void => {
+    if (shutdown.done !== undefined) return;
+    shutdown.at = Date.now();
+    shutdown.done = stopAll(code);
   };
   const onSignal = (signal: NodeJS.Signals): void => {
-    const now = Date.now();
-    if (shutdown.done === undefined) {
-      shutdown.at = now;
-      shutdown.done = stopAll();
-      return;
-    }
-    if (now - shutdown.at < sameSignalMs) return;
+    if (shutdown.done === undefined) return beginStop(0);
+    if (Date.now() - shutdown.at < sameSignalMs) return;
     say(`${signal} again: stopping at once.`);
     for (const child of children) child.kill();
-    server?.process.kill('SIGKILL');
+    server?.kill();
     process.exit(1);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const signal of stopSignals) process.on(signal, onSignal);
+  stopWhenOutputIsGone(() => beginStop(0));
 
   try {
-    // Before anything starts: another API on the port would answer our readiness check.
-    await requireFreePort(config.api.host, config.api.port);
+    // Before anything starts: another API on the port would answer our readiness check, another
+    // Temporal would be attached to as if it were ours.
+    await requireFreePorts([
+      apiPortUse(config),
+      ...(config.temporal.address === undefined
+        ? [
+            {
+              host: '127.0.0.1',
+              port: config.temporal.devServerPort,
+              whose: "the Temporal server's gRPC port",
+              remedy:
+                'stop what listens there (another `npm start`?), set KEEL_TEMPORAL_PORT to another port, or set TEMPORAL_ADDRESS to use that server',
+            },
+            {
+              host: '127.0.0.1',
+              port: config.temporal.devServerUiPort,
+              whose: "the Temporal Web UI's port",
+              remedy:
+                'stop what listens there (another `npm start`?), or set KEEL_TEMPORAL_UI_PORT to another port',
+            },
+          ]
+        : []),
+      ...metricsPortUses(metrics === undefined ? [] : [metrics]),
+    ]);
     if (config.temporal.address === undefined) {
       const cliPath = await ensureTemporalCli(config, say);
       say(`Starting the Temporal dev server (${cliPath})…`);
@@ -125,6 +216,7 @@ export async function up(config: KeelConfig): Promise<number> {
         uiCodecEndpoint: codecEndpoint,
         onOutput: (line) => say(`[temporal] ${line}`),
       });
+      if (shuttingDown() !== undefined) await stopServer();
     } else {
       say(`Using the Temporal server at ${config.temporal.address}…`);
       await waitForTemporal(config.temporal.address, 15_000);
@@ -146,9 +238,10 @@ export async function up(config: KeelConfig): Promise<number> {
       KEEL_WORKFLOW_BUNDLE: bundlePath,
       KEEL_LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json',
       KEEL_DATA_DIR: config.dataDir,
+      KEEL_WORKER_METRICS_PORT: metrics === undefined ? 'off' : String(metrics.port),
       ...(uiToken === undefined ? {} : { KEEL_CODEC_UI_TOKEN: uiToken }),
     });
-    const spawnKeel = (name: string, command: string) =>
+    const spawnKeel = (name: string, command: string, graceMs: number) =>
       new Supervised({
         name,
         command: process.execPath,
@@ -156,14 +249,22 @@ export async function up(config: KeelConfig): Promise<number> {
         cwd: packageRoot,
         env,
         report: say,
+        // Through this process, so that a closed output is noticed here.
+        output: relay,
+        graceMs,
+        onRefused: () => beginStop(1),
       });
-    const worker = spawnKeel('worker', 'worker');
-    const api = spawnKeel('API', 'api');
+    const worker = spawnKeel('worker', 'worker', (config.shutdownGraceS + 10) * 1000);
+    const api = spawnKeel('API', 'api', 15_000);
     children.push(worker, api);
     worker.start();
     api.start();
 
-    await waitForReady(apiUrl, 120_000, () => shuttingDown() !== undefined);
+    const stopped = () => shuttingDown() !== undefined;
+    await waitForReady(apiUrl, 120_000, stopped);
+    if (server !== undefined) await waitForPage('The Temporal Web UI', server.uiUrl, 60_000, stopped);
+    if (metrics !== undefined)
+      await waitForPage("The worker's metrics", metricsUrl(metrics), 60_000, stopped);
     const stoppedWhileStarting = shuttingDown();
     if (stoppedWhileStarting !== undefined) return await stoppedWhileStarting;
     say('');
@@ -176,6 +277,10 @@ export async function up(config: KeelConfig): Promise<number> {
     if (server !== undefined)
       say(
         `  Web UI    ${server.uiUrl}   (decrypts through ${apiUrl}/codec${uiToken === undefined ? '' : '/ui/… with its own token'})`,
+      );
+    if (metrics !== undefined)
+      say(
+        `  Metrics   ${metricsUrl(metrics)}   (the worker's: runs, cost, tokens, tools; the API's: ${apiUrl}/metrics)`,
       );
     say(
       `  Encrypted with key "${encryptionKey?.id}"${config.encryption.keys === undefined ? ` (from ${shown(config.encryption.keyFile)})` : ' (KEEL_ENCRYPTION_KEYS)'}`,
@@ -194,9 +299,8 @@ export async function up(config: KeelConfig): Promise<number> {
     say('Ctrl-C stops everything; conversations are kept.');
   } catch (error) {
     say(`keel up failed: ${error instanceof Error ? error.message : String(error)}`);
-    shutdown.done ??= stopAll();
-    await shutdown.done;
-    return 1;
+    beginStop(1);
+    return (await shuttingDown()) ?? 1;
   }
   return new Promise<number>((resolve) => {
     const check = setInterval(() => {

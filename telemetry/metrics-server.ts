@@ -60,7 +60,10 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(
         error.code === 'EADDRINUSE'
-          ? new Error(`port ${options.port} on ${options.host} is in use: set KEEL_WORKER_METRICS_PORT`)
+          ? new Error(
+              `the worker's metrics port ${options.port} on ${options.host} is in use: stop what listens there, or set KEEL_WORKER_METRICS_PORT to another port.`,
+              { cause: error },
+            )
           : error,
       ),
     );

@@ -8,6 +8,7 @@ import { builtinTools, createActivities } from '../activities';
 import { ExtensionHost } from '../activities/extensions';
 import { ToolRegistry } from '../activities/tools';
 import { describeSandbox } from '../activities/tools/bash';
+import { stopCommandRunner } from '../activities/tools/command-runner';
 import { Sandbox } from '../activities/tools/sandbox';
 import { loadDataConverter } from '../codec/data-converter';
 import type { KeelConfig } from '../common/config';
@@ -149,6 +150,8 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   } finally {
     // After the drain: an in-flight extension call needed its server until now.
     await extensions?.stop();
+    // Commands ended with the drain; their runner, in a session of its own, ends with the worker.
+    await stopCommandRunner();
     await connection.close();
     await metricsServer?.close();
     await tracing.shutdown();

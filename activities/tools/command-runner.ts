@@ -307,6 +307,21 @@ class CommandRunner {
     return this.#child?.pid;
   }
 
+  /**
+   * Ends the runner and waits for it (at most `timeoutMs`): it kills what it still runs and exits
+   * when its channel closes. In a session of its own, it is beyond the reach of a signal to the
+   * worker's process group, so a stopping worker sees it gone rather than leaving it to notice.
+   */
+  async stop(timeoutMs = killGraceMs + 1_000): Promise<void> {
+    const child = this.#child;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.disconnect();
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    await exited;
+    clearTimeout(timer);
+  }
+
   /** The runner keeps this process alive only while a command is running, as a child would. */
   #holdProcess(): void {
     if (this.#pending.size > 0) this.#child?.channel?.ref();
@@ -344,6 +359,11 @@ class CommandRunner {
 }
 
 const runner = new CommandRunner();
+
+/** Ends this process's command runner, if one runs, and waits for it: for a stopping worker. */
+export function stopCommandRunner(): Promise<void> {
+  return runner.stop();
+}
 
 /** The running runner's process id, if one is running (for tests). */
 export function commandRunnerPid(): number | undefined {

@@ -28,6 +28,34 @@ export async function bundleWorkflows(dataDir: string, deploy: number): Promise<
 }
 
 /**
+ * Resolves with the host's worker pid once Temporal sees that process polling the task queue
+ * (its identity is `<its pid>@host`: the watchdog's child's pid, not the watchdog's). Throws after
+ * `timeoutMs`; resolves undefined when `given` says to stop waiting.
+ */
+export async function waitUntilPolling(
+  connection: Connection,
+  config: KeelConfig,
+  host: WorkerHost,
+  timeoutMs: number,
+  given = (): boolean => false,
+): Promise<number | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pid = host.process.programPid;
+    const polling =
+      pid !== undefined &&
+      (await isPolling(connection, config.temporal.namespace, config.taskQueue, workerIdentity(pid)).catch(
+        () => false,
+      ));
+    if (polling) return pid;
+    if (given()) return undefined;
+    if (Date.now() > deadline)
+      throw new Error(`${host.name} (pid ${pid ?? '?'}) did not start polling within ${timeoutMs / 1000} s`);
+    await sleep(250);
+  }
+}
+
+/**
  * A rolling deploy of the code on disk now: the workflow code is bundled again, then each worker
  * host in turn drains (SIGTERM) and is replaced by a new process; the next waits until Temporal
  * sees the new one polling, so the task queue never lacks a worker.
@@ -46,19 +74,9 @@ export async function rollWorkerHosts(
   try {
     const bundle = await bundleWorkflows(config.dataDir, deploy);
     for (const host of hosts) {
-      const before = host.process.pid;
+      const before = host.process.programPid;
       await host.process.restart((config.shutdownGraceS + 10) * 1000, keelEnv(host.dataDir, bundle));
-      const pid = host.process.pid;
-      const deadline = Date.now() + 120_000;
-      while (
-        pid !== undefined &&
-        !(await isPolling(connection, config.temporal.namespace, config.taskQueue, workerIdentity(pid)).catch(
-          () => false,
-        ))
-      ) {
-        if (Date.now() > deadline) throw new Error(`${host.name} (pid ${pid}) did not start polling`);
-        await sleep(250);
-      }
+      const pid = await waitUntilPolling(connection, config, host, 120_000);
       say(`Rolling deploy: ${host.name} replaced (pid ${before} → ${pid}) and polling`);
     }
     say(`Rolling deploy done: ${hosts.length} worker hosts replaced.`);

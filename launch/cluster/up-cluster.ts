@@ -2,25 +2,44 @@
  * `keel up --cluster` (`npm run cluster`): the production topology on this machine. A private
  * PostgreSQL, the four Temporal services, the Web UI, several Keel worker hosts (each with its
  * own data dir, as separate machines have, and one workspaces directory they all share, as a
- * shared volume is: decision 0170) and the API; prints where everything is. SIGHUP rolls
- * the worker hosts one at a time, as a deploy does. Ctrl-C or SIGTERM stops everything in order:
- * API, worker hosts (draining), UI, Temporal services, PostgreSQL. The next start finds every
- * conversation.
+ * shared volume is: decision 0170) and the API; prints where everything is. SIGUSR2 rolls
+ * the worker hosts one at a time, as a deploy does. Ctrl-C, SIGTERM, SIGHUP (its terminal gone) or
+ * a closed output stops everything in order: API, worker hosts (draining), UI, Temporal services,
+ * PostgreSQL. The next start finds every conversation.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { Connection } from '@temporalio/client';
 import type { KeelConfig } from '../../common/config';
+import { guardedInterceptors } from '../../api/grpc-closed-guard';
 import { loadEncryptionKeys } from '../../codec/keys';
 import { childProcessEnvironment, createLogger } from '../env';
 import { modelBanner } from '../model-banner';
 import { keelCommandArgs, packageRoot } from '../package-root';
 import { Supervised } from '../supervisor';
-import { requireFreePort, say, shown, waitForReady } from '../up';
+import { requireFreePorts } from '../free-ports';
+import {
+  apiPortUse,
+  metricsPortUses,
+  metricsUrl,
+  relay,
+  say,
+  shown,
+  stopSignals,
+  stopWhenOutputIsGone,
+  waitForPage,
+  waitForReady,
+} from '../up';
 import { allPorts, clusterPorts, portsInUse, portsProblem } from './ports';
-import { bundleWorkflows, rollWorkerHosts, type WorkerHost } from './rolling-deploy';
+import { bundleWorkflows, rollWorkerHosts, waitUntilPolling, type WorkerHost } from './rolling-deploy';
 import { ClusterStopped, TemporalCluster } from './temporal-cluster';
 
 const sameSignalMs = 1_000;
+/**
+ * What asks for a rolling deploy (decision 0331). Not SIGHUP: that is a closed terminal, which
+ * stops `keel up` like Ctrl-C (decision 0330). SIGUSR1 is Node's debugger.
+ */
+export const deploySignal: NodeJS.Signals = 'SIGUSR2';
 
 export async function upCluster(config: KeelConfig): Promise<number> {
   if (config.temporal.address !== undefined) {
@@ -54,6 +73,17 @@ export async function upCluster(config: KeelConfig): Promise<number> {
   const shuttingDown = (): Promise<number> | undefined => shutdown.done;
   let rolling: Promise<void> | undefined;
   let deploys = 0;
+  /** 1 once a process refused to start. */
+  let exitCode = 0;
+  // Off unless KEEL_WORKER_METRICS_PORT is set: then host n serves on that port + n − 1.
+  const base = config.telemetry.workerMetrics;
+  const hostMetrics =
+    base === undefined
+      ? []
+      : Array.from({ length: config.cluster.workerHosts }, (_, index) => ({
+          ...base,
+          port: base.port + index,
+        }));
 
   const stopAll = async (): Promise<number> => {
     say('Stopping Keel: API, worker hosts (draining in-flight work), Web UI, Temporal services, PostgreSQL…');
@@ -61,7 +91,7 @@ export async function upCluster(config: KeelConfig): Promise<number> {
     await Promise.all(hosts.map((host) => host.process.stop((config.shutdownGraceS + 10) * 1000)));
     await cluster.stop();
     say(`Keel stopped. Threads are kept in ${shown(config.dataDir)}`);
-    return 0;
+    return exitCode;
   };
   const onSignal = (signal: NodeJS.Signals): void => {
     const now = Date.now();
@@ -77,11 +107,21 @@ export async function upCluster(config: KeelConfig): Promise<number> {
     cluster.kill();
     process.exit(1);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const signal of stopSignals) process.on(signal, onSignal);
+  /** Set once the cluster is running. */
+  let deploy: (() => void) | undefined;
+  // Handled from the start: the signal's default action would end `keel up` mid-start.
+  process.on(deploySignal, () => {
+    if (shuttingDown() !== undefined) return;
+    if (deploy === undefined) say('A deploy was asked for before the cluster was running: ignored.');
+    else deploy();
+  });
+  stopWhenOutputIsGone(() => {
+    if (shuttingDown() === undefined) onSignal('SIGPIPE');
+  });
 
   try {
-    await requireFreePort(config.api.host, config.api.port);
+    await requireFreePorts([apiPortUse(config), ...metricsPortUses(hostMetrics)]);
     const problem = portsProblem(ports);
     if (problem !== undefined) throw new Error(problem);
     const taken = await portsInUse(allPorts(ports));
@@ -93,6 +133,8 @@ export async function upCluster(config: KeelConfig): Promise<number> {
 
     say('Bundling workflow code…');
     const bundlePath = await bundleWorkflows(config.dataDir, 0);
+    /** A worker host's metrics endpoint, by its data dir. */
+    const metricsOf = new Map<string, { host: string; port: number }>();
     const keelEnv = (dataDir: string, workflowBundle = bundlePath) =>
       childProcessEnvironment({
         TEMPORAL_ADDRESS: cluster.frontend,
@@ -102,6 +144,7 @@ export async function upCluster(config: KeelConfig): Promise<number> {
         KEEL_DATA_DIR: dataDir,
         // One directory for every host: a thread's files follow it to whichever host runs its next tool.
         KEEL_WORKSPACES_DIR: config.workspacesDir,
+        KEEL_WORKER_METRICS_PORT: String(metricsOf.get(dataDir)?.port ?? 'off'),
       });
     const spawnKeel = (name: string, command: string, dataDir: string) => {
       const child = new Supervised({
@@ -111,6 +154,12 @@ export async function upCluster(config: KeelConfig): Promise<number> {
         cwd: packageRoot,
         env: keelEnv(dataDir),
         report: say,
+        output: relay,
+        graceMs: command === 'worker' ? (config.shutdownGraceS + 10) * 1000 : 15_000,
+        onRefused: () => {
+          exitCode = 1;
+          onSignal('SIGTERM');
+        },
       });
       child.start();
       return child;
@@ -119,37 +168,66 @@ export async function upCluster(config: KeelConfig): Promise<number> {
       const name = `worker-${index}`;
       const dataDir = path.join(config.dataDir, 'hosts', name);
       await mkdir(dataDir, { recursive: true });
+      const metrics = hostMetrics[index - 1];
+      if (metrics !== undefined) metricsOf.set(dataDir, metrics);
       hosts.push({ name, dataDir, process: spawnKeel(name, 'worker', dataDir) });
     }
     api = spawnKeel('API', 'api', config.dataDir);
-    await waitForReady(apiUrl, 120_000, () => shuttingDown() !== undefined);
+    const stopped = () => shuttingDown() !== undefined;
+    await waitForReady(apiUrl, 120_000, stopped);
+    // The banner names the Web UI: it must answer, and be ours (a UI server that lost its port restarts).
+    const ui = cluster.process('ui');
+    await waitForPage('The Temporal Web UI', cluster.uiUrl, 60_000, () => stopped() || ui.restarts > 0);
+    if (ui.restarts > 0 && !stopped())
+      throw new Error(
+        `the Temporal Web UI server could not start (see ${shown(cluster.logsDirectory)}/ui.log)`,
+      );
+    // The banner names every worker host: each must poll, not only the one the API's readiness saw.
+    const connection = await Connection.connect({
+      address: cluster.frontend,
+      interceptors: guardedInterceptors(),
+    });
+    try {
+      for (const host of hosts) await waitUntilPolling(connection, config, host, 120_000, stopped);
+    } finally {
+      await connection.close();
+    }
+    for (const metrics of hostMetrics)
+      await waitForPage("A worker host's metrics", metricsUrl(metrics), 60_000, stopped);
     const early = shuttingDown();
     if (early !== undefined) return await early;
 
-    process.on('SIGHUP', () => {
-      if (rolling !== undefined || shuttingDown() !== undefined) return;
+    deploy = () => {
+      if (rolling !== undefined) return;
       deploys++;
       rolling = rollWorkerHosts(config, cluster.frontend, hosts, deploys, keelEnv).finally(
         () => (rolling = undefined),
       );
-    });
+    };
     say('');
     say('Keel is running on a Temporal cluster.');
     say(`  API        ${apiUrl}   (OpenAPI: ${apiUrl}/openapi.json)`);
     say(`  Chat       ${apiUrl}/`);
     say(
-      `  Temporal   ${cluster.frontend}   (frontend; history :${ports.grpc.history}, matching :${ports.grpc.matching}, worker :${ports.grpc.worker})`,
+      `  Temporal   ${cluster.frontend}   (frontend; its HTTP API :${ports.frontendHttp}, history :${ports.grpc.history}, matching :${ports.grpc.matching})`,
     );
     say(`  Web UI     ${cluster.uiUrl}   (decrypts through ${apiUrl}/codec)`);
     say(
       `  Database   PostgreSQL 127.0.0.1:${ports.postgres}   (data in ${shown(path.join(cluster.directory, 'postgresql'))})`,
     );
-    say(`  Workers    ${hosts.map((host) => `${host.name} (${shown(host.dataDir)})`).join(', ')}`);
+    say(
+      `  Workers    ${hosts
+        .map((host) => {
+          const metrics = metricsOf.get(host.dataDir);
+          return `${host.name} (${shown(host.dataDir)}${metrics === undefined ? '' : `, metrics ${metricsUrl(metrics)}`})`;
+        })
+        .join(', ')}`,
+    );
     say(`  Workspaces ${shown(config.workspacesDir)}   (shared by every worker host)`);
     say(`  Logs       ${shown(cluster.logsDirectory)}`);
     say(`  Model      ${modelBanner(config)}`);
     say('');
-    say(`Deploy new Keel code: kill -HUP ${process.pid} restarts the worker hosts one at a time.`);
+    say(`Deploy new Keel code: kill -USR2 ${process.pid} restarts the worker hosts one at a time.`);
     say('Ctrl-C stops everything; conversations are kept.');
   } catch (error) {
     if (!(error instanceof ClusterStopped))

@@ -2,7 +2,6 @@
  * `npm start` as a user meets it: the supervisor, a dev server with its SQLite file, a worker and
  * the API as real processes; a worker killed and restarted; Ctrl-C; a restart that keeps everything.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -10,28 +9,37 @@ import path from 'node:path';
 import type { LangChainMessage } from '../../api/protocol/langchain-messages';
 import { sandboxWorkspace } from '../../activities/tools/sandbox';
 import { call, freePort, userInput } from '../helpers/api';
-import { keelUp as keelUpWith, type KeelUp as Up, waitForOutput } from '../helpers/keel-up';
+import {
+  accepts,
+  bannerOf,
+  keelUp as keelUpWith,
+  type KeelUp as Up,
+  portsNamedIn,
+  waitForOutput,
+} from '../helpers/keel-up';
+import { scrape } from '../helpers/prometheus';
+import { eventually } from '../helpers/temporal';
+import { descendants, isAlive, programs } from '../helpers/process-tree';
 
 const keelUp = (env: Record<string, string>): Up => keelUpWith([], env);
 
 jest.setTimeout(240_000);
 
-function childPids(parent: number, matching: string): number[] {
-  const lines = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(parent)], { encoding: 'utf8' })
-    .trim()
-    .split('\n');
-  return lines.filter((line) => line.includes(matching)).map((line) => Number.parseInt(line.trim(), 10));
-}
-
 describe('keel up (npm start)', () => {
   it('starts everything, answers, survives a worker crash, stops on Ctrl-C and keeps the conversation', async () => {
-    const [temporalPort, uiPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const [temporalPort, uiPort, apiPort, metricsPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'keel-up-'));
     const env = {
       TEMPORAL_CLI_PATH: process.env.KEEL_TEST_CLI_PATH!,
       KEEL_TEMPORAL_PORT: String(temporalPort),
       KEEL_TEMPORAL_UI_PORT: String(uiPort),
       KEEL_API_PORT: String(apiPort),
+      KEEL_WORKER_METRICS_PORT: String(metricsPort),
       KEEL_DATA_DIR: dataDir,
     };
     const api = `http://127.0.0.1:${apiPort}`;
@@ -70,8 +78,28 @@ describe('keel up (npm start)', () => {
       `from the workspace: ${sandboxWorkspace}\n`,
     );
 
+    // Metrics are on by default: the worker's endpoint is in the banner, with the run, its tokens,
+    // cost and tool on it; every port the banner names listens.
+    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    expect(first.output()).toContain(`Metrics   ${metricsUrl}`);
+    // The run is counted when the workflow task that ends it completes, a moment after the answer.
+    const scraped = await eventually(async () => {
+      const each = await scrape(metricsUrl);
+      return each.value('keel_runs_total', { status: 'completed' }) >= 1 ? each : undefined;
+    });
+    expect(scraped.value('keel_model_tokens_total')).toBeGreaterThan(0);
+    expect(scraped.value('keel_tool_calls_total', { tool: 'bash', outcome: 'ok' })).toBe(1);
+    expect(await (await fetch(metricsUrl)).text()).toContain('# TYPE keel_model_cost_usd_total counter');
+    const named = portsNamedIn(bannerOf(first, 'Keel is running.'));
+    expect(named).toEqual(expect.arrayContaining([apiPort, temporalPort, uiPort, metricsPort]));
+    const silent: number[] = [];
+    for (const port of named) if (!(await accepts(port))) silent.push(port);
+    expect(silent).toEqual([]);
+
     // A worker that dies is restarted by the supervisor.
-    const [worker] = childPids(first.process.pid!, 'keel.ts worker');
+    const [worker] = programs(first.process.pid!)
+      .filter((row) => row.args.includes('keel.ts worker'))
+      .map((row) => row.pid);
     process.kill(worker!, 'SIGKILL');
     await waitForOutput(first, 'worker stopped unexpectedly', 10_000);
     const afterCrash = await call<{ messages: LangChainMessage[] }>(
@@ -82,10 +110,11 @@ describe('keel up (npm start)', () => {
     );
     expect(JSON.stringify(afterCrash.body.messages.at(-1))).toContain('second');
 
+    const started = descendants(first.process.pid!);
     first.process.kill('SIGINT');
     expect(await first.exited).toBe(0);
     expect(first.output()).toContain('Keel stopped.');
-    expect(childPids(1, dataDir)).toEqual([]);
+    expect(started.filter((row) => isAlive(row.pid))).toEqual([]);
 
     const second = keelUp(env);
     await waitForOutput(second, 'Keel is running.', 120_000);
@@ -112,11 +141,12 @@ describe('keel up (npm start)', () => {
       const up = keelUp({
         TEMPORAL_CLI_PATH: process.env.KEEL_TEST_CLI_PATH!,
         KEEL_API_PORT: String(port),
+        KEEL_WORKER_METRICS_PORT: 'off',
         KEEL_DATA_DIR: await mkdtemp(path.join(os.tmpdir(), 'keel-up-')),
       });
       expect(await up.exited).toBe(1);
       expect(up.output()).toContain(
-        `keel up failed: port ${port} on 127.0.0.1 is in use (another \`npm start\`?): stop it, or set KEEL_API_PORT to another port`,
+        `keel up failed: the API's port ${port} on 127.0.0.1 is in use: stop what listens there (another \`npm start\`?), or set KEEL_API_PORT to another port.`,
       );
       expect(up.output()).not.toContain('Starting the Temporal dev server');
     } finally {

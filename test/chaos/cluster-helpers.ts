@@ -2,46 +2,27 @@
  * What the cluster test drives: `keel up --cluster` as a child process, its process tree, free
  * ports for a whole cluster, and conversations chatting through an API until told to stop.
  */
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { allPorts, clusterPorts, portsInUse } from '../../launch/cluster/ports';
 import { freePort } from '../helpers/api';
-import { type KeelUp, keelUp } from '../helpers/keel-up';
+import { programs } from '../helpers/process-tree';
+import { accepts, type KeelUp, keelUp } from '../helpers/keel-up';
 import { awaitRunEnd, IntakeLedger, submitUntilAccepted } from './api-chat';
 
 export type Cluster = KeelUp;
 
 export const keelUpCluster = (env: Record<string, string>): Cluster => keelUp(['--cluster'], env);
 
-/** Every process below `pid`, with its command line. */
-export function descendants(pid: number): { pid: number; args: string }[] {
-  const table = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const [, child, parent, args] = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line) ?? [];
-      return { pid: Number(child), parent: Number(parent), args: args ?? '' };
-    });
-  const found: { pid: number; args: string }[] = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    const parent = queue.shift()!;
-    for (const row of table.filter((candidate) => candidate.parent === parent)) {
-      found.push({ pid: row.pid, args: row.args });
-      queue.push(row.pid);
-    }
-  }
-  return found;
-}
+export { descendants, programs } from '../helpers/process-tree';
+export { accepts } from '../helpers/keel-up';
 
 export function childPid(cluster: Cluster, matching: string): number {
-  const found = descendants(cluster.process.pid!).find((row) => row.args.includes(matching));
+  const found = programs(cluster.process.pid!).find((row) => row.args.includes(matching));
   if (found === undefined) throw new Error(`no process "${matching}" under the cluster`);
   return found.pid;
 }
@@ -199,7 +180,7 @@ export function holdReplacement(
   const held = (async () => {
     const deadline = Date.now() + 60_000;
     while (!giveUp && Date.now() < deadline) {
-      for (const row of descendants(cluster.process.pid!)) {
+      for (const row of programs(cluster.process.pid!)) {
         if (row.pid === killed || !row.args.includes('keel.ts worker')) continue;
         if ((await hostOf(row.pid)) !== host) continue;
         process.kill(row.pid, 'SIGSTOP');
@@ -218,20 +199,6 @@ export function holdReplacement(
       if (stopped !== undefined) process.kill(stopped, 'SIGCONT');
     },
   };
-}
-
-/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
-export function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    const done = (answer: boolean) => {
-      socket.destroy();
-      resolve(answer);
-    };
-    socket.setTimeout(500, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
 }
 
 export interface ProbeAnswer {

@@ -1,11 +1,11 @@
 /**
  * `keel up --cluster` as an operator meets it: PostgreSQL, the four Temporal services, the Web UI,
  * two Keel worker hosts and the API as real processes. Conversations chat through the API while
- * the worker hosts are replaced one at a time (a rolling deploy, SIGHUP), then while a worker
+ * the worker hosts are replaced one at a time (a rolling deploy, SIGUSR2), then while a worker
  * host, history, matching and the frontend are SIGKILLed and PostgreSQL restarts (requests all
  * through the database's outage answer 200 or 503); a worker host is SIGKILLed mid-model-call and
  * mid-command and kept down, and the other host finishes the run and reads the dead one's files;
- * then Ctrl-C, and a second start finds everything.
+ * then Ctrl-C, and a second start finds everything; a hang-up (SIGHUP) stops that one as Ctrl-C does.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -29,6 +29,7 @@ import {
   type Cluster,
   childPid,
   descendants,
+  programs,
   freeClusterPorts,
   keelUpCluster,
   activityIdentities,
@@ -39,7 +40,8 @@ import {
   runningActivity,
   Traffic,
 } from './cluster-helpers';
-import { waitForOutput } from '../helpers/keel-up';
+import { accepts, bannerOf, portsNamedIn, waitForOutput } from '../helpers/keel-up';
+import { isAlive } from '../helpers/process-tree';
 import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 jest.setTimeout(480_000);
@@ -93,12 +95,35 @@ describe('keel up --cluster', () => {
   it('prints where everything is; the Web UI and visibility on PostgreSQL answer', async () => {
     const output = cluster!.output();
     expect(output).toContain(`API        ${api}`);
-    expect(output).toContain(`Temporal   127.0.0.1:${env.KEEL_TEMPORAL_PORT}   (frontend; history`);
+    expect(output).toContain(
+      `Temporal   127.0.0.1:${env.KEEL_TEMPORAL_PORT}   (frontend; its HTTP API :${Number(env.KEEL_TEMPORAL_PORT) + 10}, history`,
+    );
     expect(output).toContain(`Database   PostgreSQL 127.0.0.1:${env.KEEL_POSTGRES_PORT}`);
     expect(output).toMatch(/Workers {4}worker-1 \(.*hosts\/worker-1\), worker-2 \(.*hosts\/worker-2\)/);
     expect(output).toContain(`Workspaces ${dataDir}/workspaces   (shared by every worker host)`);
     expect((await fetch(`http://127.0.0.1:${env.KEEL_TEMPORAL_UI_PORT}/`)).status).toBe(200);
-    const processes = descendants(cluster!.process.pid!).map((row) => row.args);
+    // Every port the banner names listens (it once named the worker service's gRPC port, which
+    // Temporal's worker service never opens), and the frontend's HTTP API answers.
+    const frontend = Number(env.KEEL_TEMPORAL_PORT);
+    const named = portsNamedIn(bannerOf(cluster!, 'Keel is running on a Temporal cluster.'));
+    expect(named).toEqual(
+      expect.arrayContaining([
+        Number(env.KEEL_API_PORT),
+        frontend,
+        frontend + 10,
+        frontend + 1,
+        frontend + 2,
+        Number(env.KEEL_TEMPORAL_UI_PORT),
+        Number(env.KEEL_POSTGRES_PORT),
+      ]),
+    );
+    expect(named).not.toContain(frontend + 6);
+    const silent: number[] = [];
+    for (const port of named) if (!(await accepts(port))) silent.push(port);
+    expect(silent).toEqual([]);
+    const namespaces = await fetch(`http://127.0.0.1:${frontend + 10}/api/v1/namespaces`);
+    expect(namespaces.status).toBe(200);
+    const processes = programs(cluster!.process.pid!).map((row) => row.args);
     for (const service of ['frontend', 'history', 'matching', 'worker'])
       expect(processes.filter((args) => args.includes(`--service ${service}`))).toHaveLength(1);
     expect(processes.filter((args) => /postgres -D /.test(args))).toHaveLength(1);
@@ -116,13 +141,13 @@ describe('keel up --cluster', () => {
     expect(found).toEqual([expect.objectContaining({ thread_id: 'visible' })]);
   });
 
-  it('refuses nothing while each worker host is replaced in turn mid-conversation (SIGHUP)', async () => {
+  it('refuses nothing while each worker host is replaced in turn mid-conversation (SIGUSR2)', async () => {
     traffic.start();
     await traffic.progress(4, 120_000);
     traffic.ledger = new IntakeLedger();
     const rolling = traffic.ledger;
     const before = cluster!.output().length;
-    cluster!.process.kill('SIGHUP');
+    cluster!.process.kill('SIGUSR2');
     await waitForOutput(cluster!, 'Rolling deploy done: 2 worker hosts replaced.', 180_000, before);
     await traffic.progress(4, 120_000);
     expect(cluster!.output().slice(before)).toMatch(
@@ -469,25 +494,23 @@ describe('keel up --cluster', () => {
     }
   });
 
-  it('stops everything in order on Ctrl-C, and the next start finds every conversation', async () => {
+  /** Ends the running cluster with `signal` and finds it exited 0 with every process it started gone. */
+  async function stopCluster(signal: NodeJS.Signals): Promise<void> {
     const running = cluster!;
     const started = descendants(running.process.pid!);
-    running.process.kill('SIGINT');
+    expect(started.length).toBeGreaterThan(0);
+    running.process.kill(signal);
     expect(await running.exited).toBe(0);
     expect(running.output()).toContain('Keel stopped.');
     // Helpers of the processes (tsx's esbuild service) leave when their parent has gone.
-    const alive = () =>
-      started.filter((row) => {
-        try {
-          process.kill(row.pid, 0);
-          return true;
-        } catch {
-          return false;
-        }
-      });
+    const alive = () => started.filter((row) => isAlive(row.pid));
     const deadline = Date.now() + 15_000;
     while (alive().length > 0 && Date.now() < deadline) await sleep(250);
     expect(alive()).toEqual([]);
+  }
+
+  it('stops everything in order on Ctrl-C, and the next start finds every conversation; a hang-up stops that one too', async () => {
+    await stopCluster('SIGINT');
 
     cluster = keelUpCluster(env);
     await waitForOutput(cluster, 'Keel is running on a Temporal cluster.', 240_000);
@@ -503,5 +526,7 @@ describe('keel up --cluster', () => {
       expect(state.status).toBe(200);
       expect(state.body.values.messages.length).toBeGreaterThan(traffic.sent.get(threadId)!.length);
     }
+    // A closed terminal: SIGHUP used to be the rolling deploy's trigger (now SIGUSR2, decision 0331).
+    await stopCluster('SIGHUP');
   });
 });

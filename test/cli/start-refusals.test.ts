@@ -1,7 +1,12 @@
-/** `npm start` (`keel up`) refuses a configuration that would leave the API open, before it starts anything. */
+/**
+ * `npm start` (`keel up`) refuses a configuration that would leave the API open, before it starts
+ * anything; a Keel process refuses a port it cannot have.
+ */
 import { execFile } from 'node:child_process';
+import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { refusedExitCode } from '../../launch/supervisor';
 
 const run = promisify(execFile);
 
@@ -75,6 +80,37 @@ describe('keel up with unusable encryption keys', () => {
       expect(failed.stderr).toMatch(
         /^keel: KEEL_ENCRYPTION_KEYS is not set .* set KEEL_ENCRYPTION_KEYS=id:key/,
       );
+    }
+  });
+});
+
+describe('keel api on a port something else took after keel up checked it', () => {
+  it('says so in one sentence and exits with the refused code, which the supervisor does not restart', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      await run(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'api'], {
+        cwd: path.resolve(__dirname, '../..'),
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          TEMPORAL_ADDRESS: process.env.KEEL_TEST_TEMPORAL_ADDRESS,
+          KEEL_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+          KEEL_API_PORT: String(port),
+          KEEL_DATA_DIR: '/nonexistent/keel',
+        },
+        timeout: 60_000,
+      });
+      throw new Error('the API started');
+    } catch (error) {
+      const failed = error as { code: number; stderr: string };
+      expect(failed.code).toBe(refusedExitCode);
+      expect(failed.stderr).toBe(
+        `keel: the API's port ${port} on 127.0.0.1 is in use: stop what listens there, or set KEEL_API_PORT to another port.\n`,
+      );
+    } finally {
+      taken.close();
     }
   });
 });

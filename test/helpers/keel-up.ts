@@ -1,5 +1,6 @@
 /** `keel up` (or `keel up --cluster`) as a user runs it: a child process whose output is kept. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -37,4 +38,32 @@ export async function waitForOutput(up: KeelUp, text: string, timeoutMs: number,
       throw new Error(`no "${text}" within ${timeoutMs} ms; output so far:\n${up.output().slice(-4000)}`);
     await sleep(200);
   }
+}
+
+/** The banner's lines: from `heading` up to the first blank line after it. */
+export function bannerOf(up: KeelUp, heading: string): string {
+  const output = up.output();
+  const start = output.lastIndexOf(heading);
+  if (start < 0) throw new Error(`no "${heading}" in the output`);
+  const end = output.indexOf('\n\n', start);
+  return output.slice(start, end < 0 ? undefined : end);
+}
+
+/** Every port the banner names (`host:port` or `:port`), once each. */
+export function portsNamedIn(banner: string): number[] {
+  return [...new Set([...banner.matchAll(/:(\d{2,5})\b/g)].map((match) => Number(match[1])))];
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const done = (answer: boolean) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
 }

@@ -9,8 +9,12 @@ import { parsePrometheusText } from '../helpers/prometheus';
 const telemetry = (env: Record<string, string>) => parseConfig(env, '/srv/keel').telemetry;
 
 describe('telemetry configuration', () => {
-  it('exports no traces and serves no worker metrics by default', () => {
-    expect(telemetry({})).toEqual({ workerMetrics: undefined, tracing: undefined });
+  it('exports no traces and serves no worker metrics by default, but the worker `keel up` starts does', () => {
+    expect(telemetry({})).toEqual({
+      workerMetrics: undefined,
+      launchedWorkerMetrics: { host: '127.0.0.1', port: 9464 },
+      tracing: undefined,
+    });
   });
 
   it.each([
@@ -49,7 +53,18 @@ describe('telemetry configuration', () => {
       host: '127.0.0.1',
       port: 9464,
     });
+    expect(telemetry({ KEEL_WORKER_METRICS_PORT: '9470' }).launchedWorkerMetrics).toEqual({
+      host: '127.0.0.1',
+      port: 9470,
+    });
     expect(() => parseConfig({ KEEL_WORKER_METRICS_PORT: '70000' }, '/')).toThrow(ConfigError);
+  });
+
+  it('serves none, even under keel up, when the port is off', () => {
+    expect(telemetry({ KEEL_WORKER_METRICS_PORT: 'off' })).toMatchObject({
+      workerMetrics: undefined,
+      launchedWorkerMetrics: undefined,
+    });
   });
 });
 

@@ -9,6 +9,7 @@ import { type ThreadState, fromCarried } from '../../workflows/core/state';
 import { afterFirstAnswer, t0, usage } from '../helpers/reducer';
 import type { ConversationEvent } from '../../workflows/core/transitions';
 import { resumeCommands } from '../../workflows/core/views';
+import type { ToolTimeout } from '../../workflows/core/wording';
 
 const use = (id: string, name: string) => ({ type: 'tool_use' as const, id, name, input: { path: id } });
 
@@ -17,12 +18,12 @@ function askedForTools(tools: CallModelResult['tools'], approval: 'auto' | 'requ
   return afterFirstAnswer({ content, stop_reason: 'tool_use', usage, model: 'm', tools }, approval).state;
 }
 
-const failed = (tool_use_id: string, interrupted: boolean): ConversationEvent => ({
+const failed = (tool_use_id: string, timeout: ToolTimeout | undefined): ConversationEvent => ({
   type: 'toolFailed',
   now: t0 + 3,
   run_id: 'r1',
   tool_use_id,
-  failure: { message: 'exit 1', interrupted },
+  failure: { message: 'exit 1', timeout },
 });
 
 function resultText(state: ThreadState): string {
@@ -34,24 +35,47 @@ function resultText(state: ThreadState): string {
 describe('a tool that failed', () => {
   it('is answered "interrupted, may have partly run" when a side-effecting call was given up on by timeout', () => {
     const state = askedForTools({ bash: { sideEffects: true, sensitive: false } });
-    const { state: next, commands } = reduce(state, failed('u1', true));
-    expect(resultText(next)).toBe(
-      'Tool "bash" was interrupted (its worker stopped) and may have partly run; it was not run again.',
+    const { state: next, commands } = reduce(state, failed('u1', 'HEARTBEAT'));
+    expect(resultText(next)).toMatch(
+      /^Tool "bash" was interrupted \(.*\) and may have partly run; it was not run again\.$/,
     );
     expect(commands.map((c) => c.type)).toEqual(['emit', 'emit', 'callModel']);
   });
 
+  it.each([
+    // A history or frontend restart misses heartbeats as a dead worker does: it does not claim which.
+    [
+      'HEARTBEAT',
+      'Temporal heard no heartbeat from it for 10 s: its worker stopped, or lost its connection to a Temporal service that stopped',
+    ],
+    ['START_TO_CLOSE', 'it ran past its 15-minute limit'],
+    ['SCHEDULE_TO_START', 'no worker took it in time'],
+    ['SCHEDULE_TO_CLOSE', 'it ran past its overall time limit'],
+  ] as const)('says which fault interrupted it: %s', (timeout, fault) => {
+    const state = askedForTools({ bash: { sideEffects: true, sensitive: false } });
+    expect(resultText(reduce(state, failed('u1', timeout)).state)).toBe(
+      `Tool "bash" was interrupted (${fault}) and may have partly run; it was not run again.`,
+    );
+  });
+
   it('is answered with its failure when it has no side effects, or failed by itself', () => {
     const readOnly = askedForTools({ read_file: { sideEffects: false, sensitive: false } });
-    expect(resultText(reduce(readOnly, failed('u1', true)).state)).toBe('Tool "read_file" failed: exit 1');
+    expect(resultText(reduce(readOnly, failed('u1', 'HEARTBEAT')).state)).toBe(
+      'Tool "read_file" failed: exit 1',
+    );
     const sideEffecting = askedForTools({ bash: { sideEffects: true, sensitive: false } });
-    expect(resultText(reduce(sideEffecting, failed('u1', false)).state)).toBe('Tool "bash" failed: exit 1');
+    expect(resultText(reduce(sideEffecting, failed('u1', undefined)).state)).toBe(
+      'Tool "bash" failed: exit 1',
+    );
   });
 
   it('changes nothing when its call is not running (a late or repeated report)', () => {
     const state = askedForTools({ bash: { sideEffects: true, sensitive: false } });
-    const once = reduce(state, failed('u1', false)).state;
-    expect(reduce(once, { ...failed('u1', true), now: t0 + 4 })).toEqual({ state: once, commands: [] });
+    const once = reduce(state, failed('u1', undefined)).state;
+    expect(reduce(once, { ...failed('u1', 'HEARTBEAT'), now: t0 + 4 })).toEqual({
+      state: once,
+      commands: [],
+    });
   });
 });
 

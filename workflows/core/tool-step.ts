@@ -20,7 +20,7 @@ import {
   type ToolCall,
 } from './state';
 import { appendMessages, boundedToolResult } from './transcript';
-import type { Command, Transition } from './transitions';
+import type { Command, ToolFailure, Transition } from './transitions';
 import { say } from './wording';
 
 /**
@@ -188,7 +188,7 @@ export function recordToolFailure(
   state: ThreadState,
   runId: string,
   toolUseId: string,
-  failure: { message: string; interrupted: boolean },
+  failure: ToolFailure,
   now: number,
 ): ToolStepTransition {
   const step = state.active?.step;
@@ -196,8 +196,8 @@ export function recordToolFailure(
     step?.kind === 'tools' ? step.calls.find((candidate) => candidate.use.id === toolUseId) : undefined;
   if (call === undefined) return still(state);
   const content =
-    failure.interrupted && call.flags?.sideEffects === true
-      ? say.interrupted(call.use.name)
+    failure.timeout !== undefined && call.flags?.sideEffects === true
+      ? say.interrupted(call.use.name, failure.timeout)
       : say.toolFailed(call.use.name, failure.message);
   return recordToolResult(state, runId, toolUseId, { is_error: true, content }, now);
 }

@@ -17,6 +17,15 @@ import type { ToolFlags, ToolOutcome } from '../../common/tools';
 import type { ToolUseBlock } from '../../common/transcript';
 import type { Usage } from '../../common/usage';
 import type { ThreadState, ThreadInfo } from './state';
+import type { ToolTimeout } from './wording';
+
+/** How a tool's activity failed, as Temporal reported it. */
+export interface ToolFailure {
+  /** The innermost message: the activity's own words. */
+  message: string;
+  /** Set when Temporal gave the call up on by this timeout rather than the tool failing by itself. */
+  timeout: ToolTimeout | undefined;
+}
 
 export type ConversationEvent =
   /** `next_offset`: the stream offset the run's first event (`run.created`) will have. */
@@ -40,15 +49,16 @@ export type ConversationEvent =
     }
   | { type: 'toolFinished'; now: number; run_id: string; tool_use_id: string; outcome: ToolOutcome }
   /**
-   * A tool's activity failed after Temporal's retries. `interrupted`: it was given up on by
-   * timeout (its worker stopped), so a side-effecting tool may have partly run.
+   * A tool's activity failed after Temporal's retries. `timeout`: Temporal gave it up on by that
+   * timeout (its worker stopped, or could not reach Temporal), so a side-effecting tool may have
+   * partly run.
    */
   | {
       type: 'toolFailed';
       now: number;
       run_id: string;
       tool_use_id: string;
-      failure: { message: string; interrupted: boolean };
+      failure: ToolFailure;
     }
   /**
    * The model call of `step` ended as cancelled (the run's Stop), with the text it had streamed

@@ -2,6 +2,17 @@
  * What Keel says in its own words: tool results it writes for calls that did not run or did not
  * finish, and the notices people read. The model reads the tool results, so they say what to do.
  */
+/** Which of Temporal's timeouts ended a tool call (Temporal's `TimeoutType`, by value). */
+export type ToolTimeout = 'HEARTBEAT' | 'START_TO_CLOSE' | 'SCHEDULE_TO_START' | 'SCHEDULE_TO_CLOSE';
+
+const interruptionFault: Record<ToolTimeout, string> = {
+  HEARTBEAT:
+    'Temporal heard no heartbeat from it for 10 s: its worker stopped, or lost its connection to a Temporal service that stopped',
+  START_TO_CLOSE: 'it ran past its 15-minute limit',
+  SCHEDULE_TO_START: 'no worker took it in time',
+  SCHEDULE_TO_CLOSE: 'it ran past its overall time limit',
+};
+
 export const say = {
   unknownTool: (tool: string, known: readonly string[]): string =>
     `Unknown tool "${tool}".${known.length > 0 ? ` This worker has: ${known.join(', ')}.` : ''}`,
@@ -20,9 +31,13 @@ export const say = {
   didNotFinish: (why: string, mayHavePartlyRun: boolean): string =>
     `Tool did not finish (${why}).${mayHavePartlyRun ? ' The tool may have partly run.' : ''}`,
 
-  /** A side-effecting call whose worker stopped: it had one attempt only. */
-  interrupted: (tool: string): string =>
-    `Tool "${tool}" was interrupted (its worker stopped) and may have partly run; it was not run again.`,
+  /**
+   * A side-effecting call Temporal gave up on by `timeout`: it had one attempt only. A missed
+   * heartbeat is all Temporal knows: the worker may have stopped, or a Temporal service between
+   * them (frontend, history) may have gone, with the worker still running (issue 36).
+   */
+  interrupted: (tool: string, timeout: ToolTimeout): string =>
+    `Tool "${tool}" was interrupted (${interruptionFault[timeout]}) and may have partly run; it was not run again.`,
 
   toolFailed: (tool: string, message: string): string => `Tool "${tool}" failed: ${message}`,
 

@@ -92,13 +92,8 @@ export async function runTool({ use, flags, run_id, input }: Of<'runTool'>, feed
     finished = { type: 'toolFinished', run_id, tool_use_id: use.id, outcome };
   } catch (error) {
     if (isCancellation(error)) throw error;
-    const { message, timedOut } = describeFailure(error);
-    finished = {
-      type: 'toolFailed',
-      run_id,
-      tool_use_id: use.id,
-      failure: { message, interrupted: timedOut },
-    };
+    const { message, timeout } = describeFailure(error);
+    finished = { type: 'toolFailed', run_id, tool_use_id: use.id, failure: { message, timeout } };
   }
   feed(finished);
 }

@@ -9,6 +9,7 @@ import {
 } from '@temporalio/workflow';
 import { nonRetryableModelFailures } from '../../common/failures';
 import type { ToolFlags } from '../../common/tools';
+import type { ToolTimeout } from '../core/wording';
 
 /** How long a silent worker is trusted: a crashed worker's activity is retried after this. */
 export const heartbeatTimeout = '10 seconds';
@@ -91,18 +92,18 @@ export interface FailureFacts {
   type?: string;
   /** The innermost message: the activity's own words, not the SDK's wrapper. */
   message: string;
-  /** The activity was given up on by timeout: the worker died or hung. */
-  timedOut: boolean;
+  /** Set when the activity was given up on by this timeout: its worker died, hung or lost Temporal. */
+  timeout: ToolTimeout | undefined;
 }
 
 /** Reads an activity failure's cause chain by the SDK's failure classes. */
 export function describeFailure(error: unknown): FailureFacts {
-  let facts: FailureFacts = { message: 'unknown failure', timedOut: false };
+  let facts: FailureFacts = { message: 'unknown failure', timeout: undefined };
   for (let node: unknown = error; node instanceof Error; node = node.cause) {
     if (node.message !== '') facts = { ...facts, message: node.message };
     if (node instanceof ApplicationFailure && typeof node.type === 'string' && node.type !== '')
       facts = { ...facts, type: node.type };
-    if (node instanceof TimeoutFailure) facts = { ...facts, timedOut: true };
+    if (node instanceof TimeoutFailure) facts = { ...facts, timeout: node.timeoutType };
   }
   return facts;
 }
