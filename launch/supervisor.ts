@@ -8,11 +8,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { packageRoot } from './package-root';
 
 /** The exit code of a process that refuses to start (a taken port): restarting it cannot help. */
 export const refusedExitCode = 78;
 
-const watchdogPath = path.join(__dirname, 'watchdog.cjs');
+/** Not code the build compiles: at the package's root in the sources and in the build alike. */
+const watchdogPath = path.join(packageRoot, 'launch', 'watchdog.cjs');
 
 /** `command args` run under the watchdog, which gives the child `stopSignal` and then SIGKILL after `graceMs` once its parent is gone. */
 export function underWatchdog(
