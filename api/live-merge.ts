@@ -24,7 +24,7 @@ interface CallState {
   chars: number;
   done: boolean;
   /** What the cursor says the client had of this call. */
-  seen?: { attempt: number; chars: number; piece: boolean; within?: number } | undefined;
+  seen?: { attempt: number; chars: number; piece: boolean; within?: number; start?: number } | undefined;
   reader?: AbortController;
 }
 
@@ -89,15 +89,11 @@ export class LiveMerge {
         return events.write(event, mark());
       }
       case 'message.delta': {
+        // The history channel: the log carries the text itself, and its offsets say what was had.
+        if (event.data.whole !== true) return events.write(event, mark());
         const { run_id, step, attempt, text } = event.data;
         const call = this.#calls.get(callKey(run_id, step)) ?? this.#call(run_id, step);
         this.#calls.set(callKey(run_id, step), call);
-        if (event.data.whole !== true) {
-          // The history channel: the log carries the text itself.
-          if (attempt !== call.attempt) Object.assign(call, { attempt, chars: 0 });
-          call.chars += text.length;
-          return events.write(event, mark());
-        }
         return this.#whole(call, attempt, text, mark);
       }
       default:
@@ -116,12 +112,17 @@ export class LiveMerge {
     if (attempt !== call.attempt) Object.assign(call, { attempt, chars: 0 });
     const seen = call.seen;
     // What the client had before it re-attached, though this stream never read it live: fed to
-    // the translation, not written.
+    // the translation, not written; a piece the client had only part of, as that piece.
     if (seen !== undefined && seen.attempt === attempt && seen.chars > call.chars) {
-      await this.#options.events.write(delta(text.slice(call.chars, seen.chars)), {
-        id: '',
-        seen: () => true,
-      });
+      const start = seen.within === undefined ? seen.chars : Math.max(call.chars, seen.start ?? 0);
+      if (start > call.chars)
+        await this.#options.events.write(delta(text.slice(call.chars, start)), { id: '', seen: () => true });
+      if (seen.chars > start)
+        await this.#options.events.write(delta(text.slice(start, seen.chars)), {
+          id: this.#pieceId(attempt, seen.chars),
+          withinSuffix: `.${start}`,
+          seen: (index) => index <= seen.within!,
+        });
       call.chars = seen.chars;
     }
     const rest = text.slice(call.chars);
@@ -152,7 +153,9 @@ export class LiveMerge {
     if (current !== undefined && cursor?.live !== undefined)
       current.seen = {
         ...cursor.live,
-        ...(cursor.live.piece && cursor.within !== undefined ? { within: cursor.within } : {}),
+        ...(cursor.live.piece && cursor.within !== undefined
+          ? { within: cursor.within, start: cursor.start ?? 0 }
+          : {}),
       };
     for (const call of this.#calls.values()) if (!call.done) this.#read(call);
   }
@@ -203,7 +206,8 @@ export class LiveMerge {
       data: { run_id: call.runId, step: call.step, attempt: piece.attempt, text },
     };
     await this.#options.events.write(event, {
-      id: `${Math.max(0, this.#lastOffset)}:${piece.attempt}:${piece.chars}`,
+      id: this.#pieceId(piece.attempt, piece.chars),
+      withinSuffix: `.${piece.chars - text.length}`,
       seen: (index) =>
         seen !== undefined &&
         seen.attempt === piece.attempt &&
@@ -211,6 +215,10 @@ export class LiveMerge {
           (piece.chars === seen.chars && (seen.within === undefined || index <= seen.within))),
     });
     await this.#options.drained();
+  }
+
+  #pieceId(attempt: number, chars: number): string {
+    return `${Math.max(0, this.#lastOffset)}:${attempt}:${chars}`;
   }
 
   #serially(work: () => Promise<void>): Promise<void> {

@@ -69,7 +69,8 @@ export async function* readLiveText(
   signal: AbortSignal,
 ): AsyncGenerator<LivePiece> {
   let pause = backoffMs.first;
-  let failedAttempt = 0;
+  /** The first attempt not yet read to its end. */
+  let next = 1;
   while (!signal.aborted) {
     let running;
     try {
@@ -82,10 +83,14 @@ export async function* readLiveText(
     if (running === undefined) return;
     // A worker without a live endpoint publishes into the log (`KEEL_TOKEN_CHANNEL=history`).
     if (running.started && running.url === undefined) return;
-    if (running.started && running.attempt > failedAttempt && running.url !== undefined) {
-      const ended = yield* readAttempt(running.url, keys, call, running.attempt, signal);
+    // The attempt running now; or, while a retry waits, the one that just failed (its worker
+    // keeps its text a while), so a client sees what it streamed before the retry, as it would
+    // have in the log.
+    const attempt = running.started ? running.attempt : running.attempt - 1;
+    if (running.url !== undefined && attempt >= next && attempt >= 1) {
+      const ended = yield* readAttempt(running.url, keys, call, attempt, signal);
       if (ended === 'completed') return;
-      if (ended === 'failed') failedAttempt = running.attempt;
+      if (ended === 'failed' || !running.started) next = attempt + 1;
       if (ended !== 'lost') pause = backoffMs.first;
     }
     await sleep(pause, undefined, { signal }).catch(() => undefined);

@@ -6,7 +6,8 @@
  * - `N_a_c`: the log event at offset N, written while a model call's text was under way, after
  *   the client had `c` characters of its attempt `a`;
  * - `N:a:c`: a piece of live text after log event N, `c` the attempt's characters through it;
- * - any of these and `-k`: the k-th of the events one translated into, before the last.
+ * - any of these and `-k`: the k-th of the events one translated into, before the last; after a
+ *   live piece's id, `-k.s`, `s` the characters before the piece (its translation needs them).
  */
 
 export interface StreamPosition {
@@ -14,21 +15,25 @@ export interface StreamPosition {
   /** Of the model call under way: the attempt and characters the client had. */
   live?: { attempt: number; chars: number; piece: boolean };
   within?: number;
+  /** With `within` on a live piece: where the piece began. */
+  start?: number;
 }
 
-export const streamIdPattern = /^(\d{1,15})(?:(:|_)(\d{1,6})\2(\d{1,12}))?(?:-(\d{1,6}))?$/;
+export const streamIdPattern = /^(\d{1,15})(?:(:|_)(\d{1,6})\2(\d{1,12}))?(?:-(\d{1,6})(?:\.(\d{1,12}))?)?$/;
 
 /** Parses an id a stream sent; undefined for anything else. */
 export function parseStreamId(raw: string): StreamPosition | undefined {
   const match = streamIdPattern.exec(raw);
   if (match === null) return undefined;
-  const [, offset, separator, attempt, chars, within] = match;
+  const [, offset, separator, attempt, chars, within, start] = match;
+  if (start !== undefined && separator !== ':') return undefined;
   return {
     offset: Number(offset),
     ...(separator === undefined
       ? {}
       : { live: { attempt: Number(attempt), chars: Number(chars), piece: separator === ':' } }),
     ...(within === undefined ? {} : { within: Number(within) }),
+    ...(start === undefined ? {} : { start: Number(start) }),
   };
 }
 

@@ -54,6 +54,8 @@ export const resumeOffset = (cursor: StreamCursor): number =>
 /** Where an event goes in the stream: its id, and which parts of its translation the client had. */
 export interface StreamMark {
   id: string;
+  /** After `-k` in the ids of all but the last event (a live piece's start). */
+  withinSuffix?: string;
   seen(index: number): boolean;
 }
 
@@ -100,7 +102,7 @@ export function runStreamWriter(options: {
       const events = await translator.translate(event);
       events.forEach((translated, index) => {
         if (mark.seen(index)) return;
-        const id = index === events.length - 1 ? mark.id : `${mark.id}-${index}`;
+        const id = index === events.length - 1 ? mark.id : `${mark.id}-${index}${mark.withinSuffix ?? ''}`;
         writer.event(translated.event, translated.data, id);
       });
     },

@@ -14,7 +14,7 @@ import type { KeelActivities } from '../../common/activities';
 import { type KeelConfig, parseConfig } from '../../common/config';
 import { keelDataConverter } from '../../codec/data-converter';
 import { loadEncryptionKeys } from '../../codec/keys';
-import { startLiveTextChannel } from '../../worker/live-text-server';
+import { startLiveTextChannel, type LiveTextChannel } from '../../worker/live-text-server';
 import { createKeelWorker } from '../../worker/create-worker';
 import type { Tracing } from '../../telemetry/tracing';
 import { testDataConverter, testEncryptionKeys } from './encryption';
@@ -69,6 +69,8 @@ export async function closeTestClient(): Promise<void> {
 
 export interface RunningWorker {
   worker: Worker;
+  /** Its live text channel (decision 0340); undefined under `KEEL_TOKEN_CHANNEL=history`. */
+  live: LiveTextChannel | undefined;
   stop(): Promise<void>;
 }
 
@@ -105,6 +107,7 @@ export async function startTestWorker(options: TestWorkerOptions): Promise<Runni
   const running = worker.run();
   return {
     worker,
+    live,
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;

@@ -222,6 +222,38 @@ describe('the conversation reducer', () => {
       expect(JSON.stringify(state.transcript)).not.toContain('tool_use');
     });
 
+    it('logs the text a call streamed live once, whole, under its attempt, before the answer', () => {
+      const { commands } = checked(
+        reduce(
+          states.modelStep(),
+          responded('r1', 1, {
+            ...reply([text('the '), text('answer')], 'end_turn'),
+            streamed: { attempt: 2 },
+          }),
+        ),
+      );
+      expect(kinds(commands).slice(0, 3)).toEqual(['message.delta', 'usage.updated', 'message.completed']);
+      const whole = commands.find(
+        (command) => command.type === 'emit' && command.event.event === 'message.delta',
+      );
+      expect(whole).toMatchObject({
+        event: { data: { run_id: 'r1', step: 1, attempt: 2, text: 'the answer', whole: true } },
+      });
+    });
+
+    it('logs the streamed text the call reports when it is not the answer’s', () => {
+      const { commands } = checked(
+        reduce(
+          states.modelStep(),
+          responded('r1', 1, {
+            ...reply([text('answer')], 'end_turn'),
+            streamed: { attempt: 1, text: 'answer <tool>…</tool>' },
+          }),
+        ),
+      );
+      expect(commands[0]).toMatchObject({ event: { data: { text: 'answer <tool>…</tool>', whole: true } } });
+    });
+
     it('calls the model again in a new step after pause_turn', () => {
       const { state, commands } = checked(
         reduce(states.modelStep(), responded('r1', 1, reply([text('thinking…')], 'pause_turn'))),
