@@ -6,8 +6,9 @@ import { CancelledFailure, Context } from '@temporalio/activity';
 import type { CallModelInput, CallModelResult, StoppedModelCall } from '../common/activities';
 import { FailureType } from '../common/failures';
 import { parseModelSpec } from '../common/model-spec';
-import { type ModelMessage, toolUsesOf } from '../common/transcript';
+import { type ModelMessage, textOf, toolUsesOf } from '../common/transcript';
 import { DeltaPublisher } from './delta-publisher';
+import { LiveTextSink, type LiveTextHub } from './live-text';
 import { failure } from './errors';
 import { StepMessagesReader } from './model-messages';
 import { withHeartbeats } from './heartbeat';
@@ -31,6 +32,26 @@ export interface CallModelDependencies {
   prices: PriceTable;
   /** Reads (and keeps) the messages of long conversations. @default a reader of its own */
   messages?: StepMessagesReader;
+  /**
+   * Where streamed text waits for the API (the live channel, decision 0340); without it, text is
+   * published into the workflow's log (`KEEL_TOKEN_CHANNEL=history`). @default the history channel
+   */
+  live?: LiveTextHub | undefined;
+}
+
+/** Where this call's streamed text goes: the worker's live text, or the workflow's log. */
+function textSinkFor(input: CallModelInput, live: LiveTextHub | undefined) {
+  if (input.deltas === false) return undefined;
+  const info = Context.current().info;
+  const execution = info.workflowExecution;
+  if (live !== undefined && execution !== undefined && !info.isLocal)
+    return new LiveTextSink(live, {
+      workflow_id: execution.workflowId,
+      run_id: input.run_id,
+      step: input.step,
+      attempt: info.attempt,
+    });
+  return DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
 }
 
 /** The messages of a call whose input left them out: read from the workflow that asked for it. */
@@ -49,6 +70,7 @@ export function createCallModel({
   registry,
   prices,
   messages: reader = new StepMessagesReader(),
+  live,
 }: CallModelDependencies) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
     const spec = parseModelSpec(input.model);
@@ -59,10 +81,7 @@ export function createCallModel({
       async (signal) => {
         // Not a fault of the model: the workflow's worker may be gone, and the next attempt asks again.
         const messages = input.messages ?? (await messagesFromWorkflow(reader, input));
-        const deltas =
-          input.deltas === false
-            ? undefined
-            : DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
+        const deltas = textSinkFor(input, live);
         // What has streamed so far: a stopped call hands it back (as text only) for the transcript.
         let received = '';
         const onTextDelta = (text: string): void => {
@@ -98,14 +117,14 @@ export function createCallModel({
           }
           throw countModelFault(error, faults);
         }
-        const unpublished = await deltas?.finish();
+        const streamed = await deltas?.finish(textOf(reply.content));
         return {
           content: reply.content,
           stop_reason: reply.stop_reason,
           model: reply.model,
           usage: { ...reply.usage, cost_usd: prices.cost(input.model, reply.usage) },
           tools: registry.flagsFor(toolUsesOf(reply.content).map((use) => use.name)),
-          ...(unpublished === undefined ? {} : { unpublished_delta: unpublished }),
+          ...streamed,
         };
       },
       { model_faults: faults } satisfies ModelCallProgress,

@@ -72,12 +72,12 @@ export class DeltaPublisher {
    * carry. The workflow publishes it before the answer, so no delta is lost and the last batch
    * costs no round trip of its own. Never throws.
    */
-  async finish(): Promise<{ attempt: number; text: string } | undefined> {
+  async finish(): Promise<{ unpublished_delta?: { attempt: number; text: string } }> {
     clearInterval(this.#timer);
     const text = this.#buffer;
     this.#buffer = '';
     await this.#drain();
-    return text === '' || this.#failed ? undefined : { attempt: this.#attempt, text };
+    return text === '' || this.#failed ? {} : { unpublished_delta: { attempt: this.#attempt, text } };
   }
 
   /**

@@ -3,6 +3,7 @@ import type { KeelActivities } from '../common/activities';
 import type { KeelConfig } from '../common/config';
 import { createCallModel } from './call-model';
 import type { StepMessagesReader } from './model-messages';
+import type { LiveTextHub } from './live-text';
 import { WorkerMetrics } from '../telemetry/worker-metrics';
 import { createModelClients, type ModelClients } from './model/clients';
 import { type ActivityTelemetry, observeModelCall, observeModelClients, observeToolCall } from './observe';
@@ -51,6 +52,8 @@ export interface ActivityDependencies {
   telemetry?: ActivityTelemetry;
   /** Reads (and keeps) the messages of long conversations. @default a reader of its own */
   messages?: StepMessagesReader;
+  /** The live channel's text of model calls (decision 0340). @default the history channel */
+  live?: LiveTextHub | undefined;
 }
 
 export function createActivities({
@@ -59,6 +62,7 @@ export function createActivities({
   clients,
   sandbox,
   messages,
+  live,
   telemetry = { metrics: new WorkerMetrics(), captureContent: false },
 }: ActivityDependencies): KeelActivities {
   const tools = registry ?? new ToolRegistry(builtinTools);
@@ -70,6 +74,7 @@ export function createActivities({
         registry: tools,
         prices: PriceTable.load(config.pricesFile),
         ...(messages === undefined ? {} : { messages }),
+        live,
       }),
       telemetry,
     ),

@@ -34,6 +34,7 @@ import { cronRoutes } from './routes/crons';
 import { Crons } from './protocol/crons';
 import { statelessRunRoutes } from './routes/stateless-runs';
 import { streamRoutes } from './routes/streams';
+import { liveTextSource } from './live-text-reader';
 import { threadRoutes } from './routes/threads';
 import { webPageRoutes } from './web-page';
 
@@ -44,7 +45,15 @@ export interface AppOptions {
   client: Client;
   config: Pick<
     KeelConfig,
-    'taskQueue' | 'model' | 'defaults' | 'api' | 'temporal' | 'webhookAllowHosts' | 'encryption' | 'sandbox'
+    | 'taskQueue'
+    | 'model'
+    | 'defaults'
+    | 'api'
+    | 'temporal'
+    | 'webhookAllowHosts'
+    | 'encryption'
+    | 'sandbox'
+    | 'tokens'
   >;
   logger: Logger;
   /** Aborted when the API begins to stop: waiting requests answer at once. */
@@ -112,7 +121,7 @@ export function createApp({
   app.use(approvalRoutes(conversations));
   app.use(threadRoutes(conversations));
   app.use(threadStateRoutes(conversations));
-  app.use(streamRoutes(services, stopping));
+  app.use(streamRoutes(services, stopping, undefined, liveTextSource(client, config)));
   app.use(activeRunRoutes(conversations, config.taskQueue));
   app.use(cronRoutes(new Crons(client, config.taskQueue, conversations, assistants)));
   app.use(runRoutes(services, stopping));

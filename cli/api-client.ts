@@ -59,10 +59,10 @@ export class KeelApiClient {
    * Opens an SSE stream, after the durable event `lastEventId` when given. Answers other than a
    * stream throw like `request` does; the caller reads (and cancels) the body.
    */
-  async openStream(path: string, lastEventId: number | undefined, signal: AbortSignal): Promise<Response> {
+  async openStream(path: string, lastEventId: string | undefined, signal: AbortSignal): Promise<Response> {
     const response = await this.send('GET', path, {
       accept: 'text/event-stream',
-      ...(lastEventId === undefined ? {} : { lastEventId: String(lastEventId) }),
+      ...(lastEventId === undefined ? {} : { lastEventId }),
       signal,
     });
     if (!response.ok || response.headers.get('content-type')?.startsWith('text/event-stream') !== true)

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { PendingApproval } from '../common/approvals';
 import type { KeelEvent } from '../common/events';
+import { compareStreamPositions, parseStreamId } from '../common/stream-ids';
 import type { Run } from '../common/run';
 import type { AssistantMessage } from '../common/transcript';
 import type { Usage } from '../common/usage';
@@ -65,7 +66,8 @@ export interface StreamingRunFollowerOptions {
 }
 
 interface StreamEvent {
-  id?: number;
+  /** The event's id (common/stream-ids.ts): a log offset, or with the live text's attempt and characters. */
+  id?: string;
   event: string;
   data: unknown;
 }
@@ -77,12 +79,18 @@ class HandlerFailed extends Error {
   }
 }
 
+/** Whether event id `id` comes after `last` in one stream (an id it cannot read counts as new). */
+function isAfter(id: string, last: string): boolean {
+  const [position, before] = [parseStreamId(id), parseStreamId(last)];
+  return position === undefined || before === undefined || compareStreamPositions(position, before) > 0;
+}
+
 const textOf = (message: AssistantMessage): string =>
   message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
 
 /** Follows one run: which deltas count, which events were handled, which messages were shown. */
 class RunView {
-  lastId: number | undefined;
+  lastId: string | undefined;
   ended = false;
   /** The log was truncated past our cursor: some events were never seen. */
   lostEvents = false;
@@ -94,7 +102,7 @@ class RunView {
 
   async handle(message: StreamEvent): Promise<void> {
     if (message.id !== undefined) {
-      if (this.lastId !== undefined && message.id <= this.lastId) return;
+      if (this.lastId !== undefined && !isAfter(message.id, this.lastId)) return;
       await this.durable({ event: message.event, data: message.data } as KeelEvent);
       this.lastId = message.id;
       return;
@@ -242,7 +250,7 @@ export class StreamingRunFollower implements RunFollower {
       const parser = createParser({
         onEvent: (message: EventSourceMessage) =>
           pending.push({
-            ...(message.id === undefined || message.id === '' ? {} : { id: Number(message.id) }),
+            ...(message.id === undefined || message.id === '' ? {} : { id: message.id }),
             event: message.event ?? 'message',
             data: JSON.parse(message.data) as unknown,
           }),

@@ -71,6 +71,12 @@ export interface CallModelResult {
    * that arrives within one batch, the only one). Absent when everything was published.
    */
   unpublished_delta?: { attempt: number; text: string };
+  /**
+   * The live channel (decision 0340): the attempt whose text was streamed outside the history,
+   * and that text when it is not the answer's (`textOf(content)`). The workflow logs it whole
+   * with the answer, for streams that missed some of it.
+   */
+  streamed?: { attempt: number; text?: string };
 }
 
 /**

@@ -50,6 +50,10 @@ const schema = z
     KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(500),
     KEEL_READ_TIMEOUT_MS: z.coerce.number().int().min(1).max(120_000).default(3_000),
     KEEL_LOCAL_MODEL_CALLS: z.enum(['0', '1']).default('0'),
+    KEEL_TOKEN_CHANNEL: z.enum(['live', 'history']).default('live'),
+    KEEL_WORKER_LIVE_HOST: z.string().min(1).default('127.0.0.1'),
+    KEEL_WORKER_LIVE_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+    KEEL_WORKER_LIVE_URL: optionalString,
     KEEL_WAIT_VALUES_CHARS: z.coerce
       .number()
       .int()
@@ -248,6 +252,25 @@ export interface EncryptionConfig {
   uiToken: string | undefined;
 }
 
+export interface TokenChannelConfig {
+  /**
+   * `live`: the worker serves the text of its model calls over HTTP and the API reads it there,
+   * nothing of it in Temporal's history; `history`: the worker publishes it into the workflow's
+   * log every 100 ms, for deployments where the API cannot reach the workers
+   * (`KEEL_TOKEN_CHANNEL`). @default 'live'
+   */
+  channel: 'live' | 'history';
+  /** The address the worker's live text endpoint binds (`KEEL_WORKER_LIVE_HOST`). @default '127.0.0.1' */
+  host: string;
+  /** Its port (`KEEL_WORKER_LIVE_PORT`), 0 for any free one. @default 0 */
+  port: number;
+  /**
+   * The URL the APIs reach it at, when not `http://<host>:<port>` (`KEEL_WORKER_LIVE_URL`): a
+   * worker in a cluster binds a routable address and names it here.
+   */
+  advertisedUrl: string | undefined;
+}
+
 export interface KeelConfig {
   temporal: {
     /** Unset: `keel up` starts a dev server on `devServerPort`. */
@@ -346,6 +369,8 @@ export interface KeelConfig {
   encryption: EncryptionConfig;
   extensionsFile: string | undefined;
   workflowBundle: string | undefined;
+  /** How a model call's text reaches the streams while it is generated (decision 0340). */
+  tokens: TokenChannelConfig;
   /** Where Keel caches what it builds once (the Temporal CLI): `$XDG_CACHE_HOME/keel` or `~/.cache/keel`. */
   cacheDir: string;
   /** What commands run by tools inherit: PATH and locale, none of the worker's secrets. */
@@ -558,6 +583,12 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     },
     extensionsFile: env.KEEL_EXTENSIONS_FILE,
     workflowBundle: env.KEEL_WORKFLOW_BUNDLE,
+    tokens: {
+      channel: env.KEEL_TOKEN_CHANNEL,
+      host: env.KEEL_WORKER_LIVE_HOST,
+      port: env.KEEL_WORKER_LIVE_PORT,
+      advertisedUrl: env.KEEL_WORKER_LIVE_URL,
+    },
     cacheDir: `${raw.XDG_CACHE_HOME ?? `${raw.HOME ?? cwd}/.cache`}/keel`,
     childEnvironment: pick(raw, childEnvironmentNames),
     toolchainEnvironment: pick(raw, toolchainEnvironmentNames),

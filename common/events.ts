@@ -21,9 +21,21 @@ export type KeelEvent =
   | { event: 'run.failed'; data: RunEventData }
   | { event: 'run.cancelled'; data: RunEventData }
   | {
+      /**
+       * A model call was scheduled (decision 0340): its text streams live from the worker that
+       * runs it, outside the history. Logged in the workflow task that schedules the call.
+       */
+      event: 'message.started';
+      data: { run_id: string; step: number };
+    }
+  | {
       event: 'message.delta';
-      /** `attempt` changes when a model call is retried: clients drop text from earlier attempts. */
-      data: { run_id: string; step: number; attempt: number; text: string };
+      /**
+       * `attempt` changes when a model call is retried: clients drop text from earlier attempts.
+       * `whole`: the call's entire streamed text, logged with its answer when the text streamed
+       * live; a stream passes on only what its client has not had (api/live-merge.ts).
+       */
+      data: { run_id: string; step: number; attempt: number; text: string; whole?: true };
     }
   | { event: 'message.completed'; data: { run_id: string; message: AssistantMessage | UserMessage } }
   | {

@@ -10,13 +10,15 @@ import { ToolRegistry } from '../activities/tools';
 import { describeSandbox } from '../activities/tools/bash';
 import { stopCommandRunner } from '../activities/tools/command-runner';
 import { Sandbox } from '../activities/tools/sandbox';
-import { loadDataConverter } from '../codec/data-converter';
+import { keelDataConverter } from '../codec/data-converter';
+import { loadEncryptionKeys } from '../codec/keys';
 import type { KeelConfig } from '../common/config';
 import type { TemporalConnectionOptions } from '../launch/connection';
 import { freeLoopbackPort, startMetricsServer, type MetricsServer } from '../telemetry/metrics-server';
 import { startTracing } from '../telemetry/tracing';
 import { WorkerMetrics } from '../telemetry/worker-metrics';
 import { createKeelWorker } from './create-worker';
+import { startLiveTextChannel } from './live-text-server';
 import { shutdownGraceOver } from '../activities/shutdown';
 import { withDrainLog } from './drain-log';
 import { installHeapProbe } from './heap-probe';
@@ -71,7 +73,10 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   if (tracing.enabled)
     logger.info({ endpoint: config.telemetry.tracing?.tracesUrl }, 'traces exported over OTLP');
   // Before connecting: a missing or unusable key stops the worker at start, not at its first task.
-  const dataConverter = await loadDataConverter(config.encryption);
+  const keys = await loadEncryptionKeys(config.encryption);
+  const dataConverter = keelDataConverter(keys);
+  const live = await startLiveTextChannel(config.tokens, keys);
+  if (live !== undefined) logger.info({ url: live.server.url }, 'live text served');
   const connection = await NativeConnection.connect(connectionOptions);
   await ensureSearchAttributes(connection, config.temporal.namespace, logger);
   const sandbox = new Sandbox(config.sandbox, config.childEnvironment.PATH);
@@ -97,6 +102,7 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
       registry,
       sandbox,
       telemetry: { metrics, captureContent: tracing.captureContent },
+      live: live?.hub,
     }),
     logger,
   );
@@ -109,6 +115,7 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
     shutdownGraceS: config.shutdownGraceS,
     metrics,
     tracing,
+    ...(live === undefined ? {} : { identity: live.identity }),
     ...(config.workflowBundle === undefined ? {} : { workflowBundlePath: config.workflowBundle }),
   });
   let signals = 0;
@@ -153,6 +160,7 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
     // Commands ended with the drain; their runner, in a session of its own, ends with the worker.
     await stopCommandRunner();
     await connection.close();
+    await live?.server.close();
     await metricsServer?.close();
     await tracing.shutdown();
   }

@@ -8,6 +8,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { isTerminal, type Run } from '../../common/run';
 import { followEvents, requireLiveCursor, type FollowEnd } from '../event-stream';
+import { LiveMerge, type LiveTextSource } from '../live-merge';
 import {
   keelStreamMode,
   parseStreamMode,
@@ -25,11 +26,11 @@ import {
   type StreamCursor,
 } from '../protocol/stream-writer';
 import { operation, route } from '../contract';
-import { queryNumber, runPath, threadPath } from '../schemas';
+import { runPath, threadPath } from '../schemas';
 import type { ThreadRef } from '../thread-ref';
 import { defaultSseTimings, SseWriter, type SseTimings } from '../sse';
-import { clientGone, ownerOf, parseQuery, pathId } from '../validate';
-import { ApiError, validationError } from '../errors';
+import { clientGone, ownerOf, pathId } from '../validate';
+import { ApiError } from '../errors';
 import { startRun, type RunServices } from '../protocol/run-submission';
 import {
   protocolRunFields,
@@ -39,9 +40,6 @@ import {
 } from '../protocol/run-schemas';
 import { deleteWhenDone, statelessBody } from './stateless-runs';
 import { randomUUID } from 'node:crypto';
-
-const offset = queryNumber(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER));
-const streamQuery = z.object({ starting_after: offset.optional() });
 
 const modes = z.enum([...protocolStreamModes, keelStreamMode]);
 const { $schema: _dialect, ...streamModeJson } = z.toJSONSchema(
@@ -76,7 +74,9 @@ const runStreamQuery = z.object({
     .string()
     .regex(cursorPattern)
     .optional()
-    .describe('An event id this stream sent: `N`, or `N-M` within a LangGraph stream'),
+    .describe(
+      'An event id this stream sent: `N` (a log event), `N_a_c` or `N:a:c` (live text), and `-k` after it within a LangGraph stream',
+    ),
 });
 const lastEventId = {
   'Last-Event-ID': {
@@ -129,24 +129,19 @@ export const streamThread = operation({
   summary: "Follow the thread's events (SSE): live, or after `Last-Event-ID` / `starting_after`",
   params: threadPath,
   headers: lastEventId,
-  query: streamQuery,
+  query: z.object({
+    starting_after: z
+      .string()
+      .regex(cursorPattern)
+      .optional()
+      .describe('An event id this stream sent: `N`, `N_a_c` or `N:a:c`'),
+  }),
   responses: { 200: sse("The thread's events, in Keel's vocabulary") },
   errors: [410, 503],
   tags: ['stream'],
 });
 
 export const streamOperations = [createRunStream, statelessRunStream, streamRunOperation, streamThread];
-
-/** The cursor: `Last-Event-ID` (what a reconnecting EventSource sends) wins over `?starting_after`. */
-function cursorOf(request: Request): number | undefined {
-  const header = request.header('last-event-id');
-  if (header !== undefined && header.trim() !== '') {
-    const parsed = offset.safeParse(header.trim());
-    if (!parsed.success) throw validationError(parsed.error, 'query');
-    return parsed.data;
-  }
-  return parseQuery(streamQuery, request).starting_after;
-}
 
 export const runStreamPath = (threadId: string, runId: string): string =>
   `/threads/${threadId}/runs/${runId}/stream`;
@@ -157,25 +152,19 @@ export function streamRoutes(
   services: RunServices,
   stopping?: AbortSignal,
   timings: SseTimings = defaultSseTimings,
+  live?: LiveTextSource,
 ): Router {
   const router = Router();
   const { conversations } = services;
   const { client } = conversations;
 
   /** An SSE response in the client's vocabulary, its `metadata` event already sent. */
-  const open = (
-    response: Response,
-    thread: ThreadRef,
-    run: Run | undefined,
-    selection: StreamSelection,
-    cursor: StreamCursor | undefined,
-  ) => {
+  const open = (response: Response, thread: ThreadRef, run: Run | undefined, selection: StreamSelection) => {
     const writer = new SseWriter(response, timings, selection.native ? 'keel' : 'langgraph');
     const events = runStreamWriter({
       writer,
       selection,
       threadId: thread.thread_id,
-      cursor,
       readTranscript: (after) => conversations.transcript(thread, after),
       readPending: () => conversations.pendingApprovals(thread),
     });
@@ -199,16 +188,17 @@ export function streamRoutes(
     if (cursor !== undefined) await requireLiveCursor(conversations, thread, resumeOffset(cursor));
     const base = await conversations.streamBase(thread);
     const first = run.first_event_offset ?? base;
-    // A LangGraph stream translates the run from its start again and skips what the cursor saw.
-    const fromOffset =
-      cursor === undefined || !selection.native ? Math.max(first, base) : resumeOffset(cursor);
+    // A stream re-attached reads the run from its start again and skips what the cursor saw: a
+    // LangGraph translation starts where it did, and the model call under way at the cursor,
+    // whose live text the client had part of, is known (decision 0340).
+    const fromOffset = Math.max(first, base);
     // A finished run's events all lie before the log's end now: replay up to there and stop, even
     // when the cursor is already past its terminal event.
     // So do the events of a run that waits on a human, for a LangGraph client: it was interrupted.
     const waiting = !selection.native && run.status_reason === 'awaiting_approval';
     const untilOffset =
       isTerminal(run.status) || waiting ? await conversations.currentOffset(thread) : undefined;
-    const { writer, events } = open(response, thread, run, selection, cursor);
+    const { writer, events } = open(response, thread, run, selection);
     if (cursor === undefined && first < base && isTerminal(run.status)) {
       // Its events were truncated away: say how it ended, without an id (nothing to resume from).
       await events.summarize(run.run_id, { event: `run.${run.status}`, data: { run } });
@@ -225,6 +215,7 @@ export function streamRoutes(
       untilOffset,
       request,
       response,
+      cursor,
       waiting,
     );
   };
@@ -239,23 +230,36 @@ export function streamRoutes(
     untilOffset: number | undefined,
     request: Request,
     response: Response,
+    cursor: StreamCursor | undefined,
     interrupted = false,
   ): Promise<void> => {
-    const end = await followEvents({
-      client,
-      thread,
-      fromOffset,
-      ...(runId === undefined ? {} : { runId }),
-      signal: clientGone(request, response),
-      ...(untilOffset === undefined ? {} : { untilOffset }),
-      // The next event is read only once the client took this one (api/sse.ts bounds the rest).
-      onEvent: async (at, event) => {
-        await events.write(at, event);
-        await writer.drained();
-      },
-      // A LangGraph stream ends at an interrupt, as LangGraph's own runs do; `command.resume` goes on.
-      stopWhen: selection.native ? undefined : () => events.interrupted,
+    const merge = new LiveMerge({
+      events,
+      drained: () => writer.drained(),
+      workflowId: thread.workflow_id,
+      cursor,
+      live,
     });
+    let end: FollowEnd;
+    try {
+      end = await followEvents({
+        client,
+        thread,
+        fromOffset,
+        ...(runId === undefined ? {} : { runId }),
+        signal: clientGone(request, response),
+        ...(untilOffset === undefined ? {} : { untilOffset }),
+        // The next event is read only once the client took this one (api/sse.ts bounds the rest).
+        onEvent: async (at, event) => {
+          await merge.onLog(at, event);
+          await writer.drained();
+        },
+        // A LangGraph stream ends at an interrupt, as LangGraph's own runs do; `command.resume` goes on.
+        stopWhen: selection.native ? undefined : () => events.interrupted,
+      });
+    } finally {
+      await merge.close();
+    }
     finish(writer, interrupted && end === 'run_finished' ? 'interrupted' : end, selection);
   };
 
@@ -279,7 +283,7 @@ export function streamRoutes(
     // A new run's events start at its first offset; one the thread has not seen yet (handed over
     // by signal while no worker held the thread) starts wherever the log is when it arrives. No
     // read of the log here: the stream opens at once and waits out an outage.
-    const { writer, events } = open(response, thread, run, selection, undefined);
+    const { writer, events } = open(response, thread, run, selection);
     await follow(
       writer,
       events,
@@ -290,6 +294,7 @@ export function streamRoutes(
       undefined,
       request,
       response,
+      undefined,
     );
     return started;
   };
@@ -316,13 +321,19 @@ export function streamRoutes(
 
   route(router, streamThread, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
-    const cursor = cursorOf(request);
+    const cursor = streamCursorOf(request, native);
     const thread = await conversations.authorize(threadId, ownerOf(response));
-    if (cursor !== undefined) await requireLiveCursor(conversations, thread, cursor + 1);
-    // Without a cursor the thread stream is live: it starts with the next event.
-    const fromOffset = cursor === undefined ? await conversations.currentOffset(thread) : cursor + 1;
-    const { writer, events } = open(response, thread, undefined, native, undefined);
-    await follow(writer, events, native, thread, undefined, fromOffset, undefined, request, response);
+    if (cursor !== undefined) await requireLiveCursor(conversations, thread, cursor.offset + 1);
+    // Without a cursor the thread stream is live: it starts with the next event. With one, it
+    // reads the log kept again (skipping what the cursor saw), to know the model call under way.
+    const fromOffset =
+      cursor === undefined
+        ? await conversations.currentOffset(thread)
+        : cursor.live === undefined
+          ? cursor.offset + 1
+          : await conversations.streamBase(thread);
+    const { writer, events } = open(response, thread, undefined, native);
+    await follow(writer, events, native, thread, undefined, fromOffset, undefined, request, response, cursor);
   });
 
   return router;

@@ -70,7 +70,7 @@ export async function ensureNamespace(
   throw new Error(`Keel's search attributes did not appear on namespace ${namespace}`);
 }
 
-/** The identity a Keel worker process polls with (the SDK's default, `pid@host`). */
+/** The identity a Keel worker process polls with (the SDK's default, `pid@host`), before its live text URL. */
 export function workerIdentity(pid: number): string {
   return `${pid}@${hostname()}`;
 }
@@ -87,5 +87,7 @@ export async function isPolling(
     taskQueue: { name: taskQueue },
     taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
   });
-  return (described.pollers ?? []).some((poller) => poller.identity === identity);
+  return (described.pollers ?? []).some(
+    (poller) => poller.identity === identity || poller.identity?.startsWith(`${identity} `) === true,
+  );
 }

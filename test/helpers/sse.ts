@@ -1,8 +1,12 @@
 /** Reading SSE responses in tests, with the same parser the `eventsource` client uses. */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { compareStreamPositions, parseStreamId } from '../../common/stream-ids';
 
 export interface SseEvent {
+  /** The log offset the id begins with (common/stream-ids.ts). */
   id?: number;
+  /** The id as sent: `N`, or with the live text's attempt and characters (`N:a:c`, `N_a_c`). */
+  eventId?: string;
   event: string;
   data: Record<string, unknown>;
 }
@@ -19,7 +23,9 @@ export interface SseResponse {
 
 export function toSseEvent(message: EventSourceMessage): SseEvent {
   return {
-    ...(message.id === undefined || message.id === '' ? {} : { id: Number(message.id) }),
+    ...(message.id === undefined || message.id === ''
+      ? {}
+      : { id: parseStreamId(message.id)?.offset ?? Number.NaN, eventId: message.id }),
     event: message.event ?? 'message',
     data: JSON.parse(message.data) as Record<string, unknown>,
   };
@@ -82,4 +88,13 @@ export function deltaText(events: SseEvent[]): string {
     if (current.attempt === attempt) current.text += data.text as string;
   }
   return [...latest.values()].map((entry) => entry.text).join('');
+}
+
+/** Whether the events' ids strictly increase, as one stream writes them. */
+export function idsIncrease(events: SseEvent[]): boolean {
+  const positions = events.map((event) => parseStreamId(event.eventId ?? ''));
+  return positions.every(
+    (position, index) =>
+      position !== undefined && (index === 0 || compareStreamPositions(positions[index - 1]!, position) < 0),
+  );
 }

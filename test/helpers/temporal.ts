@@ -12,7 +12,9 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import { createActivities, type ActivityDependencies } from '../../activities';
 import type { KeelActivities } from '../../common/activities';
 import { type KeelConfig, parseConfig } from '../../common/config';
-import { loadDataConverter } from '../../codec/data-converter';
+import { keelDataConverter } from '../../codec/data-converter';
+import { loadEncryptionKeys } from '../../codec/keys';
+import { startLiveTextChannel, type LiveTextChannel } from '../../worker/live-text-server';
 import { createKeelWorker } from '../../worker/create-worker';
 import type { Tracing } from '../../telemetry/tracing';
 import { testDataConverter, testEncryptionKeys } from './encryption';
@@ -67,6 +69,8 @@ export async function closeTestClient(): Promise<void> {
 
 export interface RunningWorker {
   worker: Worker;
+  /** Its live text channel (decision 0340); undefined under `KEEL_TOKEN_CHANNEL=history`. */
+  live: LiveTextChannel | undefined;
   stop(): Promise<void>;
 }
 
@@ -85,15 +89,16 @@ export interface TestWorkerOptions {
 /** A real worker on the test's task queue, running in this process. */
 export async function startTestWorker(options: TestWorkerOptions): Promise<RunningWorker> {
   const connection = await NativeConnection.connect({ address: testAddress() });
-  const real = createActivities({ config: options.config, ...options.dependencies });
+  const keys = await loadEncryptionKeys(options.config.encryption);
+  const live = await startLiveTextChannel(options.config.tokens, keys);
+  const real = createActivities({ config: options.config, live: live?.hub, ...options.dependencies });
   const worker = await createKeelWorker({
     connection,
     namespace: options.config.temporal.namespace,
     taskQueue: options.config.taskQueue,
     activities: options.activities?.(real) ?? real,
-    dataConverter: await loadDataConverter(options.config.encryption).then(
-      (real) => options.dataConverter?.(real) ?? real,
-    ),
+    dataConverter: options.dataConverter?.(keelDataConverter(keys)) ?? keelDataConverter(keys),
+    ...(live === undefined ? {} : { identity: live.identity }),
     workflowBundlePath: process.env.KEEL_TEST_BUNDLE!,
     shutdownGraceS: 2,
     ...(options.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: options.maxCachedWorkflows }),
@@ -102,10 +107,12 @@ export async function startTestWorker(options: TestWorkerOptions): Promise<Runni
   const running = worker.run();
   return {
     worker,
+    live,
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await connection.close();
+      await live?.server.close();
     },
   };
 }

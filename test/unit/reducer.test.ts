@@ -123,7 +123,7 @@ describe('the conversation reducer', () => {
   ])('given %s', (_name, given) => {
     it('starts a submitted run at once: the input enters the transcript and the model is called', () => {
       const { state, commands } = checked(reduce(given(), submitted('r9', 'what now?')));
-      expect(kinds(commands)).toEqual(['run.created', 'run.started', 'callModel']);
+      expect(kinds(commands)).toEqual(['run.created', 'run.started', 'message.started', 'callModel']);
       expect(runOf(state, 'r9')).toMatchObject({ status: 'running', steps: 0 });
       expect(state.active).toMatchObject({ run_id: 'r9', steps: 1, step: { kind: 'model' } });
       expect(state.transcript.at(-1)).toMatchObject({
@@ -222,11 +222,43 @@ describe('the conversation reducer', () => {
       expect(JSON.stringify(state.transcript)).not.toContain('tool_use');
     });
 
+    it('logs the text a call streamed live once, whole, under its attempt, before the answer', () => {
+      const { commands } = checked(
+        reduce(
+          states.modelStep(),
+          responded('r1', 1, {
+            ...reply([text('the '), text('answer')], 'end_turn'),
+            streamed: { attempt: 2 },
+          }),
+        ),
+      );
+      expect(kinds(commands).slice(0, 3)).toEqual(['message.delta', 'usage.updated', 'message.completed']);
+      const whole = commands.find(
+        (command) => command.type === 'emit' && command.event.event === 'message.delta',
+      );
+      expect(whole).toMatchObject({
+        event: { data: { run_id: 'r1', step: 1, attempt: 2, text: 'the answer', whole: true } },
+      });
+    });
+
+    it('logs the streamed text the call reports when it is not the answer’s', () => {
+      const { commands } = checked(
+        reduce(
+          states.modelStep(),
+          responded('r1', 1, {
+            ...reply([text('answer')], 'end_turn'),
+            streamed: { attempt: 1, text: 'answer <tool>…</tool>' },
+          }),
+        ),
+      );
+      expect(commands[0]).toMatchObject({ event: { data: { text: 'answer <tool>…</tool>', whole: true } } });
+    });
+
     it('calls the model again in a new step after pause_turn', () => {
       const { state, commands } = checked(
         reduce(states.modelStep(), responded('r1', 1, reply([text('thinking…')], 'pause_turn'))),
       );
-      expect(kinds(commands)).toEqual(['usage.updated', 'message.completed', 'callModel']);
+      expect(kinds(commands)).toEqual(['usage.updated', 'message.completed', 'message.started', 'callModel']);
       expect(state.active?.steps).toBe(2);
     });
 
@@ -254,7 +286,7 @@ describe('the conversation reducer', () => {
         ),
       ).toBe(true);
       expect(modelMessages(state).some((m) => JSON.stringify(m).includes('The run failed'))).toBe(false);
-      expect(kinds(commands)).toEqual(['run.failed', 'run.started', 'callModel']);
+      expect(kinds(commands)).toEqual(['run.failed', 'run.started', 'message.started', 'callModel']);
       expect(state.active?.run_id).toBe('r2');
     });
 
@@ -417,7 +449,12 @@ describe('the conversation reducer', () => {
       expect(state.transcript).toHaveLength(1);
       state = play([toolDone('r1', 'u1', 'one', true)], state);
       const { state: last, commands } = checked(reduce(state, toolDone('r1', 'u3', 'three')));
-      expect(kinds(commands)).toEqual(['tool.completed', 'message.completed', 'callModel']);
+      expect(kinds(commands)).toEqual([
+        'tool.completed',
+        'message.completed',
+        'message.started',
+        'callModel',
+      ]);
       const results = last.transcript.at(-1)!;
       expect(
         results.content.map((b) =>
@@ -495,6 +532,7 @@ describe('the conversation reducer', () => {
         'message.completed',
         'run.cancelled',
         'run.started',
+        'message.started',
         'callModel',
       ]);
     });

@@ -19,8 +19,14 @@ export const iso = (now: number): string => new Date(now).toISOString();
 export const emit = {
   run: (event: RunEvent, run: Run): Emit => emitting({ event, data: { run } }),
 
-  messageDelta: (runId: string, step: number, attempt: number, text: string): Emit =>
-    emitting({ event: 'message.delta', data: { run_id: runId, step, attempt, text } }),
+  messageStarted: (runId: string, step: number): Emit =>
+    emitting({ event: 'message.started', data: { run_id: runId, step } }),
+
+  messageDelta: (runId: string, step: number, attempt: number, text: string, whole = false): Emit =>
+    emitting({
+      event: 'message.delta',
+      data: { run_id: runId, step, attempt, text, ...(whole ? { whole: true as const } : {}) },
+    }),
 
   messageCompleted: (runId: string, message: Message): Emit =>
     emitting({ event: 'message.completed', data: { run_id: runId, message } }),

@@ -107,7 +107,10 @@ export function beginModelStep(state: ThreadState, now: number, commands: Comman
   }
   const steps = active.steps + 1;
   const next = { ...state, active: { ...active, steps, step: { kind: 'model' as const } } };
-  return { state: next, commands: [...commands, callModelCommand(next, next.active, steps)] };
+  // Logged in the task that schedules the call, so it costs no history event of its own: it tells
+  // a stream to look for the call's live text (decision 0340). A call nobody streams has none.
+  const started = active.deltas === false ? [] : [emit.messageStarted(active.run_id, steps)];
+  return { state: next, commands: [...commands, ...started, callModelCommand(next, next.active, steps)] };
 }
 
 /** A tool step changed: once it is complete the model is asked again, unless the run must stop. */
@@ -135,12 +138,18 @@ export function modelResponded(
   });
   const warned = warnIfNear(counted.state, run_id);
   const stopping = active.step.kind === 'model' ? active.step.stopping : undefined;
-  // The call's last streamed text, which the activity left for us to publish, comes first.
+  // The call's last streamed text, which the activity left for us to publish, comes first; or,
+  // when it streamed live, all of it once, for the streams that missed some (decision 0340).
   const tail = result.unpublished_delta;
+  const streamed = result.streamed;
+  const whole = streamed === undefined ? '' : (streamed.text ?? textOf(result.content));
   const commands: Command[] = [
     ...(tail === undefined || tail.text === ''
       ? []
       : [emit.messageDelta(run_id, step, tail.attempt, tail.text)]),
+    ...(streamed === undefined || whole === ''
+      ? []
+      : [emit.messageDelta(run_id, step, streamed.attempt, whole, true)]),
     ...counted.commands,
     emit.usageUpdated(run_id, usage, counted.state.usage),
     ...warned.commands,

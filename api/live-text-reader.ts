@@ -1,0 +1,163 @@
+/**
+ * Reading a model call's live text from the worker running it (decision 0340). The workflow logs
+ * `message.started` as it schedules the call; the API then asks Temporal which attempt is running
+ * and on which worker (the pending activity's attempt, state and the worker's identity, which
+ * carries the worker's live text URL), and reads the text there, piece by piece. A failed attempt
+ * (the model's error, a worker killed) sends it back to Temporal's description for the next one.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { loadEncryptionKeys } from '../codec/keys';
+import { LiveTextKeys } from '../codec/live-text-token';
+import type { KeelConfig } from '../common/config';
+import { withCallSignal } from './call-signal';
+
+/** A piece of an attempt's text, and the text's length once it is appended. */
+export interface LivePiece {
+  attempt: number;
+  text: string;
+  chars: number;
+}
+
+export interface LiveCallRef {
+  workflowId: string;
+  runId: string;
+  step: number;
+}
+
+/** The marker in a worker's identity before its live text URL (worker/live-text-server.ts). */
+const liveUrlMarker = ' live=';
+const backoffMs = { first: 25, max: 500 };
+const { PENDING_ACTIVITY_STATE_STARTED: started, PENDING_ACTIVITY_STATE_CANCEL_REQUESTED: cancelRequested } =
+  temporal.api.enums.v1.PendingActivityState;
+
+/** The attempt of the model call running now, and where its text is served; undefined when none runs. */
+async function runningAttempt(
+  client: Client,
+  workflowId: string,
+  signal: AbortSignal,
+): Promise<{ attempt: number; url: string | undefined; started: boolean } | undefined> {
+  const described = await withCallSignal(client, signal, () =>
+    client.workflowService.describeWorkflowExecution({
+      namespace: client.options.namespace,
+      execution: { workflowId },
+    }),
+  );
+  const pending = described.pendingActivities?.find(
+    (activity) => activity.activityType?.name === 'callModel',
+  );
+  if (pending === undefined || pending === null) return undefined;
+  const identity = pending.lastWorkerIdentity ?? '';
+  const at = identity.indexOf(liveUrlMarker);
+  return {
+    attempt: pending.attempt ?? 1,
+    url: at === -1 ? undefined : identity.slice(at + liveUrlMarker.length),
+    started: pending.state === started || pending.state === cancelRequested,
+  };
+}
+
+/**
+ * The call's text as it streams, attempt after attempt, until an attempt completes or `signal`
+ * aborts (the caller aborts once the answer is in the log). Each attempt's pieces start from its
+ * first; a reconnection to the same attempt repeats pieces the caller skips by `chars`.
+ */
+export async function* readLiveText(
+  client: Client,
+  keys: LiveTextKeys,
+  call: LiveCallRef,
+  signal: AbortSignal,
+): AsyncGenerator<LivePiece> {
+  let pause = backoffMs.first;
+  /** The first attempt not yet read to its end. */
+  let next = 1;
+  while (!signal.aborted) {
+    let running;
+    try {
+      running = await runningAttempt(client, call.workflowId, signal);
+    } catch {
+      if (signal.aborted) return;
+      running = { attempt: 0, url: undefined, started: false };
+    }
+    // No model call pending: it finished before we looked, and its text is in the log.
+    if (running === undefined) return;
+    // A worker without a live endpoint publishes into the log (`KEEL_TOKEN_CHANNEL=history`).
+    if (running.started && running.url === undefined) return;
+    // The attempt running now; or, while a retry waits, the one that just failed (its worker
+    // keeps its text a while), so a client sees what it streamed before the retry, as it would
+    // have in the log.
+    const attempt = running.started ? running.attempt : running.attempt - 1;
+    if (running.url !== undefined && attempt >= next && attempt >= 1) {
+      const ended = yield* readAttempt(running.url, keys, call, attempt, signal);
+      if (ended === 'completed') return;
+      if (ended === 'failed' || !running.started) next = attempt + 1;
+      if (ended !== 'lost') pause = backoffMs.first;
+    }
+    await sleep(pause, undefined, { signal }).catch(() => undefined);
+    pause = Math.min(pause * 2, backoffMs.max);
+  }
+}
+
+/** One attempt's text from its worker: how it ended, or `lost` (the worker or the network went). */
+async function* readAttempt(
+  url: string,
+  keys: LiveTextKeys,
+  call: LiveCallRef,
+  attempt: number,
+  signal: AbortSignal,
+): AsyncGenerator<LivePiece, 'completed' | 'failed' | 'lost'> {
+  const query = new URLSearchParams({
+    workflow_id: call.workflowId,
+    run_id: call.runId,
+    step: String(call.step),
+    attempt: String(attempt),
+  });
+  let response: Response;
+  try {
+    response = await fetch(`${url}/live-text?${query.toString()}`, {
+      headers: { authorization: `Bearer ${keys.sign(call.workflowId)}` },
+      signal,
+    });
+  } catch {
+    return 'lost';
+  }
+  // Not (or no longer) on that worker: the description may be behind; look again.
+  if (!response.ok || response.body === null) {
+    await response.body?.cancel().catch(() => undefined);
+    return 'lost';
+  }
+  const decoder = new TextDecoder();
+  let buffered = '';
+  try {
+    for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
+      buffered += decoder.decode(bytes, { stream: true });
+      let newline;
+      while ((newline = buffered.indexOf('\n')) !== -1) {
+        const line = JSON.parse(buffered.slice(0, newline)) as
+          { text: string; chars: number } | { end: 'completed' | 'failed' };
+        buffered = buffered.slice(newline + 1);
+        if ('end' in line) return line.end;
+        yield { attempt, text: line.text, chars: line.chars };
+      }
+    }
+  } catch {
+    return 'lost';
+  }
+  return 'lost';
+}
+
+/**
+ * Where this API reads live text from, or undefined on the history channel. The token key comes
+ * from the encryption keys the API already holds to read payloads.
+ */
+export function liveTextSource(
+  client: Client,
+  config: Pick<KeelConfig, 'tokens' | 'encryption'>,
+): ((call: LiveCallRef, signal: AbortSignal) => AsyncIterable<LivePiece>) | undefined {
+  if (config.tokens.channel !== 'live') return undefined;
+  let keys: Promise<LiveTextKeys> | undefined;
+  return async function* read(call, signal) {
+    keys ??= loadEncryptionKeys(config.encryption).then((loaded) => new LiveTextKeys(loaded));
+    yield* readLiveText(client, await keys, call, signal);
+  };
+}

@@ -1,0 +1,262 @@
+/**
+ * The live channel (decision 0340): a model call's text reaches streams from the worker that runs
+ * it, never through Temporal's history, and every promise of the streams holds: live, re-attached
+ * mid-answer with nothing missing or doubled, and read only with the API's token.
+ */
+import { randomUUID } from 'node:crypto';
+import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
+import type { Client } from '@temporalio/client';
+import { loadEncryptionKeys } from '../../codec/keys';
+import { LiveTextKeys, liveTokenLifetimeMs } from '../../codec/live-text-token';
+import type { AssistantMessage } from '../../common/transcript';
+import { workflowIdFor } from '../../common/thread';
+import { apiHarness, call, userInput } from '../helpers/api';
+import { deltaText, durable, readSse, type SseEvent } from '../helpers/sse';
+import { eventually } from '../helpers/temporal';
+
+jest.setTimeout(180_000);
+
+const words = (count: number) => Array.from({ length: count }, (_, index) => `word${index}`).join(' ');
+const post = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
+async function historyOf(client: Client, threadId: string) {
+  const history = await client.workflow.getHandle(workflowIdFor(threadId)).fetchHistory();
+  return history.events ?? [];
+}
+
+/** Signals that carried text into the log (the history channel's deltas). */
+const signalled = (events: Awaited<ReturnType<typeof historyOf>>) =>
+  events.filter(
+    (event) =>
+      event.workflowExecutionSignaledEventAttributes?.signalName === '__temporal_workflow_stream_publish',
+  ).length;
+
+/** The URL of the live text endpoint serving the thread's model call now, from Temporal's description. */
+async function liveUrlOf(client: Client, workflowId: string): Promise<string> {
+  return eventually(
+    async () => {
+      const described = await client.workflowService.describeWorkflowExecution({
+        namespace: 'default',
+        execution: { workflowId },
+      });
+      const pending = described.pendingActivities?.find(
+        (activity) => activity.activityType?.name === 'callModel',
+      );
+      const identity = pending?.lastWorkerIdentity ?? '';
+      return identity.includes(' live=') ? identity.split(' live=')[1] : undefined;
+    },
+    30_000,
+    'the model call to start on a worker with a live URL',
+  );
+}
+
+describe('model text on the live channel', () => {
+  const harness = apiHarness(() => ({ KEEL_MODEL: 'scripted:typewriter' }));
+
+  it('adds no history event for a typewriter answer over an instant one (± 2), and signals nothing', async () => {
+    const counts: Record<string, number> = {};
+    for (const model of ['scripted:demo', 'scripted:typewriter']) {
+      const threadId = `h-${randomUUID()}`;
+      await call(harness.base, 'POST', '/threads', { thread_id: threadId });
+      const waited = await call(
+        harness.base,
+        'POST',
+        `/threads/${threadId}/runs/wait`,
+        userInput(words(60), { config: { model } }),
+      );
+      expect(waited.status).toBe(200);
+      const events = await historyOf(harness.client, threadId);
+      expect(signalled(events)).toBe(0);
+      counts[model] = events.length;
+    }
+    expect(Math.abs(counts['scripted:typewriter']! - counts['scripted:demo']!)).toBeLessThanOrEqual(2);
+  });
+
+  it('streams tokens as they are generated: the first long before the answer is complete', async () => {
+    const threadId = `l-${randomUUID()}`;
+    await call(harness.base, 'POST', '/threads', { thread_id: threadId });
+    const arrivals: Array<{ event: string; at: number }> = [];
+    const stream = await readSse(
+      `${harness.base}/threads/${threadId}/runs/stream`,
+      post(userInput(words(60), { stream_mode: 'keel' })),
+      (event) => {
+        arrivals.push({ event: event.event, at: Date.now() });
+        return false;
+      },
+    );
+    const firstDelta = arrivals.find((arrival) => arrival.event === 'message.delta')!;
+    const completed = arrivals.find((arrival) => arrival.event === 'message.completed')!;
+    // The typewriter takes seconds for its answer: live text comes throughout, not at its end.
+    expect(completed.at - firstDelta.at).toBeGreaterThan(1_500);
+    const events = durable(stream.events);
+    const live = events.filter((event) => event.event === 'message.delta' && event.eventId!.includes(':'));
+    expect(live.length).toBeGreaterThan(20);
+    const message = events.find((event) => event.event === 'message.completed')!.data
+      .message as AssistantMessage;
+    expect(deltaText(events)).toBe(
+      message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''),
+    );
+    expect(signalled(await historyOf(harness.client, threadId))).toBe(0);
+  });
+
+  describe.each([['messages-tuple'], ['values'], ['messages']])(
+    're-attaching mid-answer in %s mode',
+    (mode) => {
+      it('gets the rest after the last live id, with nothing missing or doubled', async () => {
+        const client = new LangGraphClient({ apiUrl: harness.base });
+        const thread = await client.threads.create();
+        const modes = ['messages-tuple', 'values', mode].filter(
+          (candidate, index, all) => all.indexOf(candidate) === index,
+        ) as Array<'messages-tuple' | 'values' | 'messages'>;
+        const first: Array<{ event: string; data: unknown; id?: string }> = [];
+        let runId = '';
+        const controller = new AbortController();
+        try {
+          for await (const part of client.runs.stream(thread.thread_id, 'agent', {
+            input: { messages: [{ role: 'user', content: words(80) }] },
+            streamMode: modes,
+            signal: controller.signal,
+            onRunCreated: (meta) => {
+              runId = meta.run_id;
+            },
+          }) as AsyncIterable<{ event: string; data: unknown; id?: string }>) {
+            first.push(part);
+            // Cut inside the answer, on a live piece's id.
+            if (first.filter((seen) => seen.id?.includes(':') === true).length >= 15) break;
+          }
+        } finally {
+          controller.abort();
+        }
+        const cut = first.at(-1)!;
+        expect(cut.id).toMatch(/^\d+:\d+:\d+$/);
+        const rest: typeof first = [];
+        for await (const part of client.runs.joinStream(thread.thread_id, runId, {
+          lastEventId: cut.id!,
+          streamMode: modes,
+        }) as AsyncIterable<{ event: string; data: unknown; id?: string }>)
+          if (part.event !== 'metadata') rest.push(part);
+        const all = [...first.filter((part) => part.event !== 'metadata'), ...rest];
+        // No id twice, and the rest began with more of the same answer: still live.
+        expect(new Set(all.map((part) => part.id)).size).toBe(all.length);
+        expect(rest.some((part) => part.id?.includes(':') === true)).toBe(true);
+        const state = await client.threads.getState<{ messages: Array<{ type: string; content: unknown }> }>(
+          thread.thread_id,
+        );
+        const answer = state.values.messages.at(-1)!;
+        expect(answer.type).toBe('ai');
+        // messages-tuple: the chunks, concatenated, are the answer.
+        const chunks = all
+          .filter((part) => part.event === 'messages')
+          .map((part) => (part.data as [{ type: string; content: unknown }])[0])
+          .filter((chunk) => chunk.type === 'AIMessageChunk' && typeof chunk.content === 'string');
+        expect(chunks.map((chunk) => chunk.content as string).join('')).toBe(answer.content);
+        // values: the last is the thread's state.
+        const values = all.filter((part) => part.event === 'values').at(-1)!.data as {
+          messages: Array<{ content: unknown }>;
+        };
+        expect(values.messages.at(-1)!.content).toBe(answer.content);
+        if (mode === 'messages') {
+          // messages: each partial carries the message so far, so the last is the whole answer.
+          const partials = all.filter((part) => part.event === 'messages/partial');
+          const last = (partials.at(-1)!.data as Array<{ content: string }>)[0]!;
+          expect(last.content).toBe(answer.content);
+          const texts = partials.map((part) => (part.data as Array<{ content: string }>)[0]!.content);
+          texts.forEach((text, index) => index > 0 && expect(text.startsWith(texts[index - 1]!)).toBe(true));
+        }
+      });
+    },
+  );
+
+  it('re-attaches a native stream at a live id, and after the answer has completed', async () => {
+    const threadId = `n-${randomUUID()}`;
+    await call(harness.base, 'POST', '/threads', { thread_id: threadId });
+    const first = await readSse(
+      `${harness.base}/threads/${threadId}/runs/stream`,
+      post(userInput(words(60), { stream_mode: 'keel' })),
+      (event) => event.eventId?.includes(':') === true && Number(event.eventId.split(':')[2]) > 40,
+    );
+    const runId = first.events[0]!.data.run_id as string;
+    const cut = durable(first.events).at(-1)!;
+    const path = `${harness.base}/threads/${threadId}/runs/${runId}/stream?stream_mode=keel`;
+    const rest = await readSse(path, { headers: { 'last-event-id': cut.eventId! } });
+    const all = [...durable(first.events), ...durable(rest.events)];
+    const clean = durable((await readSse(path)).events);
+    const text = (events: SseEvent[]) => deltaText(events);
+    expect(text(all)).toBe(text(clean));
+    expect(text(all).length).toBeGreaterThan(200);
+    expect(new Set(all.map((event) => event.eventId)).size).toBe(all.length);
+    // After the end, from the same cut: the rest of the text in one piece, then the end.
+    const late = await readSse(path, { headers: { 'last-event-id': cut.eventId! } });
+    expect(text([...durable(first.events), ...durable(late.events)])).toBe(text(clean));
+  });
+
+  it('refuses the worker endpoint without a token, with a wrong, expired or other thread’s one', async () => {
+    const threadId = `t-${randomUUID()}`;
+    await call(harness.base, 'POST', '/threads', { thread_id: threadId });
+    const created = await call<{ run_id: string }>(
+      harness.base,
+      'POST',
+      `/threads/${threadId}/runs`,
+      userInput(words(120)),
+    );
+    expect(created.status).toBe(200);
+    const workflowId = workflowIdFor(threadId);
+    const url = await liveUrlOf(harness.client, workflowId);
+    const keys = new LiveTextKeys(await loadEncryptionKeys(harness.config.encryption));
+    const other = new LiveTextKeys([{ id: 'k1', key: Buffer.alloc(32, 7) }]);
+    const query = new URLSearchParams({
+      workflow_id: workflowId,
+      run_id: created.body.run_id,
+      step: '1',
+      attempt: '1',
+    }).toString();
+    const ask = (token: string | undefined) =>
+      fetch(`${url}/live-text?${query}`, {
+        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      });
+    for (const token of [
+      undefined,
+      'not-a-token',
+      other.sign(workflowId),
+      keys.sign(workflowId, Date.now() - 2 * liveTokenLifetimeMs),
+      keys.sign(workflowIdFor(`t-${randomUUID()}`)),
+      keys.sign(workflowId).replace(/.$/, (last) => (last === 'A' ? 'B' : 'A')),
+    ]) {
+      const refused = await ask(token);
+      expect(refused.status).toBe(401);
+      expect(await refused.text()).not.toContain('word');
+    }
+    const allowed = await ask(keys.sign(workflowId));
+    expect(allowed.status).toBe(200);
+    const body = await allowed.text();
+    expect(body).toContain('word');
+    expect(body.trim().split('\n').at(-1)).toBe('{"end":"completed"}');
+  });
+});
+
+describe('model text on the history channel (KEEL_TOKEN_CHANNEL=history)', () => {
+  const harness = apiHarness(() => ({ KEEL_MODEL: 'scripted:typewriter', KEEL_TOKEN_CHANNEL: 'history' }));
+
+  it('publishes the text into the log as before, and streams it all the same', async () => {
+    expect(harness.worker.live).toBeUndefined();
+    const threadId = `y-${randomUUID()}`;
+    await call(harness.base, 'POST', '/threads', { thread_id: threadId });
+    const stream = await readSse(
+      `${harness.base}/threads/${threadId}/runs/stream`,
+      post(userInput(words(60), { stream_mode: 'keel' })),
+    );
+    const streamed = durable(stream.events);
+    const deltas = streamed.filter((event) => event.event === 'message.delta');
+    expect(deltas.length).toBeGreaterThan(3);
+    expect(deltas.every((event) => /^\d+$/.test(event.eventId!))).toBe(true);
+    const message = streamed.find((event) => event.event === 'message.completed')!.data
+      .message as AssistantMessage;
+    expect(deltaText(streamed)).toBe(
+      message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''),
+    );
+  });
+});
