@@ -416,7 +416,13 @@ describe('the conversation reducer', () => {
       expect(state.active?.run_id).toBe('r1');
       const { state: after, commands } = checked(reduce(state, stopped('Partial')));
       state = after;
-      expect(kinds(commands)).toEqual(['message.completed', 'run.cancelled', 'run.started', 'callModel']);
+      expect(kinds(commands)).toEqual([
+        'message.completed',
+        'run.cancelled',
+        'run.started',
+        'message.started',
+        'callModel',
+      ]);
       expect(state.transcript.map((m) => [m.role, m.role === 'assistant' && m.stopped === true])).toEqual([
         ['user', false],
         ['assistant', true],
