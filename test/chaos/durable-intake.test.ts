@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { durable, readSse } from '../helpers/sse';
 import { IntakeLedger, awaitRunEnd } from './api-chat';
 import { lines, userTexts, workspaceOf } from './chaos-helpers';
+import { compareStreamPositions, parseStreamId } from '../../common/stream-ids';
 
 jest.setTimeout(180_000);
 
@@ -219,9 +220,12 @@ describe('intake while every worker is down', () => {
     for (const stream of [await following, await streaming]) {
       expect(stream.status).toBe(200);
       const events = durable(stream.events);
-      const ids = events.map((event) => event.id!);
+      // Ids as sent: a log offset, or with a live piece's attempt and characters (decision 0340).
+      const ids = events.map((event) => event.eventId!);
       expect(new Set(ids).size).toBe(ids.length);
-      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      const positions = ids.map((id) => parseStreamId(id)!);
+      for (const [index, position] of positions.entries())
+        if (index > 0) expect(compareStreamPositions(positions[index - 1]!, position)).toBeLessThan(0);
       expect(events.at(-1)?.event).toBe('run.completed');
       expect(stream.events.at(-1)?.event).toBe('end');
     }
