@@ -89,7 +89,8 @@ describe('the keel CLI', () => {
       at = await terminal.waitFor(/Allow bash \{"command":"echo from-the-cli"\}\? \[y\/N\] \(\d+s\)/, at);
       terminal.type('y\r');
       at = await terminal.waitFor(/approved/, at);
-      at = await terminal.waitFor(/⚙ bash \{"command":"echo from-the-cli"\}/, at);
+      // The call as a command, then the first lines of its output.
+      at = await terminal.waitFor(/⚙ \$ echo from-the-cli[\s\S]*│ from-the-cli/, at);
       at = await terminal.waitFor(/keel › [\s\S]*from-the-cli/, at);
       at = await terminal.waitFor(
         /\[run \d+ tokens \$\d+\.\d{4} · thread \d+ tokens \$\d+\.\d{4} of \$5\]/,
