@@ -155,10 +155,13 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   try {
     await worker.run();
   } finally {
-    // After the drain: an in-flight extension call needed its server until now.
-    await extensions?.stop();
-    // Commands ended with the drain; their runner, in a session of its own, ends with the worker.
+    // Commands ended with the drain; their runner, in a session of its own, ends with the worker,
+    // first, so that nothing after it that fails can leave it behind.
     await stopCommandRunner();
+    // After the drain: an in-flight extension call needed its server until now.
+    await extensions
+      ?.stop()
+      .catch((error: unknown) => logger.warn({ err: error }, 'extensions did not stop'));
     await connection.close();
     await live?.server.close();
     await metricsServer?.close();
