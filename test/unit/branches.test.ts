@@ -138,7 +138,7 @@ describe('forks', () => {
     expect(state.transcript.at(-1)).toMatchObject({ role: 'user', run_id: 'r2' });
     expect(state.branches).toHaveLength(1);
     expect(state.runs.at(-1)).toMatchObject({ run_id: 'r2', status: 'running', checkpoint_id: 'm2' });
-    expect(commands.map((command) => command.type)).toEqual(['emit', 'emit', 'callModel']);
+    expect(commands.map((command) => command.type)).toEqual(['emit', 'emit', 'emit', 'callModel']);
   });
 
   it('keeps the newest branches within limits.branchChars', () => {

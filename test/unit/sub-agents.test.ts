@@ -62,6 +62,7 @@ describe('sub-agents in the reducer', () => {
       'usage.updated',
       'tool.completed',
       'message.completed',
+      'message.started',
       'callModel',
     ]);
     expect(lastToolResult(done.state)).toBe('Sub-agent t1.u1 completed: 42 stars');
@@ -94,6 +95,7 @@ describe('sub-agents in the reducer', () => {
       'usage.updated',
       'run.created',
       'run.started',
+      'message.started',
       'callModel',
     ]);
     expect(findRun(reported.state, 'r1.u1')).toMatchObject({

@@ -39,7 +39,7 @@ describe('a tool that failed', () => {
     expect(resultText(next)).toMatch(
       /^Tool "bash" was interrupted \(.*\) and may have partly run; it was not run again\.$/,
     );
-    expect(commands.map((c) => c.type)).toEqual(['emit', 'emit', 'callModel']);
+    expect(commands.map((c) => c.type)).toEqual(['emit', 'emit', 'emit', 'callModel']);
   });
 
   it.each([

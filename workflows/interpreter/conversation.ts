@@ -105,6 +105,10 @@ export class Conversation implements HandlerHost {
   #execute(command: Command): void {
     switch (command.type) {
       case 'emit':
+        // A published event may complete a client's poll of the log in this very task: a run from
+        // before the live channel (decision 0340) never announced its model calls, and on replay
+        // must not (the same patch as a Stop that keeps what was said: both came in one release).
+        if (command.event.event === 'message.started' && !this.patches.askStopKeepsPartial()) return;
         return this.stream.publish(command.event);
       case 'callModel':
         return this.#inRun(command, () =>

@@ -40,9 +40,11 @@ export type FoldedPatch = (typeof foldedPatches)[number];
 
 /**
  * Since this patch a Stop keeps what the model had said (decision 0370): a streamed model call
- * waits for its cancellation to complete and hands back its text. Asked as the run makes its
- * first streamed model call (a waited run's local calls stream nothing and never ask, so its
- * history holds no marker for it), and kept for the run: a run that began before it never takes it.
+ * waits for its cancellation to complete and hands back its text; and a streamed model call is
+ * announced in the log (`message.started`, decision 0340) as it is scheduled, which may complete
+ * a client's poll of the log in that task. Asked as the run makes its first streamed model call
+ * (a waited run's local calls stream nothing and never ask, so its history holds no marker for
+ * it), and kept for the run: a run that began before it never takes it.
  */
 export const stopKeepsPartialPatch = 'keel-stop-keeps-partial';
 
