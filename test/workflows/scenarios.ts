@@ -153,9 +153,19 @@ export function describeConversationScenarios(
         10_000,
         'the model call',
       );
-      const cancelled = await conversation.handle.executeUpdate(requestCancelUpdate, {
+      // The update answers at once; a streamed model call then stops and hands back what it had
+      // said, and the run ends cancelled (decision 0370).
+      await conversation.handle.executeUpdate(requestCancelUpdate, {
         args: [{ run_id: run.run_id, reason: 'too slow' }],
       });
+      const cancelled = await eventually(
+        async () => {
+          const current = await conversation.run(run.run_id);
+          return current.status === 'cancelled' ? current : undefined;
+        },
+        10_000,
+        'the run to end cancelled',
+      );
       expect(cancelled).toMatchObject({ status: 'cancelled', error: { message: 'too slow' } });
       // Idempotent: a second cancel returns the same run.
       expect(
