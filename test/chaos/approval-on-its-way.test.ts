@@ -4,31 +4,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { RunningApi } from '../../api/server';
 import type { Run } from '../../common/run';
-import { call, startTestApi, userInput } from '../helpers/api';
+import { call, userInput } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
-import { fleetHarness, type FleetHarness } from '../helpers/worker-harness';
 import { IntakeLedger, awaitRunEnd } from './api-chat';
-import { lines, workspaceOf } from './chaos-helpers';
+import { lines, workersDownHarness, workspaceOf } from './chaos-helpers';
 
 jest.setTimeout(180_000);
 
 describe('deciding an approval while every worker is down', () => {
-  const harness = fleetHarness<FleetHarness & { api: RunningApi }>(
-    {
-      env: () => ({ KEEL_READ_TIMEOUT_MS: '1000' }),
-      workerEnv: () => ({ KEEL_MODEL: 'scripted:demo', KEEL_SHUTDOWN_GRACE: '2' }),
-    },
-    {
-      afterStart: async (started) => {
-        started.api = await startTestApi(started.client, started.config);
-      },
-      beforeStop: async (started) => {
-        await started.api?.stop();
-      },
-    },
-  );
+  const harness = workersDownHarness();
 
   it('answers 409 approval_not_pending for a decision already on its way, even while no worker runs', async () => {
     const base = harness.api.url;

@@ -11,6 +11,8 @@ import {
   type Responder,
 } from '../fakes/anthropic-server';
 import { TestConversation } from '../helpers/conversation';
+import type { RunningApi } from '../../api/server';
+import { startTestApi } from '../helpers/api';
 import { fleetHarness, type FleetHarness } from '../helpers/worker-harness';
 
 export const anthropicModel = { model: 'anthropic:claude-sonnet-4-5' };
@@ -135,4 +137,25 @@ export function alive(pid: number | null): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Worker processes on the scripted model that stop within 2 s, and an API in this process that
+ * gives up on a read after 1 s: for tests that take every worker down under the API.
+ */
+export function workersDownHarness(): FleetHarness & { api: RunningApi } {
+  return fleetHarness<FleetHarness & { api: RunningApi }>(
+    {
+      env: () => ({ KEEL_READ_TIMEOUT_MS: '1000' }),
+      workerEnv: () => ({ KEEL_MODEL: 'scripted:demo', KEEL_SHUTDOWN_GRACE: '2' }),
+    },
+    {
+      afterStart: async (started) => {
+        started.api = await startTestApi(started.client, started.config);
+      },
+      beforeStop: async (started) => {
+        await started.api?.stop();
+      },
+    },
+  );
 }

@@ -5,35 +5,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { RunningApi } from '../../api/server';
 import type { Run } from '../../common/run';
-import { call, startTestApi, userInput } from '../helpers/api';
+import { call, userInput } from '../helpers/api';
 import { TestConversation } from '../helpers/conversation';
 import { eventually } from '../helpers/temporal';
-import { fleetHarness, type FleetHarness } from '../helpers/worker-harness';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { durable, readSse } from '../helpers/sse';
 import { IntakeLedger, awaitRunEnd } from './api-chat';
-import { lines, userTexts, workspaceOf } from './chaos-helpers';
+import { lines, userTexts, workersDownHarness, workspaceOf } from './chaos-helpers';
 import { compareStreamPositions, parseStreamId } from '../../common/stream-ids';
 
 jest.setTimeout(180_000);
 
 describe('intake while every worker is down', () => {
-  const harness = fleetHarness<FleetHarness & { api: RunningApi }>(
-    {
-      env: () => ({ KEEL_READ_TIMEOUT_MS: '1000' }),
-      workerEnv: () => ({ KEEL_MODEL: 'scripted:demo', KEEL_SHUTDOWN_GRACE: '2' }),
-    },
-    {
-      afterStart: async (started) => {
-        started.api = await startTestApi(started.client, started.config);
-      },
-      beforeStop: async (started) => {
-        await started.api?.stop();
-      },
-    },
-  );
+  const harness = workersDownHarness();
   const startWorker = () => harness.fleet.start();
 
   /** Sends a request and says how long the API took to answer it. */
