@@ -28,7 +28,12 @@ export interface LiveCallRef {
 
 /** The marker in a worker's identity before its live text URL (worker/live-text-server.ts). */
 const liveUrlMarker = ' live=';
-const backoffMs = { first: 25, max: 500 };
+/**
+ * Between describes while no attempt can be read: quick at first (a call is usually picked up at
+ * once), and after `patientAfterMs` of waiting (no worker: a deploy, an outage) at most one every
+ * 2 s per stream, so that hundreds of open streams do not ask Temporal hundreds of times a second.
+ */
+const backoffMs = { first: 25, max: 500, patient: 2_000, patientAfterMs: 5_000 };
 const { PENDING_ACTIVITY_STATE_STARTED: started, PENDING_ACTIVITY_STATE_CANCEL_REQUESTED: cancelRequested } =
   temporal.api.enums.v1.PendingActivityState;
 
@@ -69,6 +74,7 @@ export async function* readLiveText(
   signal: AbortSignal,
 ): AsyncGenerator<LivePiece> {
   let pause = backoffMs.first;
+  let waitingSince = Date.now();
   /** The first attempt not yet read to its end. */
   let next = 1;
   while (!signal.aborted) {
@@ -91,10 +97,14 @@ export async function* readLiveText(
       const ended = yield* readAttempt(running.url, keys, call, attempt, signal);
       if (ended === 'completed') return;
       if (ended === 'failed' || !running.started) next = attempt + 1;
-      if (ended !== 'lost') pause = backoffMs.first;
+      if (ended !== 'lost') {
+        pause = backoffMs.first;
+        waitingSince = Date.now();
+      }
     }
     await sleep(pause, undefined, { signal }).catch(() => undefined);
-    pause = Math.min(pause * 2, backoffMs.max);
+    const patient = Date.now() - waitingSince >= backoffMs.patientAfterMs;
+    pause = Math.min(pause * 2, patient ? backoffMs.patient : backoffMs.max);
   }
 }
 
