@@ -11,6 +11,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeSandbox } from '../activities/tools/bash';
 import { Sandbox } from '../activities/tools/sandbox';
+import { stopCommandRunner } from '../activities/tools/command-runner';
 import { temporalAddress, type KeelConfig } from '../common/config';
 import { loadEncryptionKeys } from '../codec/keys';
 import { buildWorkflowBundle } from '../worker/bundle';
@@ -228,6 +229,9 @@ export async function up(config: KeelConfig): Promise<number> {
       new Sandbox(config.sandbox, config.childEnvironment.PATH),
       config.sandbox.network,
     );
+    // The probe ran its command in a runner of this process's own: ended now, and waited for, so
+    // it cannot outlive `keel up` by the moment it takes to notice its parent has gone.
+    await stopCommandRunner();
     if (!sandbox.ok) say(sandbox.line);
 
     say('Bundling workflow code…');

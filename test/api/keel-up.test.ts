@@ -46,6 +46,13 @@ describe('keel up (npm start)', () => {
 
     const first = keelUp(env);
     await waitForOutput(first, 'Keel is running.', 120_000);
+    // `keel up` holds nothing but its watchdogs: the runner its sandbox probe used has ended, so
+    // nothing of it can outlive a Ctrl-C by the moment the runner takes to see `keel up` gone.
+    expect(
+      descendants(first.process.pid!).filter(
+        (row) => row.parent === first.process.pid && !row.args.includes('watchdog.cjs'),
+      ),
+    ).toEqual([]);
     expect(first.output()).toContain(`API       ${api}`);
     expect(first.output()).toContain(`Web UI    http://127.0.0.1:${uiPort}`);
     expect(first.output()).toMatch(/scripted:demo — the offline scripted model.*ANTHROPIC_API_KEY/);
