@@ -24,6 +24,8 @@ module.exports = {
   // One Temporal dev server for the whole run (never a mocked Temporal).
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+  // Each jest worker on a server of its own (test/setup/temporal-per-worker.ts).
+  setupFiles: ['<rootDir>/test/setup/temporal-per-worker.ts'],
   testTimeout: 60_000,
   maxWorkers: 2,
 };

@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 
 export interface ProcessRow {
   pid: number;
+  /** Its parent's pid. */
+  parent: number;
   args: string;
 }
 
@@ -21,7 +23,7 @@ export function descendants(pid: number): ProcessRow[] {
   while (queue.length > 0) {
     const parent = queue.shift()!;
     for (const row of table.filter((candidate) => candidate.parent === parent)) {
-      found.push({ pid: row.pid, args: row.args });
+      found.push(row);
       queue.push(row.pid);
     }
   }
