@@ -45,7 +45,11 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.mjs', 'jest.config.js'] } },
+      parserOptions: {
+        projectService: {
+          allowDefaultProject: ['eslint.config.mjs', 'jest.config.js', 'test/setup/sequencer.js'],
+        },
+      },
     },
     plugins: { 'import-x': importX },
     rules: {
@@ -119,6 +123,14 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
     },
   },
-  { files: ['eslint.config.mjs', 'jest.config.js'], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ['eslint.config.mjs', 'jest.config.js', 'test/setup/sequencer.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
   { files: ['jest.config.js'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } } },
+  {
+    files: ['test/setup/sequencer.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

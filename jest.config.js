@@ -26,6 +26,7 @@ module.exports = {
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
   // Each jest worker on a server of its own (test/setup/temporal-per-worker.ts).
   setupFiles: ['<rootDir>/test/setup/temporal-per-worker.ts'],
+  testSequencer: '<rootDir>/test/setup/sequencer.js',
   testTimeout: 60_000,
   maxWorkers: 2,
 };
