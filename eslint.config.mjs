@@ -45,7 +45,11 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.mjs', 'jest.config.js'] } },
+      parserOptions: {
+        projectService: {
+          allowDefaultProject: ['eslint.config.mjs', 'jest.config.js', '.dependency-cruiser.cjs'],
+        },
+      },
     },
     plugins: { 'import-x': importX },
     rules: {
@@ -119,6 +123,12 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
     },
   },
-  { files: ['eslint.config.mjs', 'jest.config.js'], ...tseslint.configs.disableTypeChecked },
-  { files: ['jest.config.js'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } } },
+  {
+    files: ['eslint.config.mjs', 'jest.config.js', '.dependency-cruiser.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    files: ['jest.config.js', '.dependency-cruiser.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
+  },
 );
