@@ -5,16 +5,19 @@ import { parseConfig } from '../../common/config';
 /** Every variable the configuration check reads, learned by handing it an environment that records each read. */
 function variablesRead(): Set<string> {
   const read = new Set<string>();
-  const environment = new Proxy({} as Record<string, string | undefined>, {
-    get: (_target, key) => {
-      if (typeof key === 'string') read.add(key);
-      return undefined;
+  const environment = new Proxy<Record<string, string | undefined>>(
+    {},
+    {
+      get: (_target, key) => {
+        if (typeof key === 'string') read.add(key);
+        return undefined;
+      },
+      has: (_target, key) => {
+        if (typeof key === 'string') read.add(key);
+        return false;
+      },
     },
-    has: (_target, key) => {
-      if (typeof key === 'string') read.add(key);
-      return false;
-    },
-  });
+  );
   parseConfig(environment, '/nowhere');
   return read;
 }
