@@ -47,7 +47,12 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: {
         projectService: {
-          allowDefaultProject: ['eslint.config.mjs', 'jest.config.js', 'test/setup/sequencer.js'],
+          allowDefaultProject: [
+            'eslint.config.mjs',
+            'jest.config.js',
+            'test/setup/sequencer.js',
+            '.dependency-cruiser.cjs',
+          ],
         },
       },
     },
@@ -124,10 +129,13 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.mjs', 'jest.config.js', 'test/setup/sequencer.js'],
+    files: ['eslint.config.mjs', 'jest.config.js', 'test/setup/sequencer.js', '.dependency-cruiser.cjs'],
     ...tseslint.configs.disableTypeChecked,
   },
-  { files: ['jest.config.js'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } } },
+  {
+    files: ['jest.config.js', '.dependency-cruiser.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
+  },
   {
     files: ['test/setup/sequencer.js'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },

@@ -176,7 +176,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       namespace: 'default',
       // The server runs Keel's dynamic config (decision 0260); `KEEL_BENCH_DEV_SERVER_ARGS=
       // '--dynamic-config-value history.transferProcessorMaxPollRPS=20'` measures another setting
-      // (a later value of a key wins; BENCHMARKS.md "Cheaper turns").
+      // (a later value of a key wins; bench/results/history.md, "Cheaper turns").
       extraArgs: (process.env.KEEL_BENCH_DEV_SERVER_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
     }),
     buildWorkflowBundle(),

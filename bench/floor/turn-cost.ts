@@ -46,7 +46,7 @@ import { converse, type FloorTurn, floorTurns } from './turns';
 interface Shape extends FloorConversationOptions {
   name: string;
   what: string;
-  /** Keel's events for the same turn (BENCHMARKS.md "Cheaper turns"), when it has this shape. */
+  /** Keel's events for the same turn (bench/results/history.md, "Cheaper turns"), when it has this shape. */
   keelEvents?: number;
 }
 

@@ -1,6 +1,7 @@
 /**
- * The README's promise: 409 `approval_not_pending` for an approval already decided, also when the
- * first decision is still on its way (in the thread's history, by signal) because no worker runs.
+ * The promise of docs/guide/chat-clients.md: 409 `approval_not_pending` for an approval already
+ * decided, also when the first decision is still on its way (in the thread's history, by signal)
+ * because no worker runs.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';

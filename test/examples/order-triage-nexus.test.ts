@@ -144,7 +144,7 @@ describe(`an order-triage workflow in its own namespace calling ${agentServiceNa
     const task = await agent.query(messages.getRunQuery, { run_id: 'task' });
     expect(task?.status).toBe('cancelled');
     // The operation answers with the agent's result, as for any other end: the caller's code goes
-    // on (README, "Start an agent from your workflow").
+    // on (docs/guide/other-workflows.md).
     const outcome = await run.result();
     expect(outcome.agent).toMatchObject({ status: 'cancelled', status_reason: 'thread_closed' });
   });

@@ -1,0 +1,142 @@
+/**
+ * Keel's dependency rules, checked by `npm run check` (dependency-cruiser; decision 0415).
+ *
+ * Type imports count: `tsPreCompilationDeps` reads the TypeScript before it is compiled, so an
+ * `import type` that vanishes from the JavaScript is still an edge (ESLint's `import-x/no-cycle`
+ * skips them, which is how four circles went unseen). The floors, lowest first, are those of
+ * docs/architecture.md ("Where things live") and of eslint.config.mjs's determinism boundary:
+ *
+ *   common/                                 the shared vocabulary: imports no other folder
+ *   workflows/core/                         the pure reducer: common/ only
+ *   workflows/ (the rest)                   the interpreter, agents, small workflows: common/, core
+ *   codec/, telemetry/                      Node-side services below every process: common/
+ *   activities/                             the worker's I/O: common/, telemetry/, codec/
+ *   worker/, api/                           the two processes: anything below, never each other;
+ *                                           api/ takes only types from workflows/, and nothing
+ *                                           from activities/ (the worker's code)
+ *   launch/                                 the composition root: anything above but cli/
+ *   cli/                                    the entry point and the user's client
+ *   examples/, test/, bench/                users of all of it; nothing imports them
+ *   web/src/                                the browser page: only itself
+ *
+ * Violations that were there when the check came are listed in
+ * .dependency-cruiser-known-violations.json and pass; any new one fails (`--ignore-known`).
+ * Mend one, then run `npm run deps:baseline` so it cannot come back.
+ */
+
+const productFolders = [
+  'common',
+  'workflows',
+  'codec',
+  'telemetry',
+  'activities',
+  'worker',
+  'api',
+  'launch',
+  'cli',
+];
+const users = ['examples', 'test', 'bench'];
+const folders = (names) => `^(${names.join('|')})/`;
+
+/** A rule that `from` imports nothing in `to` (type imports included). */
+const notUp = (name, comment, from, to) => ({
+  name,
+  comment,
+  severity: 'error',
+  from: { path: from },
+  to: { path: to },
+});
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment:
+        'An import circle, counting type imports: a module that needs itself through others cannot be read, ' +
+        'tested or moved alone. Break it by moving what both sides need one floor down.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    notUp(
+      'common-imports-no-other-folder',
+      'common/ is the floor every side stands on (and what workflows may import): it imports no other folder.',
+      '^common/',
+      folders([...productFolders.filter((name) => name !== 'common'), ...users, 'web']),
+    ),
+    notUp(
+      'core-imports-only-common',
+      'workflows/core/ is the pure reducer: it knows common/ and itself, not its interpreter, nor any I/O layer.',
+      '^workflows/core/',
+      `^workflows/(?!core/)|${folders([...productFolders.filter((name) => name !== 'common' && name !== 'workflows'), ...users, 'web'])}`,
+    ),
+    notUp(
+      'workflows-import-only-common',
+      'Workflow code is deterministic: besides workflows/ it imports only common/ (ESLint bans Node and SDKs; this counts type imports too).',
+      '^workflows/',
+      folders(['codec', 'telemetry', 'activities', 'worker', 'api', 'launch', 'cli', ...users, 'web']),
+    ),
+    notUp(
+      'codec-and-telemetry-import-only-common',
+      'codec/ and telemetry/ serve every process: they stand on common/ alone.',
+      '^(codec|telemetry)/',
+      folders(['workflows', 'activities', 'worker', 'api', 'launch', 'cli', ...users, 'web']),
+    ),
+    notUp(
+      'activities-import-no-process',
+      'Activities run inside the worker and take what they need as arguments: no process code, no workflows.',
+      '^activities/',
+      folders(['workflows', 'worker', 'api', 'launch', 'cli', ...users, 'web']),
+    ),
+    notUp(
+      'worker-imports-no-api-or-launch',
+      'The worker process takes its config and connections as arguments: it imports neither the API nor the launcher above it.',
+      '^worker/',
+      folders(['api', 'launch', 'cli', ...users, 'web']),
+    ),
+    notUp(
+      'api-imports-no-worker-activities-or-launch',
+      "The API process takes its config and connections as arguments: not the worker's code (activities/, worker/), not the launcher above it.",
+      '^api/',
+      folders(['activities', 'worker', 'launch', 'cli', ...users, 'web']),
+    ),
+    {
+      name: 'api-takes-only-types-from-workflows',
+      comment:
+        'The API reaches workflows through Temporal (updates, signals, queries), so it may name their types but run none of their code.',
+      severity: 'error',
+      from: { path: '^api/' },
+      to: { path: '^workflows/', dependencyTypesNot: ['type-only'] },
+    },
+    notUp(
+      'launch-imports-no-cli',
+      'launch/ is the composition root the cli calls: it imports nothing above it.',
+      '^launch/',
+      folders(['cli', ...users, 'web']),
+    ),
+    notUp(
+      'cli-imports-no-users',
+      'Nothing Keel ships imports its examples, tests or benchmarks.',
+      '^cli/',
+      folders([...users, 'web']),
+    ),
+    notUp(
+      'web-imports-only-itself',
+      'The web chat is a browser bundle of its own: it talks to the API over HTTP, not through its modules.',
+      '^web/src/',
+      folders([...productFolders, ...users]),
+    ),
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|dist|web/dist|bench/results|test/replay/histories)/|^cli/bin\\.cjs$' },
+    enhancedResolveOptions: {
+      // The package's own name (`keel/workflow`, in examples/) resolves to the source, as under tsx.
+      exportsFields: ['exports'],
+      conditionNames: ['keel-source', 'import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.tsx', '.js', '.cjs', '.mjs', '.json'],
+    },
+  },
+};
