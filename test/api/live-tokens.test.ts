@@ -194,6 +194,35 @@ describe('model text on the live channel', () => {
     expect(text([...durable(first.events), ...durable(late.events)])).toBe(text(clean));
   });
 
+  it('gives a stream the last characters of a stopped answer as deltas, not only in its final state', async () => {
+    const threadId = `s-${randomUUID()}`;
+    await call(harness.base, 'POST', '/threads', { thread_id: threadId });
+    const first = await readSse(
+      `${harness.base}/threads/${threadId}/runs/stream`,
+      post(userInput(words(120), { stream_mode: 'keel' })),
+      (event) => event.eventId?.includes(':') === true && Number(event.eventId.split(':')[2]) > 40,
+    );
+    const runId = first.events[0]!.data.run_id as string;
+    const cut = durable(first.events).at(-1)!;
+    const stopped = await call<{ status: string }>(
+      harness.base,
+      'POST',
+      `/threads/${threadId}/runs/${runId}/cancel`,
+      { reason: 'stopped by the user' },
+    );
+    expect(stopped.body.status).toBe('cancelled');
+    // Re-attached after the Stop: the live text is over, and the log brings what the client lacks.
+    const rest = await readSse(`${harness.base}/threads/${threadId}/runs/${runId}/stream?stream_mode=keel`, {
+      headers: { 'last-event-id': cut.eventId! },
+    });
+    const all = [...durable(first.events), ...durable(rest.events)];
+    const answer = all.find((event) => event.event === 'message.completed')!.data.message as AssistantMessage;
+    const kept = answer.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+    expect(kept.length).toBeGreaterThan(deltaText(durable(first.events)).length);
+    expect(deltaText(all)).toBe(kept);
+    expect(new Set(all.map((event) => event.eventId)).size).toBe(all.length);
+  });
+
   it('refuses the worker endpoint without a token, with a wrong, expired or other thread’s one', async () => {
     const threadId = `t-${randomUUID()}`;
     await call(harness.base, 'POST', '/threads', { thread_id: threadId });
