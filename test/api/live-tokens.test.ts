@@ -223,6 +223,46 @@ describe('model text on the live channel', () => {
     expect(new Set(all.map((event) => event.eventId)).size).toBe(all.length);
   });
 
+  it('picks up the call under way when the thread stream resumes at a plain offset', async () => {
+    const threadId = `p-${randomUUID()}`;
+    await call(harness.base, 'POST', '/threads', { thread_id: threadId });
+    // Until the call is announced: its id is a plain offset, the client has none of its text.
+    const first = await readSse(
+      `${harness.base}/threads/${threadId}/runs/stream`,
+      post(userInput(words(120), { stream_mode: 'keel' })),
+      (event) => event.event === 'message.started',
+    );
+    const started = durable(first.events).at(-1)!;
+    expect(started.eventId).toMatch(/^\d+$/);
+    const arrivals: Array<{ event: string; at: number }> = [];
+    const resumed = await readSse(
+      `${harness.base}/threads/${threadId}/stream?starting_after=${started.eventId!}`,
+      {},
+      (event) => {
+        arrivals.push({ event: event.event, at: Date.now() });
+        return event.event === 'run.completed';
+      },
+    );
+    const events = durable(resumed.events);
+    const live = events.filter((event) => event.event === 'message.delta' && event.eventId!.includes(':'));
+    expect(live.length).toBeGreaterThan(10);
+    // Live, not whole with the answer: the text streams for seconds before it is complete.
+    const firstDelta = arrivals.find((arrival) => arrival.event === 'message.delta')!;
+    const completed = arrivals.find((arrival) => arrival.event === 'message.completed')!;
+    expect(completed.at - firstDelta.at).toBeGreaterThan(1_000);
+    const message = events.find((event) => event.event === 'message.completed')!.data
+      .message as AssistantMessage;
+    expect(deltaText(events)).toBe(
+      message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''),
+    );
+    expect(new Set(events.map((event) => event.eventId)).size).toBe(events.length);
+    // Log events the cursor covered are not sent again (a live piece's id begins with the offset it follows).
+    const logged = events.filter((event) => !event.eventId!.includes(':'));
+    expect(logged.every((event) => Number(event.eventId!.split('_')[0]) > Number(started.eventId))).toBe(
+      true,
+    );
+  });
+
   it('refuses the worker endpoint without a token, with a wrong, expired or other thread’s one', async () => {
     const threadId = `t-${randomUUID()}`;
     await call(harness.base, 'POST', '/threads', { thread_id: threadId });
