@@ -23,9 +23,22 @@ const post = (body: unknown): RequestInit => ({
   body: JSON.stringify(body),
 });
 
+/**
+ * Every event of the thread's workflow, over each run it continued as new from: the test server
+ * suggests continue-as-new at 150 events, so a history-channel answer ends in a fresh run of a
+ * dozen events, and the newest run alone shows no signal at all.
+ */
 async function historyOf(client: Client, threadId: string) {
-  const history = await client.workflow.getHandle(workflowIdFor(threadId)).fetchHistory();
-  return history.events ?? [];
+  const runs = [];
+  let runId: string | undefined;
+  for (;;) {
+    const events =
+      (await client.workflow.getHandle(workflowIdFor(threadId), runId).fetchHistory()).events ?? [];
+    runs.unshift(events);
+    const previous = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    if (previous === undefined || previous === null || previous === '') return runs.flat();
+    runId = previous;
+  }
 }
 
 /** Signals that carried text into the log (the history channel's deltas). */
@@ -322,6 +335,8 @@ describe('model text on the history channel (KEEL_TOKEN_CHANNEL=history)', () =>
     const deltas = streamed.filter((event) => event.event === 'message.delta');
     expect(deltas.length).toBeGreaterThan(3);
     expect(deltas.every((event) => /^\d+$/.test(event.eventId!))).toBe(true);
+    // By signal, as before: a batch every 100 ms for the seconds the answer takes.
+    expect(signalled(await historyOf(harness.client, threadId))).toBeGreaterThanOrEqual(deltas.length - 1);
     const message = streamed.find((event) => event.event === 'message.completed')!.data
       .message as AssistantMessage;
     expect(deltaText(streamed)).toBe(
