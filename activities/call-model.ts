@@ -108,7 +108,12 @@ export function createCallModel({
           // Nor is a cancelled call: it ends as cancelled (a local activity would otherwise retry),
           // carrying what the model said until then (decision 0370).
           if (Context.current().cancellationSignal.aborted) {
-            const stopped: StoppedModelCall = { text: received };
+            const stopped: StoppedModelCall = {
+              text: received,
+              ...(deltas instanceof LiveTextSink
+                ? { streamed: { attempt: Context.current().info.attempt } }
+                : {}),
+            };
             throw new CancelledFailure(
               'model call stopped',
               [stopped],

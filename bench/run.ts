@@ -5,6 +5,7 @@
  *
  *   npm run bench                     every scenario, default sizes
  *   npm run bench -- --only step,memory --quick
+ *   npm run bench -- --only answers --answers-at 1,20,100,200 --answers-each 3
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -25,6 +26,7 @@ import { stepOverhead } from './scenarios/step-overhead';
 import { throughput } from './scenarios/throughput';
 import { tracingCost } from './scenarios/tracing';
 import { tokenLatency } from './scenarios/token-latency';
+import { longAnswers } from './scenarios/long-answers';
 
 interface Sizes {
   quick: boolean;
@@ -32,6 +34,10 @@ interface Sizes {
   longTurns?: number;
   /** The fake Anthropic server the worker's `anthropic:` models talk to. */
   fake: FakeAnthropic;
+  /** Concurrent conversations of the long-answers scenario (`--answers-at`), instead of 1, 20, 100. */
+  answersAt?: number[];
+  /** Answers per conversation there (`--answers-each`), instead of 3 alone and 1 at once. */
+  answersEach?: number;
 }
 
 interface Scenario {
@@ -123,6 +129,18 @@ const scenarios: Scenario[] = [
         plainTurns: quick ? 5 : 10,
       }),
   },
+  {
+    name: 'answers',
+    title: '13. long answers: a realistic model server, the live channel vs KEEL_TOKEN_CHANNEL=history',
+    run: (system, { quick, fake, answersAt, answersEach }) =>
+      longAnswers(system, fake, {
+        concurrency: answersAt ?? (quick ? [1, 20] : [1, 20, 100]),
+        answers: (conversations) => answersEach ?? (conversations === 1 && !quick ? 3 : 1),
+        tokenDelayMs: 20,
+        firstTokenDelayMs: 600,
+        tokens: { min: 400, max: 800 },
+      }),
+  },
 ];
 
 async function main(): Promise<void> {
@@ -138,8 +156,22 @@ async function main(): Promise<void> {
     .option('--long-turns <n>', 'turns of the long conversation (default 1000, 200 with --quick)', (value) =>
       Number.parseInt(value, 10),
     )
+    .option(
+      '--answers-at <list>',
+      'concurrent conversations of the long answers (default 1,20,100)',
+      (value) => value.split(',').map((n) => Number.parseInt(n, 10)),
+    )
+    .option('--answers-each <n>', 'answers per conversation there (default 3 alone, 1 at once)', (value) =>
+      Number.parseInt(value, 10),
+    )
     .parse(process.argv);
-  const options = program.opts<{ only?: string; quick: boolean; longTurns?: number }>();
+  const options = program.opts<{
+    only?: string;
+    quick: boolean;
+    longTurns?: number;
+    answersAt?: number[];
+    answersEach?: number;
+  }>();
   const chosen = options.only?.split(',').map((name) => name.trim());
   const unknown = chosen?.filter((name) => !scenarios.some((scenario) => scenario.name === name)) ?? [];
   if (unknown.length > 0) program.error(`unknown scenario ${unknown.join(', ')}`);
@@ -174,6 +206,8 @@ async function main(): Promise<void> {
           quick: options.quick,
           fake,
           ...(options.longTurns === undefined ? {} : { longTurns: options.longTurns }),
+          ...(options.answersAt === undefined ? {} : { answersAt: options.answersAt }),
+          ...(options.answersEach === undefined ? {} : { answersEach: options.answersEach }),
         });
         rows.push(...result.rows);
         results[scenario.name] = result.data;

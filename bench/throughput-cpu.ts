@@ -12,26 +12,8 @@ import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { startSystem } from './harness';
 import { cpuOf } from './peer/process-tree';
+import { serverCounters } from './server-metrics';
 import { toolTurns } from './scenarios/throughput';
-
-/** Counters from the dev server's Prometheus metrics, summed by (metric, operation). */
-async function serverCounters(): Promise<Map<string, number>> {
-  const port = process.env.KEEL_BENCH_METRICS_PORT;
-  const counters = new Map<string, number>();
-  if (port === undefined) return counters;
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  for (const line of text.split('\n')) {
-    const match =
-      /^(service_requests|persistence_requests|visibility_persistence_requests)\{(.*)\} ([0-9.e+]+)$/.exec(
-        line,
-      );
-    if (match === null) continue;
-    const operation = /operation="([^"]*)"/.exec(match[2]!)?.[1] ?? '?';
-    const key = `${match[1]}:${operation}`;
-    counters.set(key, (counters.get(key) ?? 0) + Number(match[3]));
-  }
-  return counters;
-}
 
 async function main(): Promise<void> {
   const conversations = Number(process.argv[2] ?? 100);

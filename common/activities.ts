@@ -85,6 +85,11 @@ export interface CallModelResult {
  */
 export interface StoppedModelCall {
   text: string;
+  /**
+   * The live channel (decision 0340): the attempt whose text streamed outside the history. The
+   * workflow logs the stopped text whole, so a stream gets the characters it had not read.
+   */
+  streamed?: { attempt: number };
 }
 
 export interface RunToolInput {

@@ -325,13 +325,12 @@ export function streamRoutes(
     const thread = await conversations.authorize(threadId, ownerOf(response));
     if (cursor !== undefined) await requireLiveCursor(conversations, thread, cursor.offset + 1);
     // Without a cursor the thread stream is live: it starts with the next event. With one, it
-    // reads the log kept again (skipping what the cursor saw), to know the model call under way.
+    // reads the log kept again (skipping what the cursor saw), to know the model call under way:
+    // a plain offset after its announcement too, whose client has none of its text yet.
     const fromOffset =
       cursor === undefined
         ? await conversations.currentOffset(thread)
-        : cursor.live === undefined
-          ? cursor.offset + 1
-          : await conversations.streamBase(thread);
+        : await conversations.streamBase(thread);
     const { writer, events } = open(response, thread, undefined, native);
     await follow(writer, events, native, thread, undefined, fromOffset, undefined, request, response, cursor);
   });

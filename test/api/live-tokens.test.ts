@@ -23,9 +23,22 @@ const post = (body: unknown): RequestInit => ({
   body: JSON.stringify(body),
 });
 
+/**
+ * Every event of the thread's workflow, over each run it continued as new from: the test server
+ * suggests continue-as-new at 150 events, so a history-channel answer ends in a fresh run of a
+ * dozen events, and the newest run alone shows no signal at all.
+ */
 async function historyOf(client: Client, threadId: string) {
-  const history = await client.workflow.getHandle(workflowIdFor(threadId)).fetchHistory();
-  return history.events ?? [];
+  const runs = [];
+  let runId: string | undefined;
+  for (;;) {
+    const events =
+      (await client.workflow.getHandle(workflowIdFor(threadId), runId).fetchHistory()).events ?? [];
+    runs.unshift(events);
+    const previous = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    if (previous === undefined || previous === null || previous === '') return runs.flat();
+    runId = previous;
+  }
 }
 
 /** Signals that carried text into the log (the history channel's deltas). */
@@ -194,6 +207,75 @@ describe('model text on the live channel', () => {
     expect(text([...durable(first.events), ...durable(late.events)])).toBe(text(clean));
   });
 
+  it('gives a stream the last characters of a stopped answer as deltas, not only in its final state', async () => {
+    const threadId = `s-${randomUUID()}`;
+    await call(harness.base, 'POST', '/threads', { thread_id: threadId });
+    const first = await readSse(
+      `${harness.base}/threads/${threadId}/runs/stream`,
+      post(userInput(words(120), { stream_mode: 'keel' })),
+      (event) => event.eventId?.includes(':') === true && Number(event.eventId.split(':')[2]) > 40,
+    );
+    const runId = first.events[0]!.data.run_id as string;
+    const cut = durable(first.events).at(-1)!;
+    const stopped = await call<{ status: string }>(
+      harness.base,
+      'POST',
+      `/threads/${threadId}/runs/${runId}/cancel`,
+      { reason: 'stopped by the user' },
+    );
+    expect(stopped.body.status).toBe('cancelled');
+    // Re-attached after the Stop: the live text is over, and the log brings what the client lacks.
+    const rest = await readSse(`${harness.base}/threads/${threadId}/runs/${runId}/stream?stream_mode=keel`, {
+      headers: { 'last-event-id': cut.eventId! },
+    });
+    const all = [...durable(first.events), ...durable(rest.events)];
+    const answer = all.find((event) => event.event === 'message.completed')!.data.message as AssistantMessage;
+    const kept = answer.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+    expect(kept.length).toBeGreaterThan(deltaText(durable(first.events)).length);
+    expect(deltaText(all)).toBe(kept);
+    expect(new Set(all.map((event) => event.eventId)).size).toBe(all.length);
+  });
+
+  it('picks up the call under way when the thread stream resumes at a plain offset', async () => {
+    const threadId = `p-${randomUUID()}`;
+    await call(harness.base, 'POST', '/threads', { thread_id: threadId });
+    // Until the call is announced: its id is a plain offset, the client has none of its text.
+    const first = await readSse(
+      `${harness.base}/threads/${threadId}/runs/stream`,
+      post(userInput(words(120), { stream_mode: 'keel' })),
+      (event) => event.event === 'message.started',
+    );
+    const started = durable(first.events).at(-1)!;
+    expect(started.eventId).toMatch(/^\d+$/);
+    const arrivals: Array<{ event: string; at: number }> = [];
+    const resumed = await readSse(
+      `${harness.base}/threads/${threadId}/stream?starting_after=${started.eventId!}`,
+      {},
+      (event) => {
+        arrivals.push({ event: event.event, at: Date.now() });
+        return event.event === 'run.completed';
+      },
+    );
+    const events = durable(resumed.events);
+    const live = events.filter((event) => event.event === 'message.delta' && event.eventId!.includes(':'));
+    expect(live.length).toBeGreaterThan(10);
+    // Live, not whole with the answer: the text streams for seconds before it is complete.
+    const firstDelta = arrivals.find((arrival) => arrival.event === 'message.delta')!;
+    const completed = arrivals.find((arrival) => arrival.event === 'message.completed')!;
+    expect(completed.at - firstDelta.at).toBeGreaterThan(1_000);
+    const message = events.find((event) => event.event === 'message.completed')!.data
+      .message as AssistantMessage;
+    expect(deltaText(events)).toBe(
+      message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''),
+    );
+    expect(new Set(events.map((event) => event.eventId)).size).toBe(events.length);
+    // Log events the cursor covered are not sent again (a live piece's id begins with the offset it follows).
+    const logged = events.filter((event) => !event.eventId!.includes(':'));
+    expect(logged.every((event) => Number(event.eventId!.split('_')[0]) > Number(started.eventId))).toBe(
+      true,
+    );
+  });
+
   it('refuses the worker endpoint without a token, with a wrong, expired or other thread’s one', async () => {
     const threadId = `t-${randomUUID()}`;
     await call(harness.base, 'POST', '/threads', { thread_id: threadId });
@@ -253,6 +335,8 @@ describe('model text on the history channel (KEEL_TOKEN_CHANNEL=history)', () =>
     const deltas = streamed.filter((event) => event.event === 'message.delta');
     expect(deltas.length).toBeGreaterThan(3);
     expect(deltas.every((event) => /^\d+$/.test(event.eventId!))).toBe(true);
+    // By signal, as before: a batch every 100 ms for the seconds the answer takes.
+    expect(signalled(await historyOf(harness.client, threadId))).toBeGreaterThanOrEqual(deltas.length - 1);
     const message = streamed.find((event) => event.event === 'message.completed')!.data
       .message as AssistantMessage;
     expect(deltaText(streamed)).toBe(

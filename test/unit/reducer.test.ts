@@ -378,6 +378,31 @@ describe('the conversation reducer', () => {
       expect(state.active).toBeNull();
     });
 
+    it('logs a live call’s stopped text whole first, for the streams that did not read its last pieces', () => {
+      const { commands } = checked(
+        reduce(stopping(), {
+          type: 'modelStopped',
+          now: t0 + 6,
+          run_id: 'r1',
+          step: 1,
+          text: 'Half an ans',
+          streamed: { attempt: 2 },
+        }),
+      );
+      expect(kinds(commands)).toEqual(['message.delta', 'message.completed', 'run.cancelled']);
+      expect(commands[0]).toMatchObject({
+        event: {
+          event: 'message.delta',
+          data: { run_id: 'r1', step: 1, attempt: 2, text: 'Half an ans', whole: true },
+        },
+      });
+    });
+
+    it('logs no whole text for a stopped call of the history channel, whose deltas are in the log', () => {
+      const { commands } = reduce(stopping(), stopped('Half an ans'));
+      expect(kinds(commands)).not.toContain('message.delta');
+    });
+
     it.each([
       ['nothing', ''],
       ['only whitespace (which Anthropic refuses as a text block)', ' \n '],

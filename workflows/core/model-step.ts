@@ -188,12 +188,19 @@ export function stoppingOf(state: ThreadState): Stopping | undefined {
 /** The model call told to stop has: its text becomes the run's stopped answer, and the run ends. */
 export function modelStopped(
   state: ThreadState,
-  { run_id, step, text, now }: Extract<ConversationEvent, { type: 'modelStopped' }>,
+  { run_id, step, text, now, streamed }: Extract<ConversationEvent, { type: 'modelStopped' }>,
 ): Transition {
   const active = currentModelStep(state, run_id, step);
   const stopping = stoppingOf(state);
   if (active === undefined || stopping === undefined) return unchanged(state);
-  return endStopped(state, active, stopping, text, now, []);
+  // A live stream may not have read the last pieces before the call stopped: the whole text, once,
+  // brings them, as it does for an answer. Only a call that says it streamed live logs it, so a
+  // history recorded before this replays the same log.
+  const whole =
+    streamed === undefined || text === ''
+      ? []
+      : [emit.messageDelta(run_id, step, streamed.attempt, text, true)];
+  return endStopped(state, active, stopping, text, now, whole);
 }
 
 /**

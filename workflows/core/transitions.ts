@@ -64,7 +64,15 @@ export type ConversationEvent =
    * The model call of `step` ended as cancelled (the run's Stop), with the text it had streamed
    * (empty when it stopped before any, or could not say).
    */
-  | { type: 'modelStopped'; now: number; run_id: string; step: number; text: string }
+  | {
+      type: 'modelStopped';
+      now: number;
+      run_id: string;
+      step: number;
+      text: string;
+      /** The attempt whose text streamed live (decision 0340), absent on the history channel. */
+      streamed?: { attempt: number };
+    }
   /**
    * `keep_partial`: a model call in flight keeps what it said: the run ends once the call has
    * stopped, its text committed as a stopped answer. Without it the run ends at once.

@@ -60,9 +60,9 @@ export async function callModel(
       if (!patches.stopKeepsPartial) throw error;
       // Fed outside the cancelled run's scope: the next run's calls, which this may start, are not
       // cancelled with it.
-      const text = stoppedText(error);
+      const { text, streamed } = stoppedCall(error);
       await CancellationScope.nonCancellable(() => {
-        feed({ type: 'modelStopped', run_id, step, text });
+        feed({ type: 'modelStopped', run_id, step, text, ...(streamed === undefined ? {} : { streamed }) });
         return Promise.resolve();
       });
       return;
@@ -72,14 +72,18 @@ export async function callModel(
   }
 }
 
-/** The text a stopped model call carried in its `CancelledFailure`'s details ('' if none). */
-function stoppedText(error: unknown): string {
+/** What a stopped model call carried in its `CancelledFailure`'s details (no text if none). */
+function stoppedCall(error: unknown): StoppedModelCall {
   for (let node: unknown = error; node instanceof Error; node = node.cause) {
     if (!(node instanceof CancelledFailure)) continue;
     const detail = node.details[0] as Partial<StoppedModelCall> | undefined;
-    return typeof detail?.text === 'string' ? detail.text : '';
+    const attempt = detail?.streamed?.attempt;
+    return {
+      text: typeof detail?.text === 'string' ? detail.text : '',
+      ...(typeof attempt === 'number' ? { streamed: { attempt } } : {}),
+    };
   }
-  return '';
+  return { text: '' };
 }
 
 export async function runTool({ use, flags, run_id, input }: Of<'runTool'>, feed: Feed): Promise<void> {
