@@ -110,6 +110,7 @@ const schema = z
     KEEL_SANDBOX_TMP_MB: z.coerce.number().int().positive().default(512),
     KEEL_SANDBOX_WORKSPACE_MB: z.coerce.number().int().positive().default(10_240),
     KEEL_SANDBOX_DISK_RESERVE_MB: z.coerce.number().int().min(0).default(1_024),
+    KEEL_SANDBOX_INODE_RESERVE: z.coerce.number().int().min(0).default(100_000),
     KEEL_EXTENSIONS_FILE: optionalString,
     KEEL_WORKFLOW_BUNDLE: optionalString,
     KEEL_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -204,6 +205,13 @@ export interface SandboxLimits {
    * write that would is refused. @default 1024
    */
   diskReserveMb: number;
+  /**
+   * Free inodes (files, directories, links) kept on the workspaces' filesystem for everyone else
+   * (`KEEL_SANDBOX_INODE_RESERVE`): a command that creates files past it is stopped, a file tool's
+   * write is refused, as for `diskReserveMb`. Not checked on filesystems that report no inode
+   * count (btrfs). @default 100000
+   */
+  inodeReserve: number;
 }
 
 export interface SandboxConfig {
@@ -602,6 +610,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
         tmpMb: env.KEEL_SANDBOX_TMP_MB,
         workspaceMb: env.KEEL_SANDBOX_WORKSPACE_MB,
         diskReserveMb: env.KEEL_SANDBOX_DISK_RESERVE_MB,
+        inodeReserve: env.KEEL_SANDBOX_INODE_RESERVE,
       },
     },
     encryption: {
