@@ -121,7 +121,7 @@ export function createApp({
   app.use(approvalRoutes(conversations));
   app.use(threadRoutes(conversations));
   app.use(threadStateRoutes(conversations));
-  app.use(streamRoutes(services, stopping, undefined, liveTextSource(client, config)));
+  app.use(streamRoutes(services, stopping, undefined, liveTextSource(client, config, logger)));
   app.use(activeRunRoutes(conversations, config.taskQueue));
   app.use(cronRoutes(new Crons(client, config.taskQueue, conversations, assistants)));
   app.use(runRoutes(services, stopping));

@@ -11,6 +11,7 @@ import { temporal } from '@temporalio/proto';
 import { loadEncryptionKeys } from '../codec/keys';
 import { LiveTextKeys } from '../codec/live-text-token';
 import type { KeelConfig } from '../common/config';
+import { refusedLiveUrl, type LiveWorkerEntry } from '../common/live-workers';
 import { withCallSignal } from './call-signal';
 
 /** A piece of an attempt's text, and the text's length once it is appended. */
@@ -34,6 +35,12 @@ const liveUrlMarker = ' live=';
  * 2 s per stream, so that hundreds of open streams do not ask Temporal hundreds of times a second.
  */
 const backoffMs = { first: 25, max: 500, patient: 2_000, patientAfterMs: 5_000 };
+/**
+ * The longest line a worker may send: a piece is one model delta, a few characters. A line past
+ * it (a sender that never ends its line) or one that is not a piece ends live reading of the
+ * call, whose text then comes whole with the answer, instead of being buffered without a bound.
+ */
+export const maxLiveLineChars = 256 * 1024;
 const { PENDING_ACTIVITY_STATE_STARTED: started, PENDING_ACTIVITY_STATE_CANCEL_REQUESTED: cancelRequested } =
   temporal.api.enums.v1.PendingActivityState;
 
@@ -72,6 +79,7 @@ export async function* readLiveText(
   keys: LiveTextKeys,
   call: LiveCallRef,
   signal: AbortSignal,
+  workers: ReadLiveTextOptions,
 ): AsyncGenerator<LivePiece> {
   let pause = backoffMs.first;
   let waitingSince = Date.now();
@@ -89,13 +97,19 @@ export async function* readLiveText(
     if (running === undefined) return;
     // A worker without a live endpoint publishes into the log (`KEEL_TOKEN_CHANNEL=history`).
     if (running.started && running.url === undefined) return;
+    // Anything that polls the task queue names its own URL: the token goes only where workers are.
+    const refused = running.url === undefined ? undefined : refusedLiveUrl(workers.allowed, running.url);
+    if (refused !== undefined) {
+      workers.onRefused?.(running.url!, refused);
+      return;
+    }
     // The attempt running now; or, while a retry waits, the one that just failed (its worker
     // keeps its text a while), so a client sees what it streamed before the retry, as it would
     // have in the log.
     const attempt = running.started ? running.attempt : running.attempt - 1;
     if (running.url !== undefined && attempt >= next && attempt >= 1) {
-      const ended = yield* readAttempt(running.url, keys, call, attempt, signal);
-      if (ended === 'completed') return;
+      const ended = yield* readAttempt(running.url, keys, call, attempt, signal, workers.onRefused);
+      if (ended === 'completed' || ended === 'refused') return;
       if (ended === 'failed' || !running.started) next = attempt + 1;
       if (ended !== 'lost') {
         pause = backoffMs.first;
@@ -108,14 +122,18 @@ export async function* readLiveText(
   }
 }
 
-/** One attempt's text from its worker: how it ended, or `lost` (the worker or the network went). */
+/**
+ * One attempt's text from its worker: how it ended, `lost` (the worker or the network went) or
+ * `refused` (it sent what no worker sends; `onRefused` hears why).
+ */
 async function* readAttempt(
   url: string,
   keys: LiveTextKeys,
   call: LiveCallRef,
   attempt: number,
   signal: AbortSignal,
-): AsyncGenerator<LivePiece, 'completed' | 'failed' | 'lost'> {
+  onRefused: ReadLiveTextOptions['onRefused'],
+): AsyncGenerator<LivePiece, 'completed' | 'failed' | 'lost' | 'refused'> {
   const query = new URLSearchParams({
     workflow_id: call.workflowId,
     run_id: call.runId,
@@ -138,22 +156,54 @@ async function* readAttempt(
   }
   const decoder = new TextDecoder();
   let buffered = '';
+  const refuse = async (reason: string) => {
+    onRefused?.(url, reason);
+    await response.body?.cancel().catch(() => undefined);
+    return 'refused' as const;
+  };
   try {
     for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
       buffered += decoder.decode(bytes, { stream: true });
       let newline;
       while ((newline = buffered.indexOf('\n')) !== -1) {
-        const line = JSON.parse(buffered.slice(0, newline)) as
-          { text: string; chars: number } | { end: 'completed' | 'failed' };
+        if (newline > maxLiveLineChars) break;
+        const line = liveLine(buffered.slice(0, newline));
+        if (line === undefined) return await refuse('sent a line that is not a piece of text');
         buffered = buffered.slice(newline + 1);
         if ('end' in line) return line.end;
         yield { attempt, text: line.text, chars: line.chars };
       }
+      if (buffered.length > maxLiveLineChars)
+        return await refuse(`sent a line longer than ${maxLiveLineChars} characters`);
     }
   } catch {
     return 'lost';
   }
   return 'lost';
+}
+
+/** A line as the worker's endpoint writes it, or undefined for anything else. */
+function liveLine(
+  text: string,
+): { text: string; chars: number } | { end: 'completed' | 'failed' } | undefined {
+  let line: unknown;
+  try {
+    line = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof line !== 'object' || line === null) return undefined;
+  const { end, text: piece, chars } = line as Record<string, unknown>;
+  if (end === 'completed' || end === 'failed') return { end };
+  if (typeof piece === 'string' && typeof chars === 'number' && Number.isSafeInteger(chars))
+    return { text: piece, chars };
+  return undefined;
+}
+
+/** Which worker URLs the API reads from, and who hears of one it refused. */
+export interface ReadLiveTextOptions {
+  allowed: readonly LiveWorkerEntry[];
+  onRefused?: (url: string, reason: string) => void;
 }
 
 /**
@@ -163,11 +213,17 @@ async function* readAttempt(
 export function liveTextSource(
   client: Client,
   config: Pick<KeelConfig, 'tokens' | 'encryption'>,
+  logger: { warn(details: object, message: string): void },
 ): ((call: LiveCallRef, signal: AbortSignal) => AsyncIterable<LivePiece>) | undefined {
   if (config.tokens.channel !== 'live') return undefined;
   let keys: Promise<LiveTextKeys> | undefined;
+  const workers: ReadLiveTextOptions = {
+    allowed: config.tokens.liveWorkers,
+    onRefused: (url, reason) =>
+      logger.warn({ url, reason }, 'live text not read from this worker; the answer comes whole'),
+  };
   return async function* read(call, signal) {
     keys ??= loadEncryptionKeys(config.encryption).then((loaded) => new LiveTextKeys(loaded));
-    yield* readLiveText(client, await keys, call, signal);
+    yield* readLiveText(client, await keys, call, signal, workers);
   };
 }

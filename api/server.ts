@@ -13,7 +13,8 @@ import { ApiError } from './errors';
 /**
  * How long a client may take to send a request's headers, and the whole request with its body
  * (at most 1 MiB). Node counts only the receiving: a response, however long (a stream, a waited
- * run), is not limited by these (decision 0313).
+ * run), is not limited by these (decision 0313). The configuration's (`KEEL_API_HEADERS_TIMEOUT_MS`,
+ * `KEEL_API_REQUEST_TIMEOUT_MS`) unless `startApi` is given others.
  */
 export interface RequestTimeouts {
   /** @default 5000 */
@@ -21,8 +22,6 @@ export interface RequestTimeouts {
   /** @default 10000 */
   requestMs: number;
 }
-
-export const defaultRequestTimeouts: RequestTimeouts = { headersMs: 5_000, requestMs: 10_000 };
 
 /** A raw answer in the API's error shape, for a request Express never saw. */
 function rawAnswer(status: number, reason: string, error: ApiError): string {
@@ -57,7 +56,7 @@ export interface RunningApi {
 export async function startApi(
   options: AppOptions & { host: string; port: number; requestTimeouts?: RequestTimeouts },
 ): Promise<RunningApi> {
-  const timeouts = options.requestTimeouts ?? defaultRequestTimeouts;
+  const timeouts = options.requestTimeouts ?? options.config.api.requestTimeouts;
   const stopping = new AbortController();
   // Every waiting request listens for the stop (and unhooks when it ends), so the count of
   // listeners is the count of waits in flight: past Node's default of 10 that is load, not a leak.

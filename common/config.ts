@@ -4,6 +4,12 @@
  */
 import { z } from 'zod';
 import { parseModelSpec } from './model-spec';
+import {
+  loopbackLiveWorkers,
+  parseLiveWorkerEntry,
+  parseLiveWorkers,
+  type LiveWorkerEntry,
+} from './live-workers';
 import { parseHostEntry, type HostEntry } from './network-hosts';
 import {
   telemetryConfig,
@@ -49,6 +55,9 @@ const schema = z
     KEEL_API_ALLOWED_HOSTS: optionalString,
     KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(500),
     KEEL_READ_TIMEOUT_MS: z.coerce.number().int().min(1).max(120_000).default(3_000),
+    KEEL_API_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+    KEEL_API_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+    KEEL_API_LIVE_WORKERS: z.string().default(loopbackLiveWorkers),
     KEEL_LOCAL_MODEL_CALLS: z.enum(['0', '1']).default('0'),
     KEEL_TOKEN_CHANNEL: z.enum(['live', 'history']).default('live'),
     KEEL_WORKER_LIVE_HOST: z.string().min(1).default('127.0.0.1'),
@@ -101,6 +110,7 @@ const schema = z
     KEEL_SANDBOX_TMP_MB: z.coerce.number().int().positive().default(512),
     KEEL_SANDBOX_WORKSPACE_MB: z.coerce.number().int().positive().default(10_240),
     KEEL_SANDBOX_DISK_RESERVE_MB: z.coerce.number().int().min(0).default(1_024),
+    KEEL_SANDBOX_INODE_RESERVE: z.coerce.number().int().min(0).default(100_000),
     KEEL_EXTENSIONS_FILE: optionalString,
     KEEL_WORKFLOW_BUNDLE: optionalString,
     KEEL_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -131,6 +141,17 @@ const schema = z
       const problem = tokenProblem(env.KEEL_API_TOKENS);
       if (problem !== undefined)
         context.addIssue({ code: 'custom', path: ['KEEL_API_TOKENS'], message: problem });
+    }
+    if (env.KEEL_API_REQUEST_TIMEOUT_MS < env.KEEL_API_HEADERS_TIMEOUT_MS)
+      context.addIssue({
+        code: 'custom',
+        path: ['KEEL_API_REQUEST_TIMEOUT_MS'],
+        message: `the whole request (${env.KEEL_API_REQUEST_TIMEOUT_MS} ms) cannot take less than its headers (KEEL_API_HEADERS_TIMEOUT_MS, ${env.KEEL_API_HEADERS_TIMEOUT_MS} ms)`,
+      });
+    for (const entry of list(env.KEEL_API_LIVE_WORKERS)) {
+      const parsed = parseLiveWorkerEntry(entry);
+      if (typeof parsed === 'string')
+        context.addIssue({ code: 'custom', path: ['KEEL_API_LIVE_WORKERS'], message: parsed });
     }
     for (const entry of list(env.KEEL_SANDBOX_NETWORK_HOSTS)) {
       const parsed = parseHostEntry(entry);
@@ -184,6 +205,13 @@ export interface SandboxLimits {
    * write that would is refused. @default 1024
    */
   diskReserveMb: number;
+  /**
+   * Free inodes (files, directories, links) kept on the workspaces' filesystem for everyone else
+   * (`KEEL_SANDBOX_INODE_RESERVE`): a command that creates files past it is stopped, a file tool's
+   * write is refused, as for `diskReserveMb`. Not checked on filesystems that report no inode
+   * count (btrfs). @default 100000
+   */
+  inodeReserve: number;
 }
 
 export interface SandboxConfig {
@@ -269,6 +297,12 @@ export interface TokenChannelConfig {
    * worker in a cluster binds a routable address and names it here.
    */
   advertisedUrl: string | undefined;
+  /**
+   * Where an API reads live text from: the worker URLs these entries allow, nothing else
+   * (`KEEL_API_LIVE_WORKERS`, comma-separated hosts, `host:port`s, CIDR blocks or `*`; decision
+   * 0390). A worker elsewhere streams its text whole with the answer. @default loopback
+   */
+  liveWorkers: LiveWorkerEntry[];
 }
 
 export interface KeelConfig {
@@ -320,6 +354,12 @@ export interface KeelConfig {
     intakeWaitMs: number;
     /** How long a read (a query) may wait for the thread's worker before 503 (`KEEL_READ_TIMEOUT_MS`). @default 3000 */
     readTimeoutMs: number;
+    /**
+     * How long a client may take to send a request's headers (`KEEL_API_HEADERS_TIMEOUT_MS`,
+     * default 5000) and the whole request (`KEEL_API_REQUEST_TIMEOUT_MS`, default 10000) before
+     * 408; responses, however long, are not limited by them (decision 0313).
+     */
+    requestTimeouts: { headersMs: number; requestMs: number };
     /**
      * Whether a run waited for 60 s or more makes its model calls as local activities
      * (`KEEL_LOCAL_MODEL_CALLS=1`; decision 0200): 8 history events for a plain turn, 15 for a tool
@@ -525,6 +565,10 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       ],
       intakeWaitMs: env.KEEL_INTAKE_WAIT_MS,
       readTimeoutMs: env.KEEL_READ_TIMEOUT_MS,
+      requestTimeouts: {
+        headersMs: env.KEEL_API_HEADERS_TIMEOUT_MS,
+        requestMs: env.KEEL_API_REQUEST_TIMEOUT_MS,
+      },
       localModelCalls: env.KEEL_LOCAL_MODEL_CALLS === '1',
       waitValuesChars: env.KEEL_WAIT_VALUES_CHARS,
     },
@@ -566,6 +610,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
         tmpMb: env.KEEL_SANDBOX_TMP_MB,
         workspaceMb: env.KEEL_SANDBOX_WORKSPACE_MB,
         diskReserveMb: env.KEEL_SANDBOX_DISK_RESERVE_MB,
+        inodeReserve: env.KEEL_SANDBOX_INODE_RESERVE,
       },
     },
     encryption: {
@@ -588,6 +633,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       host: env.KEEL_WORKER_LIVE_HOST,
       port: env.KEEL_WORKER_LIVE_PORT,
       advertisedUrl: env.KEEL_WORKER_LIVE_URL,
+      liveWorkers: parseLiveWorkers(env.KEEL_API_LIVE_WORKERS),
     },
     cacheDir: `${raw.XDG_CACHE_HOME ?? `${raw.HOME ?? cwd}/.cache`}/keel`,
     childEnvironment: pick(raw, childEnvironmentNames),

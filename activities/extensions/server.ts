@@ -2,7 +2,9 @@
  * One extension: a tool server run as a child process that speaks MCP (JSON-RPC 2.0 over stdio)
  * through the official SDK client. It is restarted with backoff when it dies; a call that was in
  * flight then fails in-band. Stopping follows Keel's protocol: `shutdown` with a reason, up to
- * 5 s for the answer, then the SDK closes stdin, sends SIGTERM and finally SIGKILL.
+ * 5 s for the answer, then the SDK closes stdin, sends SIGTERM and finally SIGKILL. A message
+ * longer than `maxMessageBytes` (a server that never ends its reply) is not buffered further:
+ * the server is closed and restarted, and the call in flight fails in-band saying why.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -36,6 +38,13 @@ const maxBackoffMs = 30_000;
 const stableAfterMs = 30_000;
 
 const version = '0.1.0';
+/**
+ * The longest message a server may send. Tool results are cut to `toolOutputChars` (200,000
+ * characters) anyway; this bounds what the worker holds before the cut, per server.
+ */
+export const maxMessageBytes = 4 * 1024 * 1024;
+/** The SDK's words when a message outgrows its read buffer (shared/stdio.js `ReadBuffer`). */
+const overflowed = /ReadBuffer exceeded maximum size/;
 
 export class ExtensionServer {
   #client: Client | undefined;
@@ -45,6 +54,8 @@ export class ExtensionServer {
   #failures = 0;
   #startedAt = 0;
   #restartTimer: NodeJS.Timeout | undefined;
+  /** Clients whose server was closed for a message past `maxMessageBytes`. */
+  readonly #flooded = new WeakSet<Client>();
 
   constructor(
     readonly name: string,
@@ -68,10 +79,19 @@ export class ExtensionServer {
       env: { ...this.environment, ...this.config.env },
       ...(this.config.cwd === undefined ? {} : { cwd: this.config.cwd }),
       stderr: 'inherit',
+      maxBufferSize: maxMessageBytes,
     });
     const client = new Client({ name: 'keel', version });
     client.onclose = () => {
       if (this.#client === client) this.#crashed();
+    };
+    client.onerror = (error) => {
+      if (!overflowed.test(error.message)) return;
+      this.#flooded.add(client);
+      this.logger.warn(
+        { extension: this.name, pid: this.pid, max_bytes: maxMessageBytes },
+        'extension sent a message past the limit; closing it',
+      );
     };
     try {
       await client.connect(transport);
@@ -111,6 +131,15 @@ export class ExtensionServer {
       return { is_error: result.isError === true, content: textOf(result.content) };
     } catch (error) {
       if (signal.aborted) throw error;
+      if (
+        error instanceof McpError &&
+        error.code === Number(ErrorCode.ConnectionClosed) &&
+        this.#flooded.has(client)
+      )
+        return {
+          is_error: true,
+          content: `Extension "${this.name}" sent more than ${maxMessageBytes / 1024 / 1024} MiB without ending its message during the call to "${tool}"; Keel closed it and restarts it. The tool may have partly run.`,
+        };
       if (error instanceof McpError && error.code === Number(ErrorCode.ConnectionClosed))
         return {
           is_error: true,

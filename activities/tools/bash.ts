@@ -15,19 +15,27 @@ import { type Sandbox, type SandboxedCommand, type SandboxProbe, sandboxFix } fr
 
 const maxTimeoutS = 600;
 
-function diskStopped(stop: DiskStop, guard: { quotaBytes: number; reserveBytes: number }): string {
-  return stop.kind === 'quota'
-    ? `Command stopped by Keel: the workspace reached ${mebibytes(stop.usedBytes)} MiB, past its quota of ` +
-        `${mebibytes(guard.quotaBytes)} MiB. Delete files to make room.`
-    : `Command stopped by Keel: the disk that holds workspaces was down to ${mebibytes(stop.freeBytes)} MiB free, ` +
-        `within the ${mebibytes(guard.reserveBytes)} MiB kept for Keel and other threads.`;
+function diskStopped(stop: DiskStop, guard: DiskBounds): string {
+  if (stop.kind === 'quota')
+    return (
+      `Command stopped by Keel: the workspace reached ${mebibytes(stop.usedBytes)} MiB, past its quota of ` +
+      `${mebibytes(guard.quotaBytes)} MiB. Delete files to make room.`
+    );
+  if (stop.kind === 'inodes')
+    return (
+      `Command stopped by Keel: the disk that holds workspaces was down to ${stop.freeInodes} free inodes ` +
+      `(files it can still create), within the ${guard.reserveInodes} kept for Keel and other threads. ` +
+      `Delete files to make room.`
+    );
+  return (
+    `Command stopped by Keel: the disk that holds workspaces was down to ${mebibytes(stop.freeBytes)} MiB free, ` +
+    `within the ${mebibytes(guard.reserveBytes)} MiB kept for Keel and other threads.`
+  );
 }
 
-function describe(
-  result: CommandResult,
-  timeoutS: number,
-  guard: { quotaBytes: number; reserveBytes: number },
-): ToolOutcome {
+type DiskBounds = { quotaBytes: number; reserveBytes: number; reserveInodes: number };
+
+function describe(result: CommandResult, timeoutS: number, guard: DiskBounds): ToolOutcome {
   const cut =
     result.totalChars > result.output.length
       ? `\n[… output truncated by Keel: showing ${result.output.length} of ${result.totalChars} characters]`

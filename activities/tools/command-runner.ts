@@ -38,10 +38,15 @@ export interface DiskGuard {
   workspace: string;
   quotaBytes: number;
   reserveBytes: number;
+  /** Free inodes kept on the filesystem (an empty file takes no byte, but an inode). */
+  reserveInodes: number;
 }
 
 /** Why the runner stopped a command for its disk use, with the figure it saw. */
-export type DiskStop = { kind: 'quota'; usedBytes: number } | { kind: 'reserve'; freeBytes: number };
+export type DiskStop =
+  | { kind: 'quota'; usedBytes: number }
+  | { kind: 'reserve'; freeBytes: number }
+  | { kind: 'inodes'; freeInodes: number };
 
 export interface CommandResult {
   exitCode: number | null;
@@ -94,6 +99,7 @@ const firstWalkMs = 100;
 const earlyWalkBytes = 16 * 1024 * 1024;
 /** Started below the reserve, a command may still see free space move this much (others' writes). */
 const belowReserveSlackBytes = 8 * 1024 * 1024;
+const belowReserveSlackInodes = 1024;
 function watchDisk(guard, path, breach) {
   let done = false;
   let freeTimer;
@@ -108,6 +114,7 @@ function watchDisk(guard, path, breach) {
    * goes further, below the free space it found (less a little slack) or above the usage.
    */
   let freeFloor = null;
+  let inodeFloor = null;
   let usageCeiling = null;
   const stop = (why) => {
     done = true;
@@ -139,6 +146,11 @@ function watchDisk(guard, path, breach) {
       const freeBytes = stats.bavail * stats.bsize;
       freeFloor ??= Math.min(guard.reserveBytes, freeBytes - belowReserveSlackBytes);
       if (freeBytes < freeFloor) return stop({ kind: 'reserve', freeBytes });
+      // Inodes run out with no byte written (millions of empty files); btrfs reports none (0).
+      if (stats.files > 0) {
+        inodeFloor ??= Math.min(guard.reserveInodes, stats.ffree - belowReserveSlackInodes);
+        if (stats.ffree < inodeFloor) return stop({ kind: 'inodes', freeInodes: stats.ffree });
+      }
       const first = fsUsed === null;
       fsUsed = (stats.blocks - stats.bfree) * stats.bsize;
       if (first) {

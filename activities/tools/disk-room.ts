@@ -58,6 +58,12 @@ export async function diskRoomFor(
       `Not written: the disk that holds workspaces is nearly full (${mebibytes(free)} MiB free, ` +
       `${mebibytes(guard.reserveBytes)} MiB of it kept for Keel and other threads).`
     );
+  // An empty file takes an inode and no byte; btrfs reports no inode count (0).
+  if (stats.files > 0 && stats.ffree - 1 < guard.reserveInodes)
+    return (
+      `Not written: the disk that holds workspaces is nearly out of inodes (${stats.ffree} files it can ` +
+      `still create, ${guard.reserveInodes} of them kept for Keel and other threads). Delete files to make room.`
+    );
   const used = await workspaceUsage(guard.workspace, hostPath);
   // Unmeasured (a walk raced by the thread itself): the reserve above still holds for everyone.
   if (used !== undefined && used + bytes > guard.quotaBytes)

@@ -205,8 +205,13 @@ export class Sandbox {
 
   /** What the command runner checks while a command of `workspace` runs (decision 0327). */
   diskGuard(workspace: string): DiskGuard {
-    const { workspaceMb, diskReserveMb } = this.#config.limits;
-    return { workspace, quotaBytes: workspaceMb * mebibyte, reserveBytes: diskReserveMb * mebibyte };
+    const { workspaceMb, diskReserveMb, inodeReserve } = this.#config.limits;
+    return {
+      workspace,
+      quotaBytes: workspaceMb * mebibyte,
+      reserveBytes: diskReserveMb * mebibyte,
+      reserveInodes: inodeReserve,
+    };
   }
 
   /**

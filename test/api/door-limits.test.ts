@@ -9,6 +9,7 @@ import pino from 'pino';
 import { startApi, type RunningApi } from '../../api/server';
 import { apiHarness, call, userInput } from '../helpers/api';
 import { readSse } from '../helpers/sse';
+import { testConfig } from '../helpers/temporal';
 
 jest.setTimeout(60_000);
 
@@ -142,16 +143,20 @@ describe('the door', () => {
     );
   });
 
-  describe('slow clients, with 1 s for headers and 2 s for a whole request', () => {
+  describe('slow clients, with 1 s for headers and 2 s for a whole request (as configured)', () => {
     let api: RunningApi;
     beforeAll(async () => {
       api = await startApi({
         client: harness.client,
-        config: harness.config,
+        config: await testConfig({
+          KEEL_TASK_QUEUE: harness.config.taskQueue,
+          KEEL_DATA_DIR: harness.config.dataDir,
+          KEEL_API_HEADERS_TIMEOUT_MS: '1000',
+          KEEL_API_REQUEST_TIMEOUT_MS: '2000',
+        }),
         logger: pino({ level: 'silent' }),
         host: '127.0.0.1',
         port: 0,
-        requestTimeouts: { headersMs: 1_000, requestMs: 2_000 },
       });
     });
     afterAll(async () => {

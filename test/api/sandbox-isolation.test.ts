@@ -171,9 +171,16 @@ describe('the control: every thread on one uid (KEEL_SANDBOX_UID_COUNT=1), as be
 });
 
 /** A small tmpfs of its own for the workspaces, so no test ever fills the machine's disk. */
-function smallFilesystem(sizeMb: number): { directory: string; unmount: () => void } {
+function smallFilesystem(sizeMb: number, inodes: number): { directory: string; unmount: () => void } {
   const directory = mkdtempSync(path.join(os.tmpdir(), 'keel-small-disk-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m`, 'keel-small-disk', directory]);
+  execFileSync('mount', [
+    '-t',
+    'tmpfs',
+    '-o',
+    `size=${sizeMb}m,nr_inodes=${inodes}`,
+    'keel-small-disk',
+    directory,
+  ]);
   return {
     directory,
     unmount: () => {
@@ -187,19 +194,21 @@ const freeMb = (directory: string): number => {
   const stats = statfsSync(directory);
   return (stats.bavail * stats.bsize) / 2 ** 20;
 };
+const freeInodes = (directory: string): number => statfsSync(directory).ffree;
 
 /** 8 writers in parallel, each many 1 MiB files (under the 8 MiB file limit), as fast as they go. */
 const filler =
   'for w in 1 2 3 4 5 6 7 8; do (for i in $(seq 100); do head -c 1048576 /dev/zero > f$w-$i || exit; done) & done; wait';
 
 (root ? describe : describe.skip)(
-  'two owners on one small disk (a 256 MiB tmpfs; root only, to mount it)',
+  'two owners on one small disk (a 256 MiB tmpfs of 40,000 inodes; root only, to mount it)',
   () => {
     let disk: { directory: string; unmount: () => void };
     const reserveMb = 96;
     const quotaMb = 48;
+    const inodeReserve = 15_000;
     beforeAll(() => {
-      disk = smallFilesystem(256);
+      disk = smallFilesystem(256, 40_000);
     });
     afterAll(() => disk?.unmount());
     const harness = processApiHarness(() => ({
@@ -210,6 +219,7 @@ const filler =
       KEEL_SANDBOX_FILE_MB: '8',
       KEEL_SANDBOX_WORKSPACE_MB: String(quotaMb),
       KEEL_SANDBOX_DISK_RESERVE_MB: String(reserveMb),
+      KEEL_SANDBOX_INODE_RESERVE: String(inodeReserve),
     }));
 
     it("stops a thread's disk filler at its workspace quota, and the other owner's thread writes on", async () => {
@@ -298,6 +308,41 @@ const filler =
       } finally {
         rmSync(ballast, { force: true });
       }
+    });
+
+    it("stops a thread's flood of empty files at the inode reserve, and the other owner's thread still creates files", async () => {
+      const flooder = await newThread(harness.base, 'alice');
+      const other = await newThread(harness.base, 'bob');
+      let lowest = freeInodes(disk.directory);
+      const sampler = setInterval(() => (lowest = Math.min(lowest, freeInodes(disk.directory))), 2);
+      // No byte written: only the inode count stops it (the byte guards see nothing).
+      const [flooded] = await runLines(harness.base, 'alice', flooder, [
+        'mkdir d && cd d && seq 1 60000 | xargs touch; echo flood ended',
+      ]);
+      clearInterval(sampler);
+      console.log(
+        `[figure] inode reserve ${inodeReserve}: free inodes went down to ${lowest} (of 40,000), ${freeInodes(disk.directory)} after`,
+      );
+      expect(flooded).toMatchObject({
+        is_error: true,
+        content: expect.stringMatching(
+          /^Command stopped by Keel: the disk that holds workspaces was down to \d+ free inodes \(files it can still create\), within the 15000 kept/,
+        ),
+      });
+      expect(lowest).toBeGreaterThan(inodeReserve / 2);
+      expect(await runLines(harness.base, 'bob', other, ['echo ok > mine && cat mine'])).toEqual([
+        { content: 'ok\n', is_error: false },
+      ]);
+      const [refused] = await toolLines(harness.base, 'alice', flooder, ['write: more.txt: hello']);
+      expect(refused).toMatchObject({
+        is_error: true,
+        content: expect.stringMatching(
+          /^Not written: the disk that holds workspaces is nearly out of inodes/,
+        ),
+      });
+      expect(await runLines(harness.base, 'alice', flooder, ['rm -rf d && echo emptied'])).toEqual([
+        { content: 'emptied\n', is_error: false },
+      ]);
     });
   },
 );

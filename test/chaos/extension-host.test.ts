@@ -125,6 +125,31 @@ describe('the extension host', () => {
     });
   });
 
+  it('closes a server whose reply never ends past 4 MiB, says so in the result, and restarts it', async () => {
+    await writeConfig({ flooding: fakeServer('polite', log) });
+    host = await ExtensionHost.start({ file, registry, logger, environment, watchFile: false });
+    const server = host.servers().get('flooding')!;
+    const firstPid = server.pid;
+    const started = Date.now();
+    const outcome = await registry.get('flooding__flood')!.run({}, context());
+    expect(outcome).toEqual({
+      is_error: true,
+      content:
+        'Extension "flooding" sent more than 4 MiB without ending its message during the call to "flood"; Keel closed it and restarts it. The tool may have partly run.',
+    });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    await eventually(
+      () => Promise.resolve(server.pid !== firstPid && alive(server.pid) ? true : undefined),
+      20_000,
+      'a restart',
+    );
+    expect(alive(firstPid)).toBe(false);
+    expect(await registry.get('flooding__echo')!.run({ text: 'back' }, context())).toEqual({
+      is_error: false,
+      content: 'back',
+    });
+  });
+
   it('stops a disabled server and restarts a changed one when the file changes', async () => {
     await writeConfig({ a: fakeServer('polite', log), b: fakeServer('polite', log) });
     host = await ExtensionHost.start({ file, registry, logger, environment });

@@ -4,6 +4,8 @@
  * - `polite`: answers Keel's `shutdown` and exits when stdin closes;
  * - `stubborn`: never answers `shutdown`, ignores stdin closing and SIGTERM (only SIGKILL ends it);
  * - `crashy`: like polite, but its `crash` tool kills the process mid-call.
+ * Any server's `flood` tool answers with one message that never ends (bytes, no newline, for as
+ * long as stdout takes them), as a hostile or broken server would.
  * Every start, call and shutdown is appended to the file in EXTENSION_LOG, and each run of
  * `mark` appends a line to the marker file it is given, so tests count real executions.
  */
@@ -48,6 +50,14 @@ server.registerTool('crash', { description: 'Dies in the middle of the call.' },
   await sleep(200);
   if (manners === 'crashy') process.exit(3);
   return { content: [{ type: 'text', text: 'did not crash' }] };
+});
+
+server.registerTool('flood', { description: 'Answers with a message that never ends.' }, async () => {
+  record(`call flood ${process.pid}`);
+  const chunk = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"${'x'.repeat(60_000)}`;
+  for (;;) {
+    if (!process.stdout.write(chunk)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+  }
 });
 
 const shutdownRequest = z.object({

@@ -18,6 +18,8 @@ interface ComposeService {
   ports?: string[];
   cap_add?: string[];
   security_opt?: string[];
+  cap_drop?: string[];
+  user?: string;
 }
 
 /** What a user sets before `docker compose up`, each as the file's own message says to make it. */
@@ -93,6 +95,15 @@ describe('docker-compose.yml', () => {
     expect(worker?.cap_add).toEqual(['SYS_ADMIN', 'DAC_READ_SEARCH']);
     expect(worker?.security_opt).toEqual(['seccomp=unconfined', 'apparmor=unconfined']);
     expect(environmentOf('keel-worker').KEEL_SANDBOX ?? 'on').toBe('on');
+  });
+
+  it('runs the API as an ordinary user with no capabilities; only the worker is root', () => {
+    const api = services['keel-api'];
+    expect(api?.user).toBe('node');
+    expect(api?.cap_drop).toEqual(['ALL']);
+    expect(api?.security_opt).toEqual(['no-new-privileges:true']);
+    expect(api?.cap_add).toBeUndefined();
+    expect(services['keel-worker']?.user).toBeUndefined();
   });
 
   const compose = (() => {

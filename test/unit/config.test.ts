@@ -111,6 +111,7 @@ describe('configuration', () => {
         tmpMb: 512,
         workspaceMb: 10_240,
         diskReserveMb: 1_024,
+        inodeReserve: 100_000,
       },
     });
     const custom = parseConfig(
