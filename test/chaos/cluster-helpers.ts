@@ -27,18 +27,25 @@ export function childPid(cluster: Cluster, matching: string): number {
   return found.pid;
 }
 
-/** A free frontend port with the ports the other services take above and below it. */
-export async function freeClusterPorts(): Promise<Record<string, string>> {
+/**
+ * A free frontend port with the ports the other services take above and below it, and `hosts`
+ * free metrics ports in a row for the worker hosts (host n serves on the first + n − 1).
+ */
+export async function freeClusterPorts(hosts: number): Promise<Record<string, string>> {
   for (;;) {
     // Membership ports (300 below) must fit Temporal's smallint column.
     const frontend = 10_000 + Math.floor(Math.random() * 22_000);
+    const metrics = 10_000 + Math.floor(Math.random() * 22_000);
     const [postgres, ui, api] = [await freePort(), await freePort(), await freePort()];
-    if ((await portsInUse(allPorts(clusterPorts(frontend, postgres, ui)))).length === 0)
+    const metricsPorts = Array.from({ length: hosts }, (_, index) => metrics + index);
+    const ports = [...allPorts(clusterPorts(frontend, postgres, ui)), ...metricsPorts];
+    if (new Set(ports).size === ports.length && (await portsInUse(ports)).length === 0)
       return {
         KEEL_TEMPORAL_PORT: String(frontend),
         KEEL_POSTGRES_PORT: String(postgres),
         KEEL_TEMPORAL_UI_PORT: String(ui),
         KEEL_API_PORT: String(api),
+        KEEL_WORKER_METRICS_PORT: String(metrics),
       };
   }
 }

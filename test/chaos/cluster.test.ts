@@ -42,6 +42,7 @@ import {
 } from './cluster-helpers';
 import { accepts, bannerOf, portsNamedIn, waitForOutput } from '../helpers/keel-up';
 import { isAlive } from '../helpers/process-tree';
+import { exportedByAll, unexportedQueries } from '../helpers/dashboard';
 import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 jest.setTimeout(480_000);
@@ -58,7 +59,7 @@ describe('keel up --cluster', () => {
     fake = await startFakeAnthropic({ responder: anyToolResponder });
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'keel-cluster-'));
     env = {
-      ...(await freeClusterPorts()),
+      ...(await freeClusterPorts(2)),
       KEEL_DATA_DIR: dataDir,
       KEEL_CLUSTER_WORKERS: '2',
       KEEL_ENCRYPTION_KEYS: testEncryptionKeys,
@@ -99,7 +100,17 @@ describe('keel up --cluster', () => {
       `Temporal   127.0.0.1:${env.KEEL_TEMPORAL_PORT}   (frontend; its HTTP API :${Number(env.KEEL_TEMPORAL_PORT) + 10}, history`,
     );
     expect(output).toContain(`Database   PostgreSQL 127.0.0.1:${env.KEEL_POSTGRES_PORT}`);
-    expect(output).toMatch(/Workers {4}worker-1 \(.*hosts\/worker-1\), worker-2 \(.*hosts\/worker-2\)/);
+    // Each worker host serves its metrics by default, on its own port, named after it.
+    const metrics = (host: number) =>
+      `http://127.0.0.1:${Number(env.KEEL_WORKER_METRICS_PORT) + host - 1}/metrics`;
+    expect(output).toContain(
+      `Workers    worker-1 (${dataDir}/hosts/worker-1, metrics ${metrics(1)}), worker-2 (${dataDir}/hosts/worker-2, metrics ${metrics(2)})`,
+    );
+    for (const host of [1, 2]) {
+      const scraped = await fetch(metrics(host));
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toContain('# TYPE keel_runs_total counter');
+    }
     expect(output).toContain(`Workspaces ${dataDir}/workspaces   (shared by every worker host)`);
     expect((await fetch(`http://127.0.0.1:${env.KEEL_TEMPORAL_UI_PORT}/`)).status).toBe(200);
     // Every port the banner names listens (it once named the worker service's gRPC port, which
@@ -118,6 +129,12 @@ describe('keel up --cluster', () => {
       ]),
     );
     expect(named).not.toContain(frontend + 6);
+    expect(named).toEqual(
+      expect.arrayContaining([
+        Number(env.KEEL_WORKER_METRICS_PORT),
+        Number(env.KEEL_WORKER_METRICS_PORT) + 1,
+      ]),
+    );
     const silent: number[] = [];
     for (const port of named) if (!(await accepts(port))) silent.push(port);
     expect(silent).toEqual([]);
@@ -238,6 +255,13 @@ describe('keel up --cluster', () => {
     } finally {
       await client.connection.close();
     }
+    // The dashboard reads what this cluster serves: every metric it names, from the hosts and the API.
+    const metricsPort = Number(env.KEEL_WORKER_METRICS_PORT);
+    const endpoints = [`http://127.0.0.1:${metricsPort}`, `http://127.0.0.1:${metricsPort + 1}`, api];
+    const scrapes = await Promise.all(
+      endpoints.map(async (endpoint) => (await fetch(`${endpoint}/metrics`)).text()),
+    );
+    expect(await unexportedQueries(exportedByAll(scrapes))).toEqual([]);
   });
 
   describe('a worker host SIGKILLed and kept down, as a dead machine stays', () => {
