@@ -208,6 +208,33 @@ export function holdReplacement(
   };
 }
 
+/**
+ * Keeps a SIGKILLed Temporal service down for `ms`: its replacement (a program whose arguments
+ * contain `matching`, not `killed`) is stopped (SIGSTOP) as soon as it appears and let go on
+ * (SIGCONT) after `ms`, so the outage outlasts the heartbeat timeout. Resolves once let go.
+ */
+export async function holdServiceDown(
+  cluster: Cluster,
+  matching: string,
+  killed: number,
+  ms: number,
+): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const replacement = programs(cluster.process.pid!).find(
+      (row) => row.pid !== killed && row.args.includes(matching),
+    );
+    if (replacement !== undefined) {
+      process.kill(replacement.pid, 'SIGSTOP');
+      await sleep(ms);
+      process.kill(replacement.pid, 'SIGCONT');
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`no replacement for "${matching}" appeared`);
+    await sleep(50);
+  }
+}
+
 export interface ProbeAnswer {
   request: string;
   status: number;
