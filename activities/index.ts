@@ -2,6 +2,7 @@
 import type { KeelActivities } from '../common/activities';
 import type { KeelConfig } from '../common/config';
 import { createCallModel } from './call-model';
+import { checkWorker } from './check-worker';
 import type { StepMessagesReader } from './model-messages';
 import type { LiveTextHub } from './live-text';
 import { WorkerMetrics } from '../telemetry/worker-metrics';
@@ -54,6 +55,11 @@ export interface ActivityDependencies {
   messages?: StepMessagesReader;
   /** The live channel's text of model calls (decision 0340). @default the history channel */
   live?: LiveTextHub | undefined;
+  /**
+   * The identity this worker polls with, carried on its tool calls' heartbeats so that one given
+   * up on names its worker (decision 0412). @default none: such a call's result cannot tell
+   */
+  identity?: string | undefined;
 }
 
 export function createActivities({
@@ -63,6 +69,7 @@ export function createActivities({
   sandbox,
   messages,
   live,
+  identity,
   telemetry = { metrics: new WorkerMetrics(), captureContent: false },
 }: ActivityDependencies): KeelActivities {
   const tools = registry ?? new ToolRegistry(builtinTools);
@@ -84,9 +91,11 @@ export function createActivities({
         workspacesDir: config.workspacesDir,
         environment: config.childEnvironment,
         sandbox: sandbox ?? new Sandbox(config.sandbox, config.childEnvironment.PATH),
+        identity,
       }),
       telemetry,
     ),
+    checkWorker,
     sendWebhook: createSendWebhook({ secret: config.webhookSecret, allowHosts: config.webhookAllowHosts }),
     resolveAssistant,
   };

@@ -4,7 +4,7 @@
  * activity so Temporal's retry policy for the tool decides.
  */
 import { Context } from '@temporalio/activity';
-import type { RunToolInput } from '../common/activities';
+import type { RunToolInput, ToolCallProgress } from '../common/activities';
 import { limits, truncateWithNote } from '../common/limits';
 import { scopeOf, workspaceNameOf } from '../common/thread';
 import type { ToolOutcome } from '../common/tools';
@@ -22,6 +22,8 @@ export interface RunToolDependencies {
   workspacesDir: string;
   environment: Record<string, string>;
   sandbox: Sandbox;
+  /** This worker's Temporal identity, on every heartbeat (decision 0412); none when unknown. */
+  identity?: string | undefined;
 }
 
 /**
@@ -39,7 +41,14 @@ function scopedKey(input: RunToolInput, scope: string | undefined): string {
   return `${workspaceNameOf(input.thread_id, scope)}:${input.idempotency_key.slice(unscoped.length)}`;
 }
 
-export function createRunTool({ registry, workspacesDir, environment, sandbox }: RunToolDependencies) {
+export function createRunTool({
+  registry,
+  workspacesDir,
+  environment,
+  sandbox,
+  identity,
+}: RunToolDependencies) {
+  const progress: ToolCallProgress | undefined = identity === undefined ? undefined : { worker: identity };
   return async function runTool(input: RunToolInput): Promise<ToolOutcome> {
     const tool = registry.get(input.name);
     if (tool === undefined)
@@ -74,6 +83,6 @@ export function createRunTool({ registry, workspacesDir, environment, sandbox }:
           cause: error,
         });
       }
-    });
+    }, progress);
   };
 }

@@ -114,9 +114,35 @@ export interface SendWebhookInput {
   payload: { type: string; timestamp: string; data: Record<string, unknown> };
 }
 
+/**
+ * What a tool call's heartbeats carry: the Temporal identity of the worker running it
+ * (`pid@host live=<url>`), so that a call Temporal gives up on by its heartbeat timeout names its
+ * worker, which Temporal's timeout itself does not (decision 0412).
+ */
+export interface ToolCallProgress {
+  worker: string;
+}
+
+/** Whose worker to look for: a Temporal identity, as a tool call's heartbeats carried it. */
+export interface CheckWorkerInput {
+  identity: string;
+}
+
+/**
+ * What became of a worker (decision 0412). `running`: that very process answers at the endpoint
+ * its identity advertises; `stopped`: nothing answers there, or another process does; `unknown`:
+ * its identity advertises no endpoint, or one that cannot say (a release before this one).
+ */
+export type WorkerState = 'running' | 'stopped' | 'unknown';
+
 export interface KeelActivities {
   callModel(input: CallModelInput): Promise<CallModelResult>;
   runTool(input: RunToolInput): Promise<ToolOutcome>;
+  /**
+   * Whether the worker that ran a tool call Temporal gave up on still runs: what tells a worker
+   * that died from a Temporal service that stopped between it and the server.
+   */
+  checkWorker(input: CheckWorkerInput): Promise<WorkerState>;
   sendWebhook(input: SendWebhookInput): Promise<void>;
   /**
    * An assistant's latest settings (`configurable` and `context`, `context` winning), for a

@@ -47,7 +47,8 @@ export interface TelemetryConfig {
   /**
    * What the worker `keel up` starts serves: `workerMetrics` when `KEEL_WORKER_METRICS_PORT` is
    * set (`off` turns it off), else port 9464 on `KEEL_WORKER_METRICS_HOST`. On by default there:
-   * one worker, one port, nothing to collide with (issue 36).
+   * one worker, one port, nothing to collide with (issue 36). `keel up --cluster` gives worker
+   * host _n_ this port + _n_ − 1.
    */
   launchedWorkerMetrics: { host: string; port: number } | undefined;
   /** Unset (the default): no spans leave the process. */

@@ -47,6 +47,7 @@ export function withDrainLog(activities: KeelActivities, logger: Logger): DrainL
     activities: {
       callModel: wrap('callModel', (input) => activities.callModel(input)),
       runTool: wrap('runTool', (input) => activities.runTool(input)),
+      checkWorker: wrap('checkWorker', (input) => activities.checkWorker(input)),
       sendWebhook: wrap('sendWebhook', (input) => activities.sendWebhook(input)),
       resolveAssistant: wrap('resolveAssistant', (input) => activities.resolveAssistant(input)),
     },

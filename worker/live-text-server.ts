@@ -3,6 +3,7 @@
  * streams one model call attempt's text as NDJSON, `{"text","chars"}` per piece as the model sent
  * it (what it had so far first), then `{"end":"completed"|"failed"}`. Only a bearer token the API
  * signed for that workflow id opens it (codec/live-text-token.ts); anything else is 401.
+ * `GET /worker` answers which process serves (decision 0412).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -52,8 +53,17 @@ const refuse = (response: ServerResponse, status: number, message: string): void
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: message }));
 };
 
+/** The process serving, as a worker's identity names it (the SDK's `pid@host`). */
+const thisProcess = `${process.pid}@${hostname()}`;
+
 async function serve(options: LiveTextServerOptions, request: IncomingMessage, response: ServerResponse) {
   const url = new URL(request.url ?? '/', 'http://worker');
+  // Which process serves here: what tells a tool call's workflow its worker still runs (decision
+  // 0412). It says no more than the identity the worker already shows everyone on Temporal.
+  if (url.pathname === '/worker' && request.method === 'GET') {
+    response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    return void response.end(JSON.stringify({ worker: thisProcess }));
+  }
   if (url.pathname !== '/live-text') return refuse(response, 404, 'not found');
   if (request.method !== 'GET') return refuse(response, 405, 'GET only');
   const key = keyOf(url);
@@ -137,5 +147,5 @@ export async function startLiveTextChannel(
     port: tokens.port,
     advertisedUrl: tokens.advertisedUrl,
   });
-  return { hub, server, identity: identityWithLiveUrl(`${process.pid}@${hostname()}`, server.url) };
+  return { hub, server, identity: identityWithLiveUrl(thisProcess, server.url) };
 }

@@ -103,6 +103,7 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
       sandbox,
       telemetry: { metrics, captureContent: tracing.captureContent },
       live: live?.hub,
+      identity: live?.identity,
     }),
     logger,
   );

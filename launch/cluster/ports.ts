@@ -47,9 +47,14 @@ export function portsProblem(ports: ClusterPorts): string | undefined {
   return undefined;
 }
 
+/**
+ * Every port the cluster opens, as the start checks them. Not the worker service's gRPC port
+ * (F + 6): Temporal's worker service is configured with one but never listens on it, so a port
+ * taken there stops nothing (issue 36).
+ */
 export function allPorts(ports: ClusterPorts): number[] {
   return [
-    ...Object.values(ports.grpc),
+    ...temporalServices.filter((service) => service !== 'worker').map((service) => ports.grpc[service]),
     ...Object.values(ports.membership),
     ports.frontendHttp,
     ports.postgres,

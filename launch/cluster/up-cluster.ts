@@ -75,8 +75,9 @@ export async function upCluster(config: KeelConfig): Promise<number> {
   let deploys = 0;
   /** 1 once a process refused to start. */
   let exitCode = 0;
-  // Off unless KEEL_WORKER_METRICS_PORT is set: then host n serves on that port + n − 1.
-  const base = config.telemetry.workerMetrics;
+  // On by default, as under `keel up` (issue 36): host n serves on 9464 (or KEEL_WORKER_METRICS_PORT)
+  // + n − 1, so hosts on one machine never share a port; `KEEL_WORKER_METRICS_PORT=off` turns it off.
+  const base = config.telemetry.launchedWorkerMetrics;
   const hostMetrics =
     base === undefined
       ? []

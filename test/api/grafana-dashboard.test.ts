@@ -3,30 +3,13 @@
  * Keel exports: every query's metric names are found on a real worker's or API's `/metrics`,
  * scraped from `keel worker` and `keel api` processes after a turn with a tool.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { call, freePort, userInput } from '../helpers/api';
-import { exportedNames, metricNames } from '../helpers/promql';
+import { dashboardQueries, exportedByAll, unexportedQueries } from '../helpers/dashboard';
+import { metricNames } from '../helpers/promql';
 import { testConfig } from '../helpers/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 
 jest.setTimeout(180_000);
-
-const dashboardFile = path.resolve(__dirname, '../../telemetry/grafana/keel-dashboard.json');
-
-interface Panel {
-  title: string;
-  targets?: { expr: string }[];
-  panels?: Panel[];
-}
-
-/** Every query of the dashboard, with its panel's title; rows' nested panels included. */
-function queries(panels: Panel[]): { panel: string; expr: string }[] {
-  return panels.flatMap((panel) => [
-    ...(panel.targets ?? []).map((target) => ({ panel: panel.title, expr: target.expr })),
-    ...queries(panel.panels ?? []),
-  ]);
-}
 
 describe('the Grafana dashboard', () => {
   const processes: WorkerProcess[] = [];
@@ -62,7 +45,7 @@ describe('the Grafana dashboard', () => {
         return response.text();
       }),
     );
-    exported = new Set(texts.flatMap((text) => [...exportedNames(text)]));
+    exported = exportedByAll(texts);
   }, 120_000);
 
   afterAll(async () => {
@@ -71,21 +54,14 @@ describe('the Grafana dashboard', () => {
   });
 
   it('names in every query only metrics a worker or the API exports', async () => {
-    const dashboard = JSON.parse(await readFile(dashboardFile, 'utf8')) as { panels: Panel[] };
-    const all = queries(dashboard.panels);
+    const all = await dashboardQueries();
     expect(all.length).toBeGreaterThan(0);
-    const unknown = all.flatMap(({ panel, expr }) =>
-      metricNames(expr)
-        .filter((name) => !exported.has(name))
-        .map((name) => `${panel}: ${name}`),
-    );
-    expect(unknown).toEqual([]);
+    expect(await unexportedQueries(exported)).toEqual([]);
     for (const { expr } of all) expect(metricNames(expr).length).toBeGreaterThan(0);
   });
 
   it('shows runs, cost, tokens, time to first token, tool outcomes and approval waits', async () => {
-    const dashboard = JSON.parse(await readFile(dashboardFile, 'utf8')) as { panels: Panel[] };
-    const used = new Set(queries(dashboard.panels).flatMap(({ expr }) => metricNames(expr)));
+    const used = new Set((await dashboardQueries()).flatMap(({ expr }) => metricNames(expr)));
     for (const name of [
       'keel_runs_total',
       'keel_model_cost_usd_total',

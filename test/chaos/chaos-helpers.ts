@@ -1,6 +1,8 @@
 /** Shared setup for chaos tests: a fake Anthropic, real worker processes calling it, markers. */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { KeelConfig } from '../../common/config';
 import type { Message } from '../../common/transcript';
 import { randomUUID } from 'node:crypto';
@@ -59,6 +61,28 @@ export function chaosHarness(): ChaosHarness {
   harness.conversation = () => TestConversation.start(harness.client, harness.config, anthropicModel);
   afterEach(() => expect(harness.fake.violations).toEqual([]));
   return harness;
+}
+
+/**
+ * Waits until Temporal holds a heartbeat of the workflow's running activity of this type: a tool
+ * call's heartbeats name its worker (decision 0412), the first a second after it starts.
+ */
+export async function heartbeatRecorded(
+  handle: WorkflowHandle,
+  activity: 'runTool' | 'callModel',
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { raw } = await handle.describe();
+    const beat = (raw.pendingActivities ?? []).some(
+      (pending) =>
+        pending.activityType?.name === activity && (pending.heartbeatDetails?.payloads?.length ?? 0) > 0,
+    );
+    if (beat) return;
+    if (Date.now() > deadline) throw new Error(`no heartbeat of ${activity} reached Temporal`);
+    await sleep(200);
+  }
 }
 
 export async function lines(file: string): Promise<string[]> {

@@ -27,18 +27,25 @@ export function childPid(cluster: Cluster, matching: string): number {
   return found.pid;
 }
 
-/** A free frontend port with the ports the other services take above and below it. */
-export async function freeClusterPorts(): Promise<Record<string, string>> {
+/**
+ * A free frontend port with the ports the other services take above and below it, and `hosts`
+ * free metrics ports in a row for the worker hosts (host n serves on the first + n − 1).
+ */
+export async function freeClusterPorts(hosts: number): Promise<Record<string, string>> {
   for (;;) {
     // Membership ports (300 below) must fit Temporal's smallint column.
     const frontend = 10_000 + Math.floor(Math.random() * 22_000);
+    const metrics = 10_000 + Math.floor(Math.random() * 22_000);
     const [postgres, ui, api] = [await freePort(), await freePort(), await freePort()];
-    if ((await portsInUse(allPorts(clusterPorts(frontend, postgres, ui)))).length === 0)
+    const metricsPorts = Array.from({ length: hosts }, (_, index) => metrics + index);
+    const ports = [...allPorts(clusterPorts(frontend, postgres, ui)), ...metricsPorts];
+    if (new Set(ports).size === ports.length && (await portsInUse(ports)).length === 0)
       return {
         KEEL_TEMPORAL_PORT: String(frontend),
         KEEL_POSTGRES_PORT: String(postgres),
         KEEL_TEMPORAL_UI_PORT: String(ui),
         KEEL_API_PORT: String(api),
+        KEEL_WORKER_METRICS_PORT: String(metrics),
       };
   }
 }
@@ -199,6 +206,33 @@ export function holdReplacement(
       if (stopped !== undefined) process.kill(stopped, 'SIGCONT');
     },
   };
+}
+
+/**
+ * Keeps a SIGKILLed Temporal service down for `ms`: its replacement (a program whose arguments
+ * contain `matching`, not `killed`) is stopped (SIGSTOP) as soon as it appears and let go on
+ * (SIGCONT) after `ms`, so the outage outlasts the heartbeat timeout. Resolves once let go.
+ */
+export async function holdServiceDown(
+  cluster: Cluster,
+  matching: string,
+  killed: number,
+  ms: number,
+): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const replacement = programs(cluster.process.pid!).find(
+      (row) => row.pid !== killed && row.args.includes(matching),
+    );
+    if (replacement !== undefined) {
+      process.kill(replacement.pid, 'SIGSTOP');
+      await sleep(ms);
+      process.kill(replacement.pid, 'SIGCONT');
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`no replacement for "${matching}" appeared`);
+    await sleep(50);
+  }
 }
 
 export interface ProbeAnswer {

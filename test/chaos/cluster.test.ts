@@ -6,6 +6,8 @@
  * through the database's outage answer 200 or 503); a worker host is SIGKILLed mid-model-call and
  * mid-command and kept down, and the other host finishes the run and reads the dead one's files;
  * then Ctrl-C, and a second start finds everything; a hang-up (SIGHUP) stops that one as Ctrl-C does.
+ * A command cut off by the history or frontend outage says a Temporal service stopped; one cut off
+ * by its worker host's death says its worker stopped (decision 0412). Each host serves metrics.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -23,7 +25,14 @@ import { testDataConverter, testEncryptionKeys } from '../helpers/encryption';
 import { startWorkerProcess } from '../helpers/worker-process';
 import { IntakeLedger } from './api-chat';
 import { buildBuild2Bundle } from './build-2/bundle';
-import { anthropicModel, anyToolResponder, lines, userTexts, workerEnv } from './chaos-helpers';
+import {
+  anthropicModel,
+  anyToolResponder,
+  heartbeatRecorded,
+  lines,
+  userTexts,
+  workerEnv,
+} from './chaos-helpers';
 import { IntakeLedger as Ledger, awaitRunEnd, submitUntilAccepted } from './api-chat';
 import {
   type Cluster,
@@ -34,6 +43,7 @@ import {
   keelUpCluster,
   activityIdentities,
   holdReplacement,
+  holdServiceDown,
   hostOf,
   OutageProbe,
   pidOf,
@@ -42,6 +52,7 @@ import {
 } from './cluster-helpers';
 import { accepts, bannerOf, portsNamedIn, waitForOutput } from '../helpers/keel-up';
 import { isAlive } from '../helpers/process-tree';
+import { exportedByAll, unexportedQueries } from '../helpers/dashboard';
 import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 jest.setTimeout(480_000);
@@ -58,7 +69,7 @@ describe('keel up --cluster', () => {
     fake = await startFakeAnthropic({ responder: anyToolResponder });
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'keel-cluster-'));
     env = {
-      ...(await freeClusterPorts()),
+      ...(await freeClusterPorts(2)),
       KEEL_DATA_DIR: dataDir,
       KEEL_CLUSTER_WORKERS: '2',
       KEEL_ENCRYPTION_KEYS: testEncryptionKeys,
@@ -99,7 +110,17 @@ describe('keel up --cluster', () => {
       `Temporal   127.0.0.1:${env.KEEL_TEMPORAL_PORT}   (frontend; its HTTP API :${Number(env.KEEL_TEMPORAL_PORT) + 10}, history`,
     );
     expect(output).toContain(`Database   PostgreSQL 127.0.0.1:${env.KEEL_POSTGRES_PORT}`);
-    expect(output).toMatch(/Workers {4}worker-1 \(.*hosts\/worker-1\), worker-2 \(.*hosts\/worker-2\)/);
+    // Each worker host serves its metrics by default, on its own port, named after it.
+    const metrics = (host: number) =>
+      `http://127.0.0.1:${Number(env.KEEL_WORKER_METRICS_PORT) + host - 1}/metrics`;
+    expect(output).toContain(
+      `Workers    worker-1 (${dataDir}/hosts/worker-1, metrics ${metrics(1)}), worker-2 (${dataDir}/hosts/worker-2, metrics ${metrics(2)})`,
+    );
+    for (const host of [1, 2]) {
+      const scraped = await fetch(metrics(host));
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toContain('# TYPE keel_runs_total counter');
+    }
     expect(output).toContain(`Workspaces ${dataDir}/workspaces   (shared by every worker host)`);
     expect((await fetch(`http://127.0.0.1:${env.KEEL_TEMPORAL_UI_PORT}/`)).status).toBe(200);
     // Every port the banner names listens (it once named the worker service's gRPC port, which
@@ -118,6 +139,12 @@ describe('keel up --cluster', () => {
       ]),
     );
     expect(named).not.toContain(frontend + 6);
+    expect(named).toEqual(
+      expect.arrayContaining([
+        Number(env.KEEL_WORKER_METRICS_PORT),
+        Number(env.KEEL_WORKER_METRICS_PORT) + 1,
+      ]),
+    );
     const silent: number[] = [];
     for (const port of named) if (!(await accepts(port))) silent.push(port);
     expect(silent).toEqual([]);
@@ -173,12 +200,19 @@ describe('keel up --cluster', () => {
       ['postgres -D ', 'SIGINT', 'postgresql stopped unexpectedly'],
     ];
     const probe = new OutageProbe(api, traffic.threads[0]!, Number(env.KEEL_POSTGRES_PORT));
+    /** A command running across a history or frontend outage, by the service that went down. */
+    const cutOff: { service: string; threadId: string; ended: ReturnType<typeof awaitRunEnd> }[] = [];
     for (const [match, signal, said] of disruptions) {
       const before = cluster!.output().length;
       // Requests all through the database's outage, not only those the chatting threads happen to send.
       if (match === 'postgres -D ') probe.start();
-      process.kill(childPid(cluster!, match), signal);
+      const outlasting = match === '--service history' || match === '--service frontend';
+      if (outlasting) cutOff.push(await commandRunning(match));
+      const killed = childPid(cluster!, match);
+      process.kill(killed, signal);
       await waitForOutput(cluster!, said, 30_000, before);
+      // Down for longer than the heartbeat timeout, so the command's call is surely given up on.
+      if (outlasting) await holdServiceDown(cluster!, match, killed, 12_000);
       await traffic.progress(4, 180_000);
     }
     await probe.stop();
@@ -235,9 +269,28 @@ describe('keel up --cluster', () => {
       }
       expect(duplicates).toBe(0);
       expect(fake.violations).toEqual([]);
+
+      // No worker stopped: the command's result says a Temporal service did (decision 0412).
+      for (const { service, threadId, ended } of cutOff) {
+        expect({ service, status: (await ended).status }).toEqual({ service, status: 'completed' });
+        const [result] = toolResults(await TestConversation.attach(client, threadId).transcript());
+        expect({ service, result: result!.content }).toEqual({
+          service,
+          result:
+            'Tool "bash" was interrupted (a Temporal service stopped or could not be reached: its worker still runs, but Temporal heard no heartbeat from it for 10 s) and may have partly run; it was not run again.',
+        });
+        expect(await lines(path.join(dataDir!, 'workspaces', threadId, 'marker'))).toEqual(['ran']);
+      }
     } finally {
       await client.connection.close();
     }
+    // The dashboard reads what this cluster serves: every metric it names, from the hosts and the API.
+    const metricsPort = Number(env.KEEL_WORKER_METRICS_PORT);
+    const endpoints = [`http://127.0.0.1:${metricsPort}`, `http://127.0.0.1:${metricsPort + 1}`, api];
+    const scrapes = await Promise.all(
+      endpoints.map(async (endpoint) => (await fetch(`${endpoint}/metrics`)).text()),
+    );
+    expect(await unexportedQueries(exportedByAll(scrapes))).toEqual([]);
   });
 
   describe('a worker host SIGKILLed and kept down, as a dead machine stays', () => {
@@ -368,6 +421,8 @@ describe('keel up --cluster', () => {
           `the command's first side effect in the shared workspaces (${workspace})`,
         );
         const running = await runningOn(threadId, 'runTool');
+        // Its heartbeat named the host: the workflow can ask it after the timeout (decision 0412).
+        await heartbeatRecorded(TestConversation.attach(client, threadId).handle, 'runTool');
         hold = await killAndHold(running);
         const done = await ended;
         expect(done.status).toBe('completed');
@@ -376,7 +431,10 @@ describe('keel up --cluster', () => {
         // One attempt for a side-effecting tool: the model hears it was interrupted, and it never ran again.
         const [interrupted] = toolResults(await conversation.transcript());
         expect(interrupted).toMatchObject({ is_error: true });
-        expect(interrupted!.content).toMatch(/interrupted.*may have partly run/);
+        // Its worker stopped, and the result says so (decision 0412).
+        expect(interrupted!.content).toBe(
+          'Tool "bash" was interrupted (its worker stopped: Temporal heard no heartbeat from it for 10 s, and it no longer answers) and may have partly run; it was not run again.',
+        );
         expect(await lines(path.join(workspace, 'marker'))).toEqual(['ran']);
 
         // The next tool runs on the only host left, and finds the file the dead host's tool wrote.
@@ -493,6 +551,40 @@ describe('keel up --cluster', () => {
       await client.connection.close();
     }
   });
+
+  /**
+   * Starts a side-effecting command on a thread of its own that runs for 40 s, and resolves once
+   * it has run (its marker is on disk) and its first heartbeat has reached Temporal.
+   */
+  async function commandRunning(service: string) {
+    const threadId = `outage-${service.replace(/\W+/g, '')}-${randomUUID()}`;
+    const ledger = new Ledger();
+    const run = await submitUntilAccepted(api, threadId, 'run: echo ran >> marker; sleep 40', ledger, {
+      runId: 'turn-1',
+      create: true,
+      deadline: Date.now() + 120_000,
+    });
+    const ended = awaitRunEnd(api, threadId, run.run_id, ledger, Date.now() + 240_000);
+    // Read after the outages; a failure meanwhile is not left unhandled.
+    ended.catch(() => undefined);
+    const marker = path.join(dataDir!, 'workspaces', threadId, 'marker');
+    const deadline = Date.now() + 60_000;
+    while ((await lines(marker)).length === 0) {
+      if (Date.now() > deadline) throw new Error(`the command of ${threadId} did not start`);
+      await sleep(200);
+    }
+    const connection = await Connection.connect({
+      address: `127.0.0.1:${env.KEEL_TEMPORAL_PORT}`,
+      interceptors: guardedInterceptors(),
+    });
+    try {
+      const client = new Client({ connection, dataConverter: testDataConverter() });
+      await heartbeatRecorded(TestConversation.attach(client, threadId).handle, 'runTool');
+    } finally {
+      await connection.close();
+    }
+    return { service, threadId, ended };
+  }
 
   /** Ends the running cluster with `signal` and finds it exited 0 with every process it started gone. */
   async function stopCluster(signal: NodeJS.Signals): Promise<void> {

@@ -12,6 +12,7 @@ import {
   chaosHarness,
   anyToolResponder,
   threadProcesses,
+  heartbeatRecorded,
   lines,
   userTexts,
   workspaceOf,
@@ -79,6 +80,8 @@ describe('a worker process killed with SIGKILL', () => {
       'the tool to start',
     );
     expect(await threadProcesses(conversation.threadId)).not.toEqual([]);
+    // Its heartbeat named the worker: the workflow can ask that worker after the timeout.
+    await heartbeatRecorded(conversation.handle, 'runTool');
     await worker.stop('SIGKILL');
     // The sandbox dies with its parent: nothing of the command outlives the worker.
     await eventually(
@@ -92,7 +95,10 @@ describe('a worker process killed with SIGKILL', () => {
     expect(await lines(path.join(workspace, 'marker'))).toEqual(['ran']);
     const [result] = toolResults(await conversation.transcript());
     expect(result).toMatchObject({ is_error: true });
-    expect(result!.content).toMatch(/interrupted.*may have partly run/);
+    // The workflow asked the dead worker's endpoint, and nothing answered (decision 0412).
+    expect(result!.content).toBe(
+      'Tool "bash" was interrupted (its worker stopped: Temporal heard no heartbeat from it for 10 s, and it no longer answers) and may have partly run; it was not run again.',
+    );
   });
 
   it('retries a read-only extension tool on the next worker, and the dead worker leaves no extension behind', async () => {

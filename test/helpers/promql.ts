@@ -1,45 +1,52 @@
 /**
- * The metric names a PromQL expression reads: enough of PromQL's grammar to tell a metric from a
- * function, an aggregation, a keyword, a label, a string, a duration or a Grafana variable.
+ * The metric names a PromQL expression reads, by Prometheus's own PromQL grammar
+ * (`@prometheus-io/lezer-promql`, the parser of Prometheus's web UI; decision 0411): the name of
+ * every vector selector, whether written as `name{…}` or `{__name__="name"}`.
  */
+import { parser } from '@prometheus-io/lezer-promql';
 
-/** Words PromQL gives a meaning of its own, where they stand without a following `(`. */
-const keywords = new Set([
-  'by',
-  'without',
-  'on',
-  'ignoring',
-  'group_left',
-  'group_right',
-  'bool',
-  'and',
-  'or',
-  'unless',
-  'offset',
-  'atan2',
-  'inf',
-  'nan',
-]);
+/**
+ * Grafana's interval variables, which Grafana replaces with a duration before Prometheus sees the
+ * query: any duration parses the same.
+ */
+const grafanaDurations =
+  /\$(?:\{__(?:rate_interval|interval|range)(?:_ms|_s)?\}|__(?:rate_interval|interval|range)(?:_ms|_s)?\b)/g;
+
+/** A string literal's value (PromQL's strings are Go's: `"…"`, `'…'` with escapes, or `` `…` `` raw). */
+function stringValue(literal: string): string {
+  if (literal.startsWith('`')) return literal.slice(1, -1);
+  return literal.slice(1, -1).replace(/\\(.)/g, '$1');
+}
 
 export function metricNames(expression: string): string[] {
-  const stripped = expression
-    // Strings (label values, label_replace's arguments).
-    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, ' ')
-    // Label matchers and grouping lists: `{…}`, `by (…)`, `without (…)`, `on (…)`, `ignoring (…)`, `group_left (…)`.
-    .replace(/\{[^}]*\}/g, ' ')
-    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ')
-    // Ranges, subqueries and offsets: `[5m]`, `[1h:1m]`, `[$__rate_interval]`, `offset 5m`.
-    .replace(/\[[^\]]*\]/g, ' ')
-    .replace(/\boffset\s+-?[0-9a-z]+/g, ' ')
-    // Grafana's variables and numbers (`1e3`, `0.95`).
-    .replace(/\$\{?\w+\}?/g, ' ')
-    .replace(/\b\d[\w.]*/g, ' ');
+  const text = expression.replace(grafanaDurations, '5m');
+  const tree = parser.parse(text);
   const names = new Set<string>();
-  for (const match of stripped.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\()?/g)) {
-    const [, word, call] = match;
-    if (call !== undefined || keywords.has(word!.toLowerCase())) continue;
-    names.add(word!);
-  }
+  const errors: number[] = [];
+  const read = (node: { from: number; to: number }) => text.slice(node.from, node.to);
+  tree.iterate({
+    enter: (ref) => {
+      if (ref.type.isError) errors.push(ref.from);
+      if (ref.name !== 'VectorSelector') return;
+      const selector = ref.node;
+      const identifier = selector.getChild('Identifier');
+      if (identifier !== null) names.add(read(identifier));
+      // `{__name__="x"}` and Prometheus 3's `{"x"}` name the metric inside the braces.
+      for (const matcher of selector.getChild('LabelMatchers')?.getChildren('UnquotedLabelMatcher') ?? []) {
+        const label = matcher.getChild('LabelName');
+        const op = matcher.getChild('MatchOp')?.firstChild;
+        const value = matcher.getChild('StringLiteral');
+        if (label !== null && read(label) === '__name__' && op?.name === 'EqlSingle' && value !== null)
+          names.add(stringValue(read(value)));
+      }
+      for (const quoted of selector.getChild('LabelMatchers')?.getChildren('QuotedLabelName') ?? []) {
+        const value = quoted.getChild('StringLiteral');
+        if (value !== null) names.add(stringValue(read(value)));
+      }
+    },
+  });
+  if (errors.length > 0)
+    throw new Error(`not PromQL at ${errors.map((at) => `offset ${at}`).join(', ')}: ${expression}`);
   return [...names];
 }
 

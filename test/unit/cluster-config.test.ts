@@ -10,7 +10,14 @@ import {
   temporalUiVersion,
 } from '../../launch/cluster/binaries';
 import { dynamicConfigSource, historyShards, writeClusterConfig } from '../../launch/cluster/cluster-config';
-import { clusterPorts, portsProblem, temporalServices } from '../../launch/cluster/ports';
+import { createServer, type Server } from 'node:net';
+import {
+  allPorts,
+  clusterPorts,
+  portsInUse,
+  portsProblem,
+  temporalServices,
+} from '../../launch/cluster/ports';
 import { devServerArgs, dynamicConfigArgs, keelDynamicConfig } from '../../launch/dev-server';
 
 describe("the cluster's ports", () => {
@@ -28,6 +35,30 @@ describe("the cluster's ports", () => {
   it('refuses a frontend port whose membership ports overflow the smallint Temporal stores them in', () => {
     expect(portsProblem(clusterPorts(33_061, 5433, 8233))).toBeUndefined();
     expect(portsProblem(clusterPorts(33_062, 5433, 8233))).toMatch(/smallint.*33061 or less/);
+  });
+
+  it("checks every port the cluster opens, and not the worker service's gRPC port, which it never opens", async () => {
+    const ports = clusterPorts(20_000, 5433, 8233);
+    expect(allPorts(ports)).toEqual(
+      expect.arrayContaining([20_000, 20_001, 20_002, 19_700, 19_701, 19_702, 19_706, 20_010, 5433, 8233]),
+    );
+    expect(allPorts(ports)).not.toContain(20_006);
+    // Something listening on F + 6 does not stop a start; on F + 1 it does.
+    const listen = (port: number) =>
+      new Promise<Server>((resolve, reject) => {
+        const server = createServer();
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => resolve(server));
+      });
+    const frontend = 25_100 + Math.floor(Math.random() * 400);
+    const taken = await Promise.all([listen(frontend + 6), listen(frontend + 1)]);
+    try {
+      expect(
+        await portsInUse(allPorts(clusterPorts(frontend, 5433, 8233)).filter((port) => port > 25_000)),
+      ).toEqual([frontend + 1]);
+    } finally {
+      await Promise.all(taken.map((server) => new Promise((resolve) => server.close(resolve))));
+    }
   });
 });
 

@@ -1,4 +1,7 @@
-/** The PromQL reader the dashboard test relies on: it finds every metric and nothing else. */
+/**
+ * The PromQL reader the dashboard test relies on (Prometheus's own grammar): it finds every metric
+ * and nothing else, and refuses what is not PromQL.
+ */
 import { exportedNames, metricNames } from '../helpers/promql';
 
 describe('the metric names of a PromQL expression', () => {
@@ -15,9 +18,24 @@ describe('the metric names of a PromQL expression', () => {
     ],
     ['rate(up_total[1h:5m]) and on (job) c unless d', ['up_total', 'c', 'd']],
     ['label_replace(x, "dst", "$1", "src", "(.*)")', ['x']],
+    ['sum(increase(keel_model_cost_usd_total[$__range])) / ${__range_s}', ['keel_model_cost_usd_total']],
+    [
+      'count({__name__="keel_tool_calls_total", tool="bash"}) + count({"keel.dotted"})',
+      ['keel_tool_calls_total', 'keel.dotted'],
+    ],
+    ['sum_over_time(max(by_name)[10m:1m]) @ start()', ['by_name']],
   ])('%s', (expression, names) => {
     expect(metricNames(expression).sort()).toEqual([...names].sort());
   });
+});
+
+describe('a query that is not PromQL', () => {
+  it.each(['sum(rate(keel_runs_total[5m])', 'keel_runs_total{status=}', 'rate(keel_runs_total[$window])'])(
+    'is refused: %s',
+    (expression) => {
+      expect(() => metricNames(expression)).toThrow(/not PromQL/);
+    },
+  );
 });
 
 describe('the names an exposition exports', () => {

@@ -9,7 +9,7 @@ import { type ThreadState, fromCarried } from '../../workflows/core/state';
 import { afterFirstAnswer, t0, usage } from '../helpers/reducer';
 import type { ConversationEvent } from '../../workflows/core/transitions';
 import { resumeCommands } from '../../workflows/core/views';
-import type { ToolTimeout } from '../../workflows/core/wording';
+import type { ToolTimeout, WorkerFate } from '../../workflows/core/wording';
 
 const use = (id: string, name: string) => ({ type: 'tool_use' as const, id, name, input: { path: id } });
 
@@ -18,12 +18,16 @@ function askedForTools(tools: CallModelResult['tools'], approval: 'auto' | 'requ
   return afterFirstAnswer({ content, stop_reason: 'tool_use', usage, model: 'm', tools }, approval).state;
 }
 
-const failed = (tool_use_id: string, timeout: ToolTimeout | undefined): ConversationEvent => ({
+const failed = (
+  tool_use_id: string,
+  timeout: ToolTimeout | undefined,
+  worker?: WorkerFate,
+): ConversationEvent => ({
   type: 'toolFailed',
   now: t0 + 3,
   run_id: 'r1',
   tool_use_id,
-  failure: { message: 'exit 1', timeout },
+  failure: { message: 'exit 1', timeout, ...(worker === undefined ? {} : { worker }) },
 });
 
 function resultText(state: ThreadState): string {
@@ -57,6 +61,22 @@ describe('a tool that failed', () => {
       `Tool "bash" was interrupted (${fault}) and may have partly run; it was not run again.`,
     );
   });
+
+  it.each([
+    ['stopped', 'its worker stopped: Temporal heard no heartbeat from it for 10 s, and it no longer answers'],
+    [
+      'running',
+      'a Temporal service stopped or could not be reached: its worker still runs, but Temporal heard no heartbeat from it for 10 s',
+    ],
+  ] as const)(
+    'tells a worker that %s apart when the workflow could ask it (decision 0412)',
+    (worker, fault) => {
+      const state = askedForTools({ bash: { sideEffects: true, sensitive: false } });
+      expect(resultText(reduce(state, failed('u1', 'HEARTBEAT', worker)).state)).toBe(
+        `Tool "bash" was interrupted (${fault}) and may have partly run; it was not run again.`,
+      );
+    },
+  );
 
   it('is answered with its failure when it has no side effects, or failed by itself', () => {
     const readOnly = askedForTools({ read_file: { sideEffects: false, sensitive: false } });

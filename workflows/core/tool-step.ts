@@ -197,7 +197,7 @@ export function recordToolFailure(
   if (call === undefined) return still(state);
   const content =
     failure.timeout !== undefined && call.flags?.sideEffects === true
-      ? say.interrupted(call.use.name, failure.timeout)
+      ? say.interrupted(call.use.name, failure.timeout, failure.worker)
       : say.toolFailed(call.use.name, failure.message);
   return recordToolResult(state, runId, toolUseId, { is_error: true, content }, now);
 }

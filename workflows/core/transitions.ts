@@ -17,7 +17,7 @@ import type { ToolFlags, ToolOutcome } from '../../common/tools';
 import type { ToolUseBlock } from '../../common/transcript';
 import type { Usage } from '../../common/usage';
 import type { ThreadState, ThreadInfo } from './state';
-import type { ToolTimeout } from './wording';
+import type { ToolTimeout, WorkerFate } from './wording';
 
 /** How a tool's activity failed, as Temporal reported it. */
 export interface ToolFailure {
@@ -25,6 +25,11 @@ export interface ToolFailure {
   message: string;
   /** Set when Temporal gave the call up on by this timeout rather than the tool failing by itself. */
   timeout: ToolTimeout | undefined;
+  /**
+   * After a heartbeat timeout: whether the worker that ran the call still ran when asked
+   * (decision 0412). Absent when that could not be told.
+   */
+  worker?: WorkerFate;
 }
 
 export type ConversationEvent =

@@ -5,6 +5,16 @@
 /** Which of Temporal's timeouts ended a tool call (Temporal's `TimeoutType`, by value). */
 export type ToolTimeout = 'HEARTBEAT' | 'START_TO_CLOSE' | 'SCHEDULE_TO_START' | 'SCHEDULE_TO_CLOSE';
 
+/** What became of the worker of a call given up on by its heartbeat timeout, when it could be told. */
+export type WorkerFate = 'running' | 'stopped';
+
+/** A heartbeat timeout, by what became of the call's worker (decision 0412). */
+const heartbeatFault: Record<WorkerFate, string> = {
+  stopped: 'its worker stopped: Temporal heard no heartbeat from it for 10 s, and it no longer answers',
+  running:
+    'a Temporal service stopped or could not be reached: its worker still runs, but Temporal heard no heartbeat from it for 10 s',
+};
+
 const interruptionFault: Record<ToolTimeout, string> = {
   HEARTBEAT:
     'Temporal heard no heartbeat from it for 10 s: its worker stopped, or lost its connection to a Temporal service that stopped',
@@ -34,10 +44,13 @@ export const say = {
   /**
    * A side-effecting call Temporal gave up on by `timeout`: it had one attempt only. A missed
    * heartbeat is all Temporal knows: the worker may have stopped, or a Temporal service between
-   * them (frontend, history) may have gone, with the worker still running (issue 36).
+   * them (frontend, history) may have gone, with the worker still running (issue 36). `worker`,
+   * when the workflow could ask (decision 0412), says which.
    */
-  interrupted: (tool: string, timeout: ToolTimeout): string =>
-    `Tool "${tool}" was interrupted (${interruptionFault[timeout]}) and may have partly run; it was not run again.`,
+  interrupted: (tool: string, timeout: ToolTimeout, worker?: WorkerFate): string =>
+    `Tool "${tool}" was interrupted (${
+      timeout === 'HEARTBEAT' && worker !== undefined ? heartbeatFault[worker] : interruptionFault[timeout]
+    }) and may have partly run; it was not run again.`,
 
   toolFailed: (tool: string, message: string): string => `Tool "${tool}" failed: ${message}`,
 

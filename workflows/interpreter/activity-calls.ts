@@ -11,12 +11,18 @@ import {
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
-import type { KeelActivities, SendWebhookInput, StoppedModelCall } from '../../common/activities';
+import type {
+  KeelActivities,
+  SendWebhookInput,
+  StoppedModelCall,
+  ToolCallProgress,
+} from '../../common/activities';
 import { droppedResultOf } from '../../common/tools';
 import { innermostMessage, urlForLogs } from '../../common/urls';
 import { summarizeModelCall, summarizeToolCall } from '../core/summaries';
 import type { Command, EventInput } from '../core/transitions';
 import {
+  checkWorkerOptions,
   describeFailure,
   localModelCallOptions,
   modelCallOptions,
@@ -86,7 +92,11 @@ function stoppedCall(error: unknown): StoppedModelCall {
   return { text: '' };
 }
 
-export async function runTool({ use, flags, run_id, input }: Of<'runTool'>, feed: Feed): Promise<void> {
+export async function runTool(
+  { use, flags, run_id, input }: Of<'runTool'>,
+  patches: Patches,
+  feed: Feed,
+): Promise<void> {
   const options = { ...toolCallOptions(flags), summary: summarizeToolCall(use) };
   let finished: EventInput;
   try {
@@ -96,10 +106,38 @@ export async function runTool({ use, flags, run_id, input }: Of<'runTool'>, feed
     finished = { type: 'toolFinished', run_id, tool_use_id: use.id, outcome };
   } catch (error) {
     if (isCancellation(error)) throw error;
-    const { message, timeout } = describeFailure(error);
-    finished = { type: 'toolFailed', run_id, tool_use_id: use.id, failure: { message, timeout } };
+    const { message, timeout, heartbeat } = describeFailure(error);
+    // Only a side-effecting call says it was interrupted: a read-only one was retried, and failed.
+    const worker =
+      timeout === 'HEARTBEAT' && flags.sideEffects ? await workerOf(heartbeat, patches) : undefined;
+    finished = {
+      type: 'toolFailed',
+      run_id,
+      tool_use_id: use.id,
+      failure: { message, timeout, ...(worker === undefined ? {} : { worker }) },
+    };
   }
   feed(finished);
+}
+
+/**
+ * Whether the worker a timed-out tool call's last heartbeat named still runs (decision 0412):
+ * Temporal's heartbeat timeout is the same whether the worker died or a Temporal service between
+ * it and the server stopped. Undefined when the heartbeats named none or the check cannot tell.
+ */
+async function workerOf(heartbeat: unknown, patches: Patches): Promise<'running' | 'stopped' | undefined> {
+  const identity = (heartbeat as Partial<ToolCallProgress> | undefined)?.worker;
+  if (typeof identity !== 'string' || !patches.askWorkerCheck()) return undefined;
+  try {
+    const state = await activities.checkWorker.executeWithOptions(
+      { ...checkWorkerOptions, summary: `does worker ${identity.split(' ')[0]} still run?` },
+      [{ identity }],
+    );
+    return state === 'unknown' ? undefined : state;
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    return undefined;
+  }
 }
 
 /** A webhook feeds nothing back: one that cannot be delivered is logged, and the run is unaffected. */

@@ -87,6 +87,15 @@ export const webhookOptions: ActivityOptions = {
   },
 };
 
+/**
+ * The check of a worker whose tool call Temporal gave up on (decision 0412): a worker that runs
+ * answers at once, so a few seconds and three tries; failing those, the result cannot tell.
+ */
+export const checkWorkerOptions: ActivityOptions = {
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+};
+
 export interface FailureFacts {
   /** `ApplicationFailure.type` of the innermost cause that has one. */
   type?: string;
@@ -94,6 +103,8 @@ export interface FailureFacts {
   message: string;
   /** Set when the activity was given up on by this timeout: its worker died, hung or lost Temporal. */
   timeout: ToolTimeout | undefined;
+  /** With `timeout`: the details of the last heartbeat Temporal had from the activity, if any. */
+  heartbeat?: unknown;
 }
 
 /** Reads an activity failure's cause chain by the SDK's failure classes. */
@@ -103,7 +114,8 @@ export function describeFailure(error: unknown): FailureFacts {
     if (node.message !== '') facts = { ...facts, message: node.message };
     if (node instanceof ApplicationFailure && typeof node.type === 'string' && node.type !== '')
       facts = { ...facts, type: node.type };
-    if (node instanceof TimeoutFailure) facts = { ...facts, timeout: node.timeoutType };
+    if (node instanceof TimeoutFailure)
+      facts = { ...facts, timeout: node.timeoutType, heartbeat: node.lastHeartbeatDetails };
   }
   return facts;
 }

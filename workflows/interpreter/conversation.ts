@@ -115,7 +115,7 @@ export class Conversation implements HandlerHost {
           callModel(command, this.#state.totals.runs + 1, this.patches, this.dispatch),
         );
       case 'runTool':
-        return this.#inRun(command, () => runTool(command, this.dispatch));
+        return this.#inRun(command, () => runTool(command, this.patches, this.dispatch));
       case 'startChild':
         return this.#inRun(command, () => this.#children.start(command));
       case 'cancelActivities':

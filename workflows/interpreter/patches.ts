@@ -48,6 +48,14 @@ export type FoldedPatch = (typeof foldedPatches)[number];
  */
 export const stopKeepsPartialPatch = 'keel-stop-keeps-partial';
 
+/**
+ * Since this patch a side-effecting tool call that Temporal gave up on by its heartbeat timeout,
+ * and whose heartbeats named its worker, is followed by a `checkWorker` activity, and the call's
+ * result says whether its worker stopped or a Temporal service did (decision 0412). Asked at such
+ * a failure only: a run that has none records no marker.
+ */
+export const workerCheckPatch = 'keel-worker-checked';
+
 /** Decided once per run, as it starts (before any handler runs), and recorded in its history. */
 export class Patches {
   /** True in a run started since `leanHistoryPatch` (or `tracingPerWorkerPatch`, which stands for it). */
@@ -72,6 +80,11 @@ export class Patches {
    */
   get stopKeepsPartial(): boolean {
     return this.#stopKeepsPartial === true;
+  }
+
+  /** `workerCheckPatch`, asked where a tool call's heartbeat timeout named its worker. */
+  askWorkerCheck(): boolean {
+    return patched(workerCheckPatch);
   }
 
   /** `patched(id)` in a run from before `leanHistoryPatch`; in a run since, true without a marker. */
