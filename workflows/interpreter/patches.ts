@@ -48,11 +48,21 @@ export type FoldedPatch = (typeof foldedPatches)[number];
  */
 export const stopKeepsPartialPatch = 'keel-stop-keeps-partial';
 
+/**
+ * Since this patch every way a run is stopped keeps what the model had said, not only a Stop: an
+ * input that interrupts the run, closing the thread, and a local (waited) model call, which now
+ * waits for its cancellation to complete as a streamed one does. Asked as the run makes its first
+ * local model call, or as an interrupt or a close meets a model call that hands its text back,
+ * and kept for the run.
+ */
+export const everyStopKeepsPartialPatch = 'keel-every-stop-keeps-partial';
+
 /** Decided once per run, as it starts (before any handler runs), and recorded in its history. */
 export class Patches {
   /** True in a run started since `leanHistoryPatch` (or `tracingPerWorkerPatch`, which stands for it). */
   readonly lean: boolean;
   #stopKeepsPartial: boolean | undefined;
+  #everyStopKeepsPartial: boolean | undefined;
 
   constructor() {
     // A missing marker on replay is not final (the run may go on live), so ask once and keep it.
@@ -72,6 +82,26 @@ export class Patches {
    */
   get stopKeepsPartial(): boolean {
     return this.#stopKeepsPartial === true;
+  }
+
+  /** `everyStopKeepsPartialPatch`, asked once, where it first decides what happens. */
+  askEveryStopKeepsPartial(): boolean {
+    this.#everyStopKeepsPartial ??= patched(everyStopKeepsPartialPatch);
+    return this.#everyStopKeepsPartial;
+  }
+
+  /** True once the run asked `everyStopKeepsPartialPatch` and took it. Never asks. */
+  get everyStopKeepsPartial(): boolean {
+    return this.#everyStopKeepsPartial === true;
+  }
+
+  /**
+   * True when a Stop keeps what was said: the run's model calls hand their text back when
+   * cancelled (streamed ones since `stopKeepsPartialPatch`, local ones since
+   * `everyStopKeepsPartialPatch`). Never asks.
+   */
+  get stopsKeepPartial(): boolean {
+    return this.stopKeepsPartial || this.everyStopKeepsPartial;
   }
 
   /** `patched(id)` in a run from before `leanHistoryPatch`; in a run since, true without a marker. */
