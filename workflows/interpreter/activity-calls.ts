@@ -50,9 +50,10 @@ export async function callModel(
     : {};
   try {
     const result = local
-      ? await localActivities.callModel.executeWithOptions({ ...localModelCallOptions, ...stopping, summary }, [
-          input,
-        ])
+      ? await localActivities.callModel.executeWithOptions(
+          { ...localModelCallOptions, ...stopping, summary },
+          [input],
+        )
       : await activities.callModel.executeWithOptions({ ...modelCallOptions, ...stopping, summary }, [input]);
     feed({ type: 'modelResponded', run_id, step, result });
   } catch (error) {
