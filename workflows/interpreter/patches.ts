@@ -57,12 +57,21 @@ export const stopKeepsPartialPatch = 'keel-stop-keeps-partial';
  */
 export const everyStopKeepsPartialPatch = 'keel-every-stop-keeps-partial';
 
+/**
+ * Since this patch a sub-agent's child workflow starts with the memo a thread made through the API
+ * has (its metadata, which names its parent in `keel_child_of`, and `created_at`), so the API can
+ * leave it out of thread searches (decision 0401). Asked as the run starts its first child, and
+ * kept for the run.
+ */
+export const subAgentMemoPatch = 'keel-sub-agent-memo';
+
 /** Decided once per run, as it starts (before any handler runs), and recorded in its history. */
 export class Patches {
   /** True in a run started since `leanHistoryPatch` (or `tracingPerWorkerPatch`, which stands for it). */
   readonly lean: boolean;
   #stopKeepsPartial: boolean | undefined;
   #everyStopKeepsPartial: boolean | undefined;
+  #subAgentMemo: boolean | undefined;
 
   constructor() {
     // A missing marker on replay is not final (the run may go on live), so ask once and keep it.
@@ -102,6 +111,12 @@ export class Patches {
    */
   get stopsKeepPartial(): boolean {
     return this.stopKeepsPartial || this.everyStopKeepsPartial;
+  }
+
+  /** `subAgentMemoPatch`, asked once, as the run starts its first child. */
+  askSubAgentMemo(): boolean {
+    this.#subAgentMemo ??= patched(subAgentMemoPatch);
+    return this.#subAgentMemo;
   }
 
   /** `patched(id)` in a run from before `leanHistoryPatch`; in a run since, true without a marker. */
