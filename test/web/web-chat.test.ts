@@ -654,6 +654,38 @@ describe('the web chat in a browser', () => {
     });
   });
 
+  it('keeps a stopped answer on screen, marked stopped, and still after a reload', async () => {
+    await onPage(browser, 'stopped answer', async (page) => {
+      await page.goto(base);
+      // The typewriter model takes seconds to say it all back.
+      await send(page, `Please repeat: ${'every word of this sentence, '.repeat(60)}`);
+      const threadId = await threadOf(page);
+      const answer = page.getByRole('article', { name: 'Assistant' }).last();
+      await answer.getByText('You said', { exact: false }).waitFor({ timeout: 60_000 });
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await waitForStatus(page, 'Stopped.');
+      const mark = answer.locator('.stopped-mark');
+      await mark.waitFor();
+      expect(await mark.textContent()).toBe('Stopped — the answer was cut short here.');
+      const shown = (await answer.locator('.answer').textContent()) ?? '';
+      expect(shown).toContain('You said');
+      // Cut short: the answer's last sentence never came.
+      expect(shown).not.toContain('ANTHROPIC_API_KEY');
+      const state = await call<{
+        values: { messages: Array<{ type: string; content: string; response_metadata?: unknown }> };
+      }>(base, 'GET', `/threads/${threadId}/state`);
+      const kept = state.body.values.messages.at(-1)!;
+      expect(kept).toMatchObject({ type: 'ai', response_metadata: { stopped: true } });
+
+      await page.reload();
+      expect(await settledStatus(page)).toBe('Stopped.');
+      const reloaded = page.getByRole('article', { name: 'Assistant' }).last();
+      await reloaded.locator('.stopped-mark').waitFor();
+      expect(await reloaded.locator('.answer').textContent()).toContain(kept.content.slice(0, 80));
+      expect(await page.locator('.stopped-mark').count()).toBe(1);
+    });
+  });
+
   it('says in words why a run failed, and still says so after a reload', async () => {
     const threadId = `web-failed-${Date.now()}`;
     // A model this worker has no key for: the run fails, as it would with a real provider down.
