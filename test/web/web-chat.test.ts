@@ -501,13 +501,21 @@ describe('the web chat in a browser', () => {
       await child.locator('article.message.human', { hasText: 'say hello from the child' }).waitFor();
       await child.locator('article.message.ai .answer').first().waitFor();
 
-      // Listed by the API (visibility follows a moment later), but not in the page's sidebar.
+      // Found by the API when asked for by its parent (visibility follows a moment later), left out
+      // of a plain search (decision 0401), and not in the page's sidebar.
+      const childId = /\S+\.(toolu_|call_)[\w-]+/.exec(
+        (await child.locator('summary').textContent()) ?? '',
+      )![0];
+      const origin = (await call<{ metadata: Record<string, unknown> }>(base, 'GET', `/threads/${childId}`))
+        .body.metadata.keel_child_of;
       await eventually(async () => {
         const found = await call<Array<{ thread_id: string }>>(base, 'POST', '/threads/search', {
-          limit: 100,
+          metadata: { keel_child_of: origin },
         });
-        return found.body.some((thread) => thread.thread_id.startsWith(`${threadId}.`)) ? true : undefined;
+        return found.body.some((thread) => thread.thread_id === childId) ? true : undefined;
       }, 60_000);
+      const plain = await call<Array<{ thread_id: string }>>(base, 'POST', '/threads/search', { limit: 100 });
+      expect(plain.body.some((thread) => thread.thread_id.startsWith(`${threadId}.`))).toBe(false);
       await page.reload();
       const list = page.getByRole('navigation', { name: 'Threads' });
       await list.locator(`a[href="?thread=${threadId}"]`).waitFor();
