@@ -6,6 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { type Client, type WorkflowExecutionInfo, WorkflowNotFoundError } from '@temporalio/client';
+import { childOriginOf } from '../common/children';
 import { scopeOf, type ThreadStatus } from '../common/thread';
 import { searchAttributes } from '../common/search-attributes';
 import { deletedStatus, type Owner } from './conversations';
@@ -32,6 +33,11 @@ export interface ThreadFilter {
   metadata?: Record<string, unknown> | undefined;
   older_than_days?: number | undefined;
   ids?: string[] | undefined;
+  /**
+   * False leaves sub-agents' threads out (LangGraph's thread search and count, decision 0401): they
+   * show inside their parent's thread. @default true
+   */
+  sub_agents?: boolean | undefined;
 }
 
 /** A thread a search found, and the workflow that holds it. */
@@ -90,6 +96,7 @@ export class ThreadDirectory {
         continue;
       const listing = toListing(thread, execution);
       if (listing === undefined || !matches(listing, filter, now)) continue;
+      if (filter.sub_agents === false && isSubAgent(listing, execution)) continue;
       found.push({ listing, thread });
       if (found.length >= limit) break;
     }
@@ -156,6 +163,16 @@ function matches(listing: ThreadListing, filter: ThreadFilter, now: number): boo
   return Object.entries(filter.metadata ?? {}).every(([key, value]) =>
     isDeepStrictEqual(listing.metadata[key], value),
   );
+}
+
+/**
+ * A sub-agent's thread: its memo's metadata names its parent (`keel_child_of`, since the patch
+ * `keel-sub-agent-memo`); one started before that has no memo, but a conversation for a parent.
+ */
+function isSubAgent(listing: ThreadListing, execution: WorkflowExecutionInfo): boolean {
+  if (childOriginOf(listing.metadata) !== undefined) return true;
+  const parent = execution.parentExecution?.workflowId;
+  return typeof parent === 'string' && refOf(parent) !== undefined;
 }
 
 function toListing(thread: ThreadRef, execution: WorkflowExecutionInfo): ThreadListing | undefined {

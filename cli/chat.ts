@@ -24,6 +24,7 @@ import { ChatScreen, type ChatOutput } from './chat-screen';
 import { followRun, money, type Answer } from './chat-run';
 import { StreamingRunFollower, type ApprovalRequest, type RunFollower } from './run-follower';
 import { styleFor, type Style } from './style';
+import { foldedOutput, toolCallLine } from './tool-lines';
 
 export interface ChatOptions {
   api: KeelApiClient;
@@ -95,14 +96,21 @@ async function askApproval(
   approval: ApprovalRequest,
   preset: 'approve' | 'deny' | undefined,
 ): Promise<Answer> {
-  const detail = JSON.stringify(approval.input);
-  const call = `${approval.tool} ${detail.length > 200 ? `${detail.slice(0, 199)}…` : detail}`;
+  // As the tool line will show the call: `$ command` for bash, the path for a file tool.
+  const call = toolCallLine(approval.tool, approval.input);
+  // What a write would put in the file is part of what is asked: its first lines, folded.
+  const content = approval.tool === 'write_file' ? approval.input.content : undefined;
+  const showContent = () => {
+    if (typeof content === 'string') for (const line of foldedOutput(content)) screen.line(`    │ ${line}`);
+  };
   const secondsLeft = () => Math.ceil((Date.parse(approval.expires_at) - Date.now()) / 1000);
   if (preset !== undefined) {
+    showContent();
     screen.line(`Allow ${call}? ${preset === 'approve' ? 'yes (--approve-all)' : 'no (--deny-all)'}`);
     return preset;
   }
   if (!screen.interactive && input.ended) throw noAnswer(call);
+  showContent();
   const question = () =>
     `Allow ${call}? [y/N]${screen.interactive ? ` (${Math.max(0, secondsLeft())}s)` : ''} `;
   let expired = false;

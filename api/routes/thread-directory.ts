@@ -87,6 +87,13 @@ export const threadDirectoryOperations = [
   deleteThread,
 ];
 
+/**
+ * Sub-agents' threads show inside their parent's, so a search leaves them out as LangGraph's
+ * clients list threads, unless it asks for them by their `keel_child_of` metadata.
+ */
+const namesSubAgents = (filter: { metadata?: Record<string, unknown> | undefined }): boolean =>
+  filter.metadata?.keel_child_of !== undefined;
+
 export function threadDirectoryRoutes(
   conversations: Conversations,
   threadDirectory: ThreadDirectory,
@@ -100,7 +107,11 @@ export function threadDirectoryRoutes(
   route(router, searchThreads, async (_request, response, { body }) => {
     const { limit, offset, sort_by, sort_order, values, select: _select, ...filter } = body;
     const everything = sort_by !== undefined || values !== undefined;
-    let found = await threadDirectory.search(filter, ownerOf(response), everything ? 10_000 : offset + limit);
+    let found = await threadDirectory.search(
+      { ...filter, sub_agents: namesSubAgents(filter) },
+      ownerOf(response),
+      everything ? 10_000 : offset + limit,
+    );
     if (sort_by !== undefined) {
       found.sort((a, b) => String(a.listing[sort_by]).localeCompare(String(b.listing[sort_by])));
       if ((sort_order ?? 'desc') === 'desc') found.reverse();
@@ -123,7 +134,8 @@ export function threadDirectoryRoutes(
   });
 
   route(router, countThreads, async (_request, response, { body: filter }) => {
-    response.json((await threadDirectory.search(filter, ownerOf(response), 10_000)).length);
+    const search = { ...filter, sub_agents: namesSubAgents(filter) };
+    response.json((await threadDirectory.search(search, ownerOf(response), 10_000)).length);
   });
 
   /** Closes and deletes matching threads (not busy ones); `dry_run` (the default) only lists them. */

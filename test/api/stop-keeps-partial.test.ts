@@ -6,12 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
+import { closeSignal } from '../../common/messages';
 import type { Run } from '../../common/run';
 import { workflowIdFor } from '../../common/thread';
 import { loadDataConverter } from '../../codec/data-converter';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server';
-import { apiHarness, call, userInput } from '../helpers/api';
+import { apiHarness, call, userInput, type ApiHarness } from '../helpers/api';
 import { deltaText, readSse, type SseEvent } from '../helpers/sse';
 import { eventually, startTestWorker } from '../helpers/temporal';
 
@@ -29,6 +30,22 @@ interface StateView {
 
 /** A long answer from the typewriter model (25 ms a token): about ten seconds of streaming. */
 const longQuestion = `Please repeat: ${'every word of this sentence, '.repeat(60)}`;
+
+/** 'ok' when the thread's history replays against the current bundle, else the error. */
+async function replayed(harness: ApiHarness, threadId: string): Promise<string> {
+  const handle = harness.client.workflow.getHandle(workflowIdFor(threadId));
+  return Worker.runReplayHistory(
+    {
+      workflowBundle: { codePath: process.env.KEEL_TEST_BUNDLE! },
+      dataConverter: await loadDataConverter(harness.config.encryption),
+    },
+    await handle.fetchHistory(),
+    workflowIdFor(threadId),
+  ).then(
+    () => 'ok',
+    (error: unknown) => String(error),
+  );
+}
 
 describe('Stop keeps what was said', () => {
   let anthropic: FakeAnthropic;
@@ -49,8 +66,8 @@ describe('Stop keeps what was said', () => {
     expect(openai.violations).toEqual([]);
   });
 
-  /** Starts a long answer, waits until `chars` of it have streamed, and presses Stop. */
-  async function stopMidStream(chars: number) {
+  /** Starts a long answer and waits until `chars` of it have streamed. */
+  async function streamLongAnswer(chars: number) {
     const { base } = harness;
     const thread = await call<{ thread_id: string }>(base, 'POST', '/threads', {
       config: { model: 'scripted:typewriter' },
@@ -71,6 +88,13 @@ describe('Stop keeps what was said', () => {
         return event.event === 'message.delta' && deltaText(events).length >= chars;
       },
     );
+    return { threadId, runId, streamed: deltaText(events) };
+  }
+
+  /** Starts a long answer, waits until `chars` of it have streamed, and presses Stop. */
+  async function stopMidStream(chars: number) {
+    const { base } = harness;
+    const { threadId, runId, streamed } = await streamLongAnswer(chars);
     const pressed = Date.now();
     const cancelled = await call<Run>(base, 'POST', `/threads/${threadId}/runs/${runId}/cancel`, {
       reason: 'stopped by the user',
@@ -78,7 +102,7 @@ describe('Stop keeps what was said', () => {
     return {
       threadId,
       runId,
-      streamed: deltaText(events),
+      streamed,
       cancelled,
       stopMs: Date.now() - pressed,
     };
@@ -146,22 +170,46 @@ describe('Stop keeps what was said', () => {
     expect(after.body.values.messages.map((message) => message.type)).toEqual(['human', 'ai', 'human', 'ai']);
   });
 
-  it('replays the history of a stopped run, and a restarted worker without a cache goes on from it', async () => {
-    const { base, client, config } = harness;
-    const { threadId } = await stopMidStream(30);
-    const handle = client.workflow.getHandle(workflowIdFor(threadId));
-    const replayed = await Worker.runReplayHistory(
-      {
-        workflowBundle: { codePath: process.env.KEEL_TEST_BUNDLE! },
-        dataConverter: await loadDataConverter(config.encryption),
-      },
-      await handle.fetchHistory(),
-      workflowIdFor(threadId),
-    ).then(
-      () => 'ok',
-      (error: unknown) => String(error),
+  it('keeps the answer a new message interrupted (multitask_strategy interrupt), before the new turn', async () => {
+    const { base } = harness;
+    const { threadId, runId, streamed } = await streamLongAnswer(40);
+    const next = await call<{ messages: AiView[] }>(
+      base,
+      'POST',
+      `/threads/${threadId}/runs/wait`,
+      userInput('never mind, say hi', { multitask_strategy: 'interrupt' }),
     );
-    expect(replayed).toBe('ok');
+    expect(next.status).toBe(200);
+    const interrupted = await call<Run>(base, 'GET', `/threads/${threadId}/runs/${runId}`);
+    expect(interrupted.body).toMatchObject({ status: 'cancelled', status_reason: 'superseded' });
+    const state = await call<StateView>(base, 'GET', `/threads/${threadId}/state`);
+    const messages = state.body.values.messages;
+    expect(messages.map((message) => message.type)).toEqual(['human', 'ai', 'human', 'ai']);
+    expect(messages[1]!.response_metadata).toMatchObject({ stopped: true });
+    expect(messages[1]!.content.startsWith(streamed)).toBe(true);
+    expect(messages[3]!.content).toContain('never mind, say hi');
+    expect(await replayed(harness, threadId)).toBe('ok');
+  });
+
+  it('keeps the answer of a thread closed while it streams, and the workflow ends once it is in', async () => {
+    const { base, client } = harness;
+    const { threadId, runId, streamed } = await streamLongAnswer(40);
+    const handle = client.workflow.getHandle(workflowIdFor(threadId));
+    await handle.signal(closeSignal, { reason: 'closed by its owner' });
+    await handle.result();
+    const closed = await call<Run>(base, 'GET', `/threads/${threadId}/runs/${runId}`);
+    expect(closed.body).toMatchObject({ status: 'cancelled', status_reason: 'thread_closed' });
+    const state = await call<StateView>(base, 'GET', `/threads/${threadId}/state`);
+    const answer = lastAi(state.body.values.messages);
+    expect(answer.response_metadata).toMatchObject({ stopped: true });
+    expect(answer.content.startsWith(streamed)).toBe(true);
+    expect(await replayed(harness, threadId)).toBe('ok');
+  });
+
+  it('replays the history of a stopped run, and a restarted worker without a cache goes on from it', async () => {
+    const { base, config } = harness;
+    const { threadId } = await stopMidStream(30);
+    expect(await replayed(harness, threadId)).toBe('ok');
 
     await harness.worker.stop();
     harness.worker = await startTestWorker({ config, maxCachedWorkflows: 0 });
@@ -180,5 +228,74 @@ describe('Stop keeps what was said', () => {
     const messages = state.body.values.messages;
     expect(messages.map((message) => message.type)).toEqual(['human', 'ai', 'human', 'ai']);
     expect(messages[1]!.response_metadata).toMatchObject({ stopped: true });
+  });
+});
+
+describe('Stop keeps what was said by a local model call (a waited run, KEEL_LOCAL_MODEL_CALLS)', () => {
+  let anthropic: FakeAnthropic;
+  beforeAll(async () => {
+    anthropic = await startFakeAnthropic();
+  });
+  const harness = apiHarness(() => ({
+    KEEL_LOCAL_MODEL_CALLS: '1',
+    ANTHROPIC_API_KEY: 'test-key',
+    ANTHROPIC_BASE_URL: anthropic.url,
+  }));
+  afterAll(() => anthropic.close());
+
+  it('commits the text the local call had when the waited run is stopped', async () => {
+    const { base } = harness;
+    const thread = await call<{ thread_id: string }>(base, 'POST', '/threads', {
+      config: { model: 'anthropic:claude-sonnet-4-6' },
+    });
+    const threadId = thread.body.thread_id;
+    const runId = randomUUID();
+    // A slow answer (about 20 s): nothing of a local call streams to a client, so the model's own
+    // side says when it has sent enough to stop it.
+    let sent = '';
+    anthropic.enqueue({
+      kind: 'message',
+      content: [{ type: 'text', text: 'word '.repeat(200) }],
+      tokenDelayMs: 100,
+      onSent: (piece) => (sent += piece),
+    });
+    const waited = call<{ messages: AiView[] }>(
+      base,
+      'POST',
+      `/threads/${threadId}/runs/wait`,
+      userInput('a long answer, please', { run_id: runId }),
+    );
+    await eventually(() => Promise.resolve(sent.length >= 50 ? sent : undefined), 60_000, 'ten words');
+    // A workflow task stays open while a local call runs, so the Stop may go by signal ("queued").
+    const pressed = await call(base, 'POST', `/threads/${threadId}/runs/${runId}/cancel`, {});
+    expect([200, 202]).toContain(pressed.status);
+    await waited;
+    const cancelled = await eventually(async () => {
+      const run = await call<Run>(base, 'GET', `/threads/${threadId}/runs/${runId}`);
+      return run.body.status === 'cancelled' ? run : undefined;
+    });
+    expect(cancelled.body).toMatchObject({ status_reason: 'cancelled_by_user' });
+    const history = await harness.client.workflow.getHandle(workflowIdFor(threadId)).fetchHistory();
+    // The call was a local activity (a marker), not a scheduled one.
+    const events = history.events ?? [];
+    expect(
+      events.some((event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity'),
+    ).toBe(true);
+    expect(
+      events.some(
+        (event) =>
+          event.activityTaskScheduledEventAttributes !== undefined &&
+          event.activityTaskScheduledEventAttributes !== null,
+      ),
+    ).toBe(false);
+    const state = await call<StateView>(base, 'GET', `/threads/${threadId}/state`);
+    const messages = state.body.values.messages;
+    expect(messages.map((message) => message.type)).toEqual(['human', 'ai']);
+    expect(messages[1]!.response_metadata).toMatchObject({ stopped: true });
+    // What the model had sent when the Stop came, and not the whole answer.
+    expect(messages[1]!.content.startsWith('word word word word word word word word word word ')).toBe(true);
+    expect(messages[1]!.content.length).toBeLessThan(1000);
+    expect(anthropic.violations).toEqual([]);
+    expect(await replayed(harness, threadId)).toBe('ok');
   });
 });

@@ -1,5 +1,6 @@
 /** Sub-agents: `spawn_agent` starts a child conversation workflow, in the foreground or background. */
 import { randomUUID } from 'node:crypto';
+import { Client } from '@langchain/langgraph-sdk';
 import type { Run } from '../../common/run';
 import type { Thread } from '../../common/thread';
 import type { LangChainMessage } from '../../api/protocol/langchain-messages';
@@ -53,6 +54,42 @@ describe('sub-agents', () => {
     expect(child.body.metadata).toMatchObject({ keel_child_of: { parent_thread_id: threadId } });
     // The child's tokens count toward the parent run.
     expect(run!.usage.output_tokens).toBeGreaterThan(child.body.usage.output_tokens);
+  });
+
+  it("is left out of LangGraph clients' thread lists, and found by the keel_child_of its memo holds", async () => {
+    const threadId = await newThread();
+    const waited = await call(
+      base,
+      'POST',
+      `/threads/${threadId}/runs/wait`,
+      userInput('spawn: name a colour'),
+    );
+    expect(waited.status).toBe(200);
+    const [run] = await runs(threadId);
+    const stream = await readSse(`${base}/threads/${threadId}/runs/${run!.run_id}/stream?stream_mode=keel`);
+    const spawned = durable(stream.events).find((event) => event.event === 'child.spawned')!;
+    const childId = String(spawned.data.child_thread_id);
+    const origin = (await call<Thread>(base, 'GET', `/threads/${childId}`)).body.metadata.keel_child_of;
+    const client = new Client({ apiUrl: base });
+    // Visibility lists the child once its memo is in: it then carries the metadata the API filters by.
+    const children = await eventually(
+      async () => {
+        const found = await client.threads.search({ metadata: { keel_child_of: origin }, limit: 10 });
+        return found.length > 0 ? found : undefined;
+      },
+      30_000,
+      'the child in a search by its keel_child_of',
+    );
+    expect(children.map((thread) => thread.thread_id)).toEqual([childId]);
+    expect(children[0]!.metadata).toMatchObject({ keel_child_of: { parent_thread_id: threadId } });
+    const listed = await client.threads.search({ limit: 100 });
+    const ids = listed.map((thread) => thread.thread_id);
+    expect(ids).toContain(threadId);
+    expect(ids).not.toContain(childId);
+    expect(ids.filter((id) => id.startsWith(`${threadId}.`))).toEqual([]);
+    const counted = await call<number>(base, 'POST', '/threads/count', {});
+    const all = await client.threads.search({ limit: 1000 });
+    expect(counted.body).toBe(all.length);
   });
 
   it('lets a slow foreground child go on in the background and turns its result into a continuation run', async () => {

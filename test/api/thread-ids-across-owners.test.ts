@@ -188,13 +188,34 @@ describe('thread ids across owners', () => {
     const text = JSON.stringify(waited.body);
     expect(text).toContain('completed');
     expect(text).not.toContain('continues in the background');
-    const children = await searchIds(harness, alice);
-    const child = children.find((thread) => thread.thread_id.startsWith(`${threadId}.`));
-    expect(child).toBeDefined();
-    const childId = child!.thread_id;
+    // The child's thread is `<parent>.<tool call id>`; searches leave sub-agents out (decision 0401).
+    const { messages } = waited.body as { messages: Array<{ tool_calls?: Array<{ id: string }> }> };
+    const callId = messages.flatMap((message) => message.tool_calls ?? [])[0]!.id;
+    const childId = `${threadId}.${callId}`;
     await harness.client.workflow.getHandle(workflowIdFor(childId, scopeFor('alice'))).describe();
-    expect((await call(harness.base, 'GET', `/threads/${childId}`, undefined, alice)).status).toBe(200);
+    const child = await call<{ metadata: Record<string, unknown> }>(
+      harness.base,
+      'GET',
+      `/threads/${childId}`,
+      undefined,
+      alice,
+    );
+    expect(child.status).toBe(200);
     expect((await call(harness.base, 'GET', `/threads/${childId}`, undefined, bob)).status).toBe(404);
+    expect((await searchIds(harness, alice)).map((thread) => thread.thread_id)).not.toContain(childId);
+    const byOrigin = { limit: 10, metadata: { keel_child_of: child.body.metadata.keel_child_of } };
+    const found = await eventually(async () => {
+      const listed = await call<Array<{ thread_id: string }>>(
+        harness.base,
+        'POST',
+        '/threads/search',
+        byOrigin,
+        alice,
+      );
+      return listed.body.length > 0 ? listed.body : undefined;
+    });
+    expect(found.map((thread) => thread.thread_id)).toEqual([childId]);
+    expect((await call<unknown[]>(harness.base, 'POST', '/threads/search', byOrigin, bob)).body).toEqual([]);
 
     // A cron of her thread runs on her thread; a stateless one of hers makes threads of hers.
     const fire = (cronId: string) => harness.client.schedule.getHandle(`cron-${cronId}`).trigger();

@@ -240,7 +240,7 @@ describe('keel chat', () => {
       const screen = await open('--require-approval');
       await screen.type('run: echo from-the-terminal');
       await screen.press('Enter');
-      await screen.waitFor(/Allow bash \{"command":"echo from-the-terminal"\}\? \[y\/N\] \(\d+s\)$/);
+      await screen.waitFor(/Allow \$ echo from-the-terminal\? \[y\/N\] \(\d+s\)$/);
       await screen.type('y');
       await screen.press('Enter');
       let shown = await screen.waitFor(/\[run \d+ tokens[^\n]*\n+you ›$/);
@@ -250,7 +250,7 @@ describe('keel chat', () => {
 
       await screen.type('delete: precious.txt');
       await screen.press('Enter');
-      await screen.waitFor(/Allow delete_file \{"path":"precious.txt"\}\? \[y\/N\] \(\d+s\)$/);
+      await screen.waitFor(/Allow delete_file precious.txt\? \[y\/N\] \(\d+s\)$/);
       await screen.type('n');
       await screen.press('Enter');
       shown = await screen.waitFor(/(\[run \d+ tokens[\s\S]*){2}\n+you ›$/);
@@ -310,7 +310,7 @@ describe('keel chat', () => {
       );
       expect(result.code).toBe(1);
       expect(result.stderr).toBe(
-        'keel: the run asks to allow bash {"command":"echo needs-a-yes"}, but the input has ended; ' +
+        'keel: the run asks to allow $ echo needs-a-yes, but the input has ended; ' +
           'pass --approve-all or --deny-all to answer approvals when input is piped (the run was cancelled)\n',
       );
       expect(result.stdout).not.toContain('[y/N]');
@@ -325,9 +325,7 @@ describe('keel chat', () => {
         'run: echo not-allowed\n',
       );
       expect(denied.code).toBe(0);
-      expect(denied.stdout).toContain(
-        'Allow bash {"command":"echo not-allowed"}? no (--deny-all)\n  denied\n',
-      );
+      expect(denied.stdout).toContain('Allow $ echo not-allowed? no (--deny-all)\n  denied\n');
       expect(denied.stdout).toContain('The user denied this bash call');
       expect(denied.stdout).not.toMatch(/\(not run\)|⚙ \w+ not run:/);
 
@@ -343,9 +341,18 @@ describe('keel chat', () => {
         'run: echo allowed-by-line\ny\n',
       );
       expect(answered.code).toBe(0);
-      expect(answered.stdout).toContain(
-        'Allow bash {"command":"echo allowed-by-line"}? [y/N] y\n  approved\n',
+      expect(answered.stdout).toContain('Allow $ echo allowed-by-line? [y/N] y\n  approved\n');
+
+      // A file tool is asked by its path; a write shows what it would write.
+      const written = await pipedChat(
+        ['--url', api.url, 'chat', `piped-${randomUUID()}`, '--require-approval', '--approve-all'],
+        'write: notes.md: hello from the approval\n',
       );
+      expect(written.code).toBe(0);
+      expect(written.stdout).toContain(
+        '    │ hello from the approval\nAllow write_file notes.md (23 chars)? yes (--approve-all)\n',
+      );
+      expect(written.stdout).not.toContain('Allow write_file {');
     });
   });
 });

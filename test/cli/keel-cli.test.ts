@@ -86,7 +86,7 @@ describe('the keel CLI', () => {
       expect(terminal.text.split('stream-44').length - 1).toBe(2);
 
       terminal.type('run: echo from-the-cli\r');
-      at = await terminal.waitFor(/Allow bash \{"command":"echo from-the-cli"\}\? \[y\/N\] \(\d+s\)/, at);
+      at = await terminal.waitFor(/Allow \$ echo from-the-cli\? \[y\/N\] \(\d+s\)/, at);
       terminal.type('y\r');
       at = await terminal.waitFor(/approved/, at);
       // The call as a command, then the first lines of its output.
@@ -98,7 +98,7 @@ describe('the keel CLI', () => {
       );
 
       terminal.type('delete: precious.txt\r');
-      at = await terminal.waitFor(/Allow delete_file \{"path":"precious.txt"\}\? \[y\/N\]/, at);
+      at = await terminal.waitFor(/Allow delete_file precious.txt\? \[y\/N\]/, at);
       terminal.type('n\r');
       at = await terminal.waitFor(/denied/, at);
       at = await terminal.waitFor(/keel › [\s\S]*The user denied this delete_file call/, at);

@@ -474,6 +474,78 @@ describe('the conversation reducer', () => {
     });
   });
 
+  describe('an interrupt or a close that keeps what was said (keep_partial)', () => {
+    const interrupt: ConversationEvent = {
+      ...(submitted('r2', 'instead', 'interrupt') as Extract<ConversationEvent, { type: 'inputSubmitted' }>),
+      keep_partial: true,
+    };
+    const close: ConversationEvent = { type: 'closeRequested', now: t0 + 5, keep_partial: true };
+    const stopped = (text_: string): ConversationEvent => ({
+      type: 'modelStopped',
+      now: t0 + 6,
+      run_id: 'r1',
+      step: 1,
+      text: text_,
+    });
+
+    it('an interrupt stops the call and queues its run behind the stopped answer', () => {
+      const { state, commands } = reduce(states.modelStep(), interrupt);
+      expect(kinds(commands)).toEqual(['run.created', 'cancelActivities']);
+      expect(state.active?.run_id).toBe('r1');
+      expect(state.active?.step).toMatchObject({ kind: 'model', stopping: { reason: 'superseded' } });
+      const { state: after, commands: next } = checked(reduce(state, stopped('Half of it')));
+      expect(kinds(next)).toEqual([
+        'message.completed',
+        'run.cancelled',
+        'run.started',
+        'message.started',
+        'callModel',
+      ]);
+      expect(runOf(after, 'r1')).toMatchObject({ status: 'cancelled', status_reason: 'superseded' });
+      expect(after.transcript.map((m) => (m.role === 'assistant' ? [m.role, m.stopped] : [m.role]))).toEqual([
+        ['user'],
+        ['assistant', true],
+        ['user'],
+      ]);
+    });
+
+    it('without keep_partial an interrupt ends the run at once, as before the patch', () => {
+      const { state } = reduce(states.modelStep(), submitted('r2', 'instead', 'interrupt'));
+      expect(runOf(state, 'r1').status).toBe('cancelled');
+      expect(state.active?.run_id).toBe('r2');
+    });
+
+    it('a close stops the call and ends the run once it has, keeping its text; nothing starts after', () => {
+      const queued = play([submitted('r2', 'later')], states.modelStep());
+      const { state, commands } = reduce(queued, close);
+      expect(kinds(commands)).toEqual(['cancelActivities', 'run.cancelled']);
+      expect(state).toMatchObject({ closed: true, active: { run_id: 'r1' } });
+      expect(runOf(state, 'r2').status).toBe('cancelled');
+      const { state: after, commands: next } = checked(reduce(state, stopped('Said so far')));
+      expect(kinds(next)).toEqual(['message.completed', 'run.cancelled']);
+      expect(after.active).toBeNull();
+      expect(runOf(after, 'r1')).toMatchObject({ status: 'cancelled', status_reason: 'thread_closed' });
+      expect(after.transcript.at(-1)).toMatchObject({
+        content: [{ type: 'text', text: 'Said so far' }],
+        stopped: true,
+      });
+    });
+
+    it('a close while a Stop is stopping the call waits for it too', () => {
+      const stopping = play(
+        [{ type: 'cancelRequested', now: t0 + 4, run_id: 'r1', keep_partial: true }],
+        states.modelStep(),
+      );
+      const { state, commands } = reduce(stopping, close);
+      expect(commands).toEqual([]);
+      expect(state).toMatchObject({ closed: true, active: { run_id: 'r1' } });
+      expect(runOf(reduce(state, stopped('x')).state, 'r1')).toMatchObject({
+        status: 'cancelled',
+        status_reason: 'cancelled_by_user',
+      });
+    });
+  });
+
   describe('given a run whose tools are running', () => {
     it('records each result, and commits the answer with all results in one step when the last arrives', () => {
       let state = play([toolDone('r1', 'u2', 'two')], states.toolsStep());

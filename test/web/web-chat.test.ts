@@ -501,13 +501,21 @@ describe('the web chat in a browser', () => {
       await child.locator('article.message.human', { hasText: 'say hello from the child' }).waitFor();
       await child.locator('article.message.ai .answer').first().waitFor();
 
-      // Listed by the API (visibility follows a moment later), but not in the page's sidebar.
+      // Found by the API when asked for by its parent (visibility follows a moment later), left out
+      // of a plain search (decision 0401), and not in the page's sidebar.
+      const childId = /\S+\.(toolu_|call_)[\w-]+/.exec(
+        (await child.locator('summary').textContent()) ?? '',
+      )![0];
+      const origin = (await call<{ metadata: Record<string, unknown> }>(base, 'GET', `/threads/${childId}`))
+        .body.metadata.keel_child_of;
       await eventually(async () => {
         const found = await call<Array<{ thread_id: string }>>(base, 'POST', '/threads/search', {
-          limit: 100,
+          metadata: { keel_child_of: origin },
         });
-        return found.body.some((thread) => thread.thread_id.startsWith(`${threadId}.`)) ? true : undefined;
+        return found.body.some((thread) => thread.thread_id === childId) ? true : undefined;
       }, 60_000);
+      const plain = await call<Array<{ thread_id: string }>>(base, 'POST', '/threads/search', { limit: 100 });
+      expect(plain.body.some((thread) => thread.thread_id.startsWith(`${threadId}.`))).toBe(false);
       await page.reload();
       const list = page.getByRole('navigation', { name: 'Threads' });
       await list.locator(`a[href="?thread=${threadId}"]`).waitFor();
@@ -651,6 +659,38 @@ describe('the web chat in a browser', () => {
       await page.reload();
       expect(await settledStatus(page)).toBe('Stopped.');
       expect(await page.getByRole('button', { name: 'Stop' }).count()).toBe(0);
+    });
+  });
+
+  it('keeps a stopped answer on screen, marked stopped, and still after a reload', async () => {
+    await onPage(browser, 'stopped answer', async (page) => {
+      await page.goto(base);
+      // The typewriter model takes seconds to say it all back.
+      await send(page, `Please repeat: ${'every word of this sentence, '.repeat(60)}`);
+      const threadId = await threadOf(page);
+      const answer = page.getByRole('article', { name: 'Assistant' }).last();
+      await answer.getByText('You said', { exact: false }).waitFor({ timeout: 60_000 });
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await waitForStatus(page, 'Stopped.');
+      const mark = answer.locator('.stopped-mark');
+      await mark.waitFor();
+      expect(await mark.textContent()).toBe('Stopped — the answer was cut short here.');
+      const shown = (await answer.locator('.answer').textContent()) ?? '';
+      expect(shown).toContain('You said');
+      // Cut short: the answer's last sentence never came.
+      expect(shown).not.toContain('ANTHROPIC_API_KEY');
+      const state = await call<{
+        values: { messages: Array<{ type: string; content: string; response_metadata?: unknown }> };
+      }>(base, 'GET', `/threads/${threadId}/state`);
+      const kept = state.body.values.messages.at(-1)!;
+      expect(kept).toMatchObject({ type: 'ai', response_metadata: { stopped: true } });
+
+      await page.reload();
+      expect(await settledStatus(page)).toBe('Stopped.');
+      const reloaded = page.getByRole('article', { name: 'Assistant' }).last();
+      await reloaded.locator('.stopped-mark').waitFor();
+      expect(await reloaded.locator('.answer').textContent()).toContain(kept.content.slice(0, 80));
+      expect(await page.locator('.stopped-mark').count()).toBe(1);
     });
   });
 

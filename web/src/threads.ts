@@ -37,8 +37,8 @@ function costOf(thread: Listed): number {
 const firstMessageTitles = new Map<string, string>();
 
 /**
- * A sub-agent's thread: `<parent>.<tool call id>` (a child workflow carries no memo, so its
- * listing has no `keel_child_of` metadata to say so).
+ * A sub-agent's thread: `<parent>.<tool call id>`. The API leaves sub-agents out of searches
+ * (decision 0401); this also keeps them out of the list from an API from before that.
  */
 const childThread = /\.(toolu_|call_)[\w-]+$/;
 

@@ -53,7 +53,7 @@ function apply(state: ThreadState, event: ConversationEvent): Transition {
   const { now } = event;
   switch (event.type) {
     case 'inputSubmitted':
-      return submit(state, event.input, now, event.next_offset);
+      return submit(state, event.input, now, event.next_offset, { keepPartial: event.keep_partial === true });
     case 'inputRefused':
       return refuseInput(state, event.input, event.refusal, now, event.next_offset);
     case 'modelResponded':
@@ -97,7 +97,7 @@ function apply(state: ThreadState, event: ConversationEvent): Transition {
     case 'runDeferred':
       return deferRun(state, event.run_id, now);
     case 'closeRequested':
-      return closeThread(state, now, event.reason);
+      return closeThread(state, now, event.reason, { keepPartial: event.keep_partial === true });
     case 'childUsageReported':
       return childUsageReported(state, event.run_id, event.usage, now);
     case 'childStarted':

@@ -72,12 +72,16 @@ function deferred(run: Run): Run {
 
 const isEnded = (run: Run): run is EndedRun => isTerminal(run.status);
 
-/** A new input: its run is queued, and under `interrupt` the active run is cancelled for it. */
+/**
+ * A new input: its run is queued, and under `interrupt` the active run is cancelled for it (with
+ * `keepPartial`, its model call keeps what it said, and the new run starts once that is in).
+ */
 export function submit(
   state: ThreadState,
   input: SubmitInput,
   now: number,
   nextOffset: number | undefined,
+  keep: KeepPartial = {},
 ): Transition {
   const run = newRun(state, input, now, nextOffset);
   const runs = [...state.runs, run].slice(-limits.runsKept);
@@ -85,10 +89,13 @@ export function submit(
   const created = emit.run('run.created', run);
   if (input.multitask_strategy !== 'interrupt' || state.active === null)
     return { state: queued, commands: [created] };
-  const interrupted = cancelRun(queued, state.active.run_id, now, {
-    reason: 'superseded',
-    message: say.interruptedBy(run.run_id),
-  });
+  const interrupted = cancelRun(
+    queued,
+    state.active.run_id,
+    now,
+    { reason: 'superseded', message: say.interruptedBy(run.run_id) },
+    keep,
+  );
   return { state: interrupted.state, commands: [created, ...interrupted.commands] };
 }
 
@@ -164,6 +171,11 @@ export function startQueuedRun(state: ThreadState, now: number): Transition | un
   return { state: finished.state, commands: [...begun.commands, ...finished.commands] };
 }
 
+/** Whether a cancelled model call keeps what it said (decision 0370): the run ends once it stopped. */
+interface KeepPartial {
+  keepPartial?: boolean;
+}
+
 interface Ending {
   reason?: StatusReason;
   error?: RunError;
@@ -217,7 +229,7 @@ export function cancelRun(
   runId: string,
   now: number,
   why: { reason: StatusReason; message: string | undefined },
-  { keepPartial = false }: { keepPartial?: boolean } = {},
+  { keepPartial = false }: KeepPartial = {},
 ): Transition {
   const run = findRun(state, runId);
   if (run === undefined || isTerminal(run.status)) return unchanged(state);
@@ -251,8 +263,16 @@ export function deferRun(state: ThreadState, runId: string, now: number): Transi
   return updateRun(state, runId, now, deferred, 'run.deferred');
 }
 
-/** Closes the thread: the active run and every queued one are cancelled. */
-export function closeThread(state: ThreadState, now: number, reason: string | undefined): Transition {
+/**
+ * Closes the thread: the active run and every queued one are cancelled. With `keepPartial` the
+ * active run's model call keeps what it said, and the run ends once it has stopped.
+ */
+export function closeThread(
+  state: ThreadState,
+  now: number,
+  reason: string | undefined,
+  keep: KeepPartial = {},
+): Transition {
   if (state.closed) return unchanged(state);
   const message = reason ?? say.threadClosed;
   let transition: Transition = { state: { ...state, closed: true }, commands: [] };
@@ -261,7 +281,7 @@ export function closeThread(state: ThreadState, now: number, reason: string | un
     ...state.queue.map((q) => q.run_id),
   ];
   for (const runId of pending) {
-    const cancelled = cancelRun(transition.state, runId, now, { reason: 'thread_closed', message });
+    const cancelled = cancelRun(transition.state, runId, now, { reason: 'thread_closed', message }, keep);
     transition = { state: cancelled.state, commands: [...transition.commands, ...cancelled.commands] };
   }
   return transition;

@@ -33,8 +33,18 @@ export interface ToolFailure {
 }
 
 export type ConversationEvent =
-  /** `next_offset`: the stream offset the run's first event (`run.created`) will have. */
-  | { type: 'inputSubmitted'; now: number; input: SubmitInput; next_offset?: number }
+  /**
+   * `next_offset`: the stream offset the run's first event (`run.created`) will have.
+   * `keep_partial`: an input that interrupts the active run lets its model call keep what it said,
+   * as a Stop does (`cancelRequested`).
+   */
+  | {
+      type: 'inputSubmitted';
+      now: number;
+      input: SubmitInput;
+      next_offset?: number;
+      keep_partial?: true;
+    }
   /**
    * Input that arrived durably (a signal, when the door could not wait for the thread) and broke a
    * rule only the thread can check: it becomes a failed run instead of vanishing.
@@ -84,7 +94,8 @@ export type ConversationEvent =
    */
   | { type: 'cancelRequested'; now: number; run_id: string; reason?: string; keep_partial?: true }
   | { type: 'runDeferred'; now: number; run_id: string }
-  | { type: 'closeRequested'; now: number; reason?: string }
+  /** `keep_partial`: the active run's model call keeps what it said, as a Stop does. */
+  | { type: 'closeRequested'; now: number; reason?: string; keep_partial?: true }
   | { type: 'approvalDecided'; now: number; decision: DecideApprovalInput }
   | { type: 'approvalExpired'; now: number; approval_id: string }
   | { type: 'limitsUpdated'; now: number; limits: UpdateLimitsInput }

@@ -49,21 +49,23 @@ export async function callModel(
 ): Promise<void> {
   const summary = summarizeModelCall(input.model, turn, step);
   const local = input.deltas === false && patches.folded(localModelCallPatch);
-  // Waiting for the call to stop is what brings its text back; a local call (nobody streams it)
-  // stops at once, with none.
-  const stopping =
-    !local && patches.askStopKeepsPartial()
-      ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
-      : {};
+  // Waiting for the call to stop is what brings its text back: a streamed call since decision
+  // 0370, a local one (a waited run's) since 0400; before that a local call stopped at once, with none.
+  const stopping = (local ? patches.askEveryStopKeepsPartial() : patches.askStopKeepsPartial())
+    ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
+    : {};
   try {
     const result = local
-      ? await localActivities.callModel.executeWithOptions({ ...localModelCallOptions, summary }, [input])
+      ? await localActivities.callModel.executeWithOptions(
+          { ...localModelCallOptions, ...stopping, summary },
+          [input],
+        )
       : await activities.callModel.executeWithOptions({ ...modelCallOptions, ...stopping, summary }, [input]);
     feed({ type: 'modelResponded', run_id, step, result });
   } catch (error) {
     if (isCancellation(error)) {
       // The Stop that cancelled the call read the same answer: it waits for this event.
-      if (!patches.stopKeepsPartial) throw error;
+      if (!patches.stopsKeepPartial) throw error;
       // Fed outside the cancelled run's scope: the next run's calls, which this may start, are not
       // cancelled with it.
       const { text, streamed } = stoppedCall(error);

@@ -19,10 +19,12 @@ import { scopeOf, workflowIdFor } from '../../common/thread';
 import type { ThreadState } from '../core/state';
 import { childOf } from '../core/spawn';
 import type { Command, EventInput } from '../core/transitions';
+import type { Patches } from './patches';
 import type { ConversationInput } from './workflow';
 
 export interface ChildHost {
   readonly state: ThreadState;
+  readonly patches: Patches;
   dispatch(event: EventInput): void;
 }
 
@@ -65,6 +67,11 @@ export class ChildAgents {
           { key: searchAttributes.owner, value: child.owner ?? 'local' },
           { key: searchAttributes.model, value: child.config.model },
         ],
+        // As the API starts a thread: the metadata (`keel_child_of` names the parent), so that
+        // thread searches can leave sub-agents out.
+        ...(this.#host.patches.askSubAgentMemo()
+          ? { memo: { metadata: child.metadata, created_at: child.created_at } }
+          : {}),
       });
       await handle.signal(messages.userMessageSignal, first_run);
       this.#host.dispatch({ type: 'childStarted', child_thread_id: childThreadId });

@@ -58,7 +58,24 @@ const withReason = (reason: string | undefined) => (reason === undefined ? {} : 
 
 /** A Stop keeps what the model has said, in runs since the patch (decision 0370). */
 const keepPartial = (host: HandlerHost) =>
-  host.patches.stopKeepsPartial ? { keep_partial: true as const } : {};
+  host.patches.stopsKeepPartial ? { keep_partial: true as const } : {};
+
+/**
+ * An interrupt or a close keeps what the active run's model call has said, as a Stop does, in
+ * runs since `everyStopKeepsPartialPatch` (decision 0400). The patch is asked only when it decides
+ * something: a model call that hands its text back is in flight and not already stopping.
+ */
+export function keepPartialOnInterrupt(host: Pick<HandlerHost, 'state' | 'patches'>): {
+  keep_partial?: true;
+} {
+  const step = host.state.active?.step;
+  if (step?.kind !== 'model' || step.stopping !== undefined || !host.patches.stopsKeepPartial) return {};
+  return host.patches.askEveryStopKeepsPartial() ? { keep_partial: true } : {};
+}
+
+/** What an input that may interrupt the active run carries. */
+const interrupting = (host: HandlerHost, input: messages.SubmitInput) =>
+  input.multitask_strategy === 'interrupt' ? keepPartialOnInterrupt(host) : {};
 
 export function registerHandlers(host: HandlerHost): void {
   // The run an update names: its validator (or the update itself) made sure it exists.
@@ -67,7 +84,12 @@ export function registerHandlers(host: HandlerHost): void {
   setHandler(
     messages.waitingSubmitInputUpdate,
     (input, options) => {
-      host.dispatch({ type: 'inputSubmitted', input, next_offset: host.stream.nextOffset() });
+      host.dispatch({
+        type: 'inputSubmitted',
+        input,
+        next_offset: host.stream.nextOffset(),
+        ...interrupting(host, input),
+      });
       // Without `wait` the answer is the run as taken in, in this task, as it always was.
       if (options?.wait !== true) return run(input.run_id);
       const { values } = options;
@@ -113,7 +135,7 @@ export function registerHandlers(host: HandlerHost): void {
   );
   setHandler(messages.childCompletedSignal, (report) => host.childReported(report));
   setHandler(messages.closeSignal, ({ reason }) =>
-    host.dispatch({ type: 'closeRequested', ...withReason(reason) }),
+    host.dispatch({ type: 'closeRequested', ...withReason(reason), ...keepPartialOnInterrupt(host) }),
   );
   registerApprovalHandlers(host);
   setHandler(messages.getThreadQuery, () => toThread(host.state));
@@ -216,7 +238,8 @@ export function takeSignalledInput(host: HandlerHost, input: messages.SubmitInpu
   if (findRun(host.state, input.run_id) !== undefined) return;
   const next_offset = host.stream.nextOffset();
   const rejection = validateSubmit(host.state, input);
-  if (rejection === undefined) host.dispatch({ type: 'inputSubmitted', input, next_offset });
+  if (rejection === undefined)
+    host.dispatch({ type: 'inputSubmitted', input, next_offset, ...interrupting(host, input) });
   else if (isValidRunId(input.run_id) && host.patches.folded(refusedInputRunPatch))
     host.dispatch({ type: 'inputRefused', input, refusal: rejection, next_offset });
   else log.warn('userMessage signal ignored', { ...rejection });

@@ -56,11 +56,30 @@ export const stopKeepsPartialPatch = 'keel-stop-keeps-partial';
  */
 export const workerCheckPatch = 'keel-worker-checked';
 
+/**
+ * Since this patch every way a run is stopped keeps what the model had said, not only a Stop: an
+ * input that interrupts the run, closing the thread, and a local (waited) model call, which now
+ * waits for its cancellation to complete as a streamed one does. Asked as the run makes its first
+ * local model call, or as an interrupt or a close meets a model call that hands its text back,
+ * and kept for the run.
+ */
+export const everyStopKeepsPartialPatch = 'keel-every-stop-keeps-partial';
+
+/**
+ * Since this patch a sub-agent's child workflow starts with the memo a thread made through the API
+ * has (its metadata, which names its parent in `keel_child_of`, and `created_at`), so the API can
+ * leave it out of thread searches (decision 0401). Asked as the run starts its first child, and
+ * kept for the run.
+ */
+export const subAgentMemoPatch = 'keel-sub-agent-memo';
+
 /** Decided once per run, as it starts (before any handler runs), and recorded in its history. */
 export class Patches {
   /** True in a run started since `leanHistoryPatch` (or `tracingPerWorkerPatch`, which stands for it). */
   readonly lean: boolean;
   #stopKeepsPartial: boolean | undefined;
+  #everyStopKeepsPartial: boolean | undefined;
+  #subAgentMemo: boolean | undefined;
 
   constructor() {
     // A missing marker on replay is not final (the run may go on live), so ask once and keep it.
@@ -85,6 +104,32 @@ export class Patches {
   /** `workerCheckPatch`, asked where a tool call's heartbeat timeout named its worker. */
   askWorkerCheck(): boolean {
     return patched(workerCheckPatch);
+  }
+
+  /** `everyStopKeepsPartialPatch`, asked once, where it first decides what happens. */
+  askEveryStopKeepsPartial(): boolean {
+    this.#everyStopKeepsPartial ??= patched(everyStopKeepsPartialPatch);
+    return this.#everyStopKeepsPartial;
+  }
+
+  /** True once the run asked `everyStopKeepsPartialPatch` and took it. Never asks. */
+  get everyStopKeepsPartial(): boolean {
+    return this.#everyStopKeepsPartial === true;
+  }
+
+  /**
+   * True when a Stop keeps what was said: the run's model calls hand their text back when
+   * cancelled (streamed ones since `stopKeepsPartialPatch`, local ones since
+   * `everyStopKeepsPartialPatch`). Never asks.
+   */
+  get stopsKeepPartial(): boolean {
+    return this.stopKeepsPartial || this.everyStopKeepsPartial;
+  }
+
+  /** `subAgentMemoPatch`, asked once, as the run starts its first child. */
+  askSubAgentMemo(): boolean {
+    this.#subAgentMemo ??= patched(subAgentMemoPatch);
+    return this.#subAgentMemo;
   }
 
   /** `patched(id)` in a run from before `leanHistoryPatch`; in a run since, true without a marker. */

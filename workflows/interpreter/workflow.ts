@@ -108,8 +108,11 @@ export async function conversationWorkflow(
           info.historyLength > handOverHistory.events))
     );
   };
+  // A thread closed while its model call was stopping (decision 0400) ends once the call has
+  // handed back what it said; before that patch a close ended the active run at once.
   const done = (): boolean =>
-    conversation.state.closed || (task !== undefined && taskDone(conversation.state));
+    (conversation.state.closed && conversation.state.active === null) ||
+    (task !== undefined && taskDone(conversation.state));
   try {
     // Hand off only between steps: with no activity in flight the state alone says what comes next.
     await condition(() => done() || (handOverDue() && conversation.quiescent));
