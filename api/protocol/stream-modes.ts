@@ -90,8 +90,19 @@ export function parseStreamMode(raw: unknown, where: 'body' | 'query'): StreamSe
   return { native: false, modes };
 }
 
+/** The selection as a list of mode names: what a run keeps (`Run.stream_mode`) and a query repeats. */
+export const streamModeNames = (selection: StreamSelection): string[] =>
+  selection.native ? [keelStreamMode] : [...selection.modes];
+
+/**
+ * What a run's join streams when it names no mode: the modes the run was created with, as
+ * LangGraph's join does (it follows every mode the run streams); `values` for a run not created
+ * by a stream, as LangGraph's runs default to.
+ */
+export const runStreamSelection = (run: { stream_mode?: readonly string[] }): StreamSelection =>
+  parseStreamMode(run.stream_mode, 'body');
+
 /** The query string that asks a stream for the same selection (for `Location`, the reconnect path). */
 export function streamModeQuery(selection: StreamSelection): string {
-  const modes = selection.native ? [keelStreamMode] : [...selection.modes];
-  return `stream_mode=${encodeURIComponent(JSON.stringify(modes))}`;
+  return `stream_mode=${encodeURIComponent(JSON.stringify(streamModeNames(selection)))}`;
 }

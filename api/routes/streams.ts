@@ -13,6 +13,8 @@ import {
   keelStreamMode,
   parseStreamMode,
   protocolStreamModes,
+  runStreamSelection,
+  streamModeNames,
   streamModeQuery,
   streamModeQueryParameter,
   type StreamSelection,
@@ -69,7 +71,9 @@ const streamModeBody = z
   });
 /** A run stream's query: `parseStreamMode` reads the modes from it, `streamCursorOf` the cursor. */
 const runStreamQuery = z.object({
-  stream_mode: streamModeQueryParameter,
+  stream_mode: streamModeQueryParameter.describe(
+    'A mode, a JSON array of modes, or the parameter repeated (default: the modes the run was created with)',
+  ),
   starting_after: z
     .string()
     .regex(cursorPattern)
@@ -114,7 +118,7 @@ export const streamRunOperation = operation({
   method: 'get',
   path: '/threads/{thread_id}/runs/{run_id}/stream',
   summary:
-    'Stream a run (SSE) from its first event, or after `Last-Event-ID` / `starting_after`; a finished run replays and ends. 410 stream_cursor_expired for a cursor older than the log',
+    "Stream a run (SSE) from its first event, or after `Last-Event-ID` / `starting_after`; a finished run replays and ends. Without `stream_mode`, in the modes the run was created with (`values` for a run not created by a stream). 410 stream_cursor_expired for a cursor older than the log",
   params: runPath,
   headers: lastEventId,
   query: runStreamQuery,
@@ -274,7 +278,9 @@ export function streamRoutes(
       (request.body as { stream_mode?: unknown } | undefined)?.stream_mode,
       'body',
     );
-    const started = await startRun(services, threadId, body, response);
+    const started = await startRun(services, threadId, body, response, {
+      streamMode: streamModeNames(selection),
+    });
     const { run, thread, resumedFrom } = started;
     const runThread = run.thread_id;
     // LangGraph's SDK reads the run id from Content-Location and reconnects to Location.
@@ -312,10 +318,12 @@ export function streamRoutes(
 
   route(router, streamRunOperation, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
-    const selection = parseStreamMode(request.query.stream_mode, 'query');
-    const cursor = streamCursorOf(request, selection);
+    const asked = request.query.stream_mode;
     const thread = await conversations.authorize(threadId, ownerOf(response));
     const run = await conversations.getRun(thread, pathId(request, 'run_id'));
+    // No mode asked: the run's own, as LangGraph's join gives every mode the run streams.
+    const selection = asked === undefined ? runStreamSelection(run) : parseStreamMode(asked, 'query');
+    const cursor = streamCursorOf(request, selection);
     await streamRun(thread, run, cursor, selection, request, response);
   });
 

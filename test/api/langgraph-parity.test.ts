@@ -1,7 +1,7 @@
 /**
  * LangGraph parity, through LangGraph's own JS SDK: graph inputs other than `{messages}`, a run
- * with neither input nor command, bare model names in `config.configurable.model`, and paging
- * of assistants with limit/offset (decision 0381).
+ * with neither input nor command, bare model names in `config.configurable.model`, paging
+ * of assistants with limit/offset (decision 0381), and `joinStream` in the run's own modes.
  */
 import { Client } from '@langchain/langgraph-sdk';
 import { apiHarness, call, failureOf } from '../helpers/api';
@@ -14,6 +14,22 @@ describe('LangGraph parity through its JS SDK', () => {
   beforeAll(() => {
     client = new Client({ apiUrl: harness.base });
   });
+
+  interface StreamPart {
+    id?: string;
+    event: string;
+    data: unknown;
+  }
+  const collect = async (stream: AsyncIterable<unknown>, stopAfter = Infinity): Promise<StreamPart[]> => {
+    const parts: StreamPart[] = [];
+    for await (const part of stream as AsyncIterable<StreamPart>) {
+      parts.push(part);
+      if (parts.length >= stopAfter) break;
+    }
+    return parts;
+  };
+  const durable = (parts: StreamPart[]) => parts.filter((part) => part.event !== 'metadata');
+  const idsAndEvents = (parts: StreamPart[]) => durable(parts).map((part) => [part.id, part.event]);
 
   const typesOf = (values: unknown): string[] =>
     ((values as { messages: Array<{ type: string }> }).messages ?? []).map((message) => message.type);
@@ -100,5 +116,72 @@ describe('LangGraph parity through its JS SDK', () => {
     expect(byName.map((assistant) => assistant.assistant_id)).toEqual(
       all.map((assistant) => assistant.assistant_id).sort(),
     );
+  });
+
+  it("joins a streamed run in the run's own modes when joinStream names none, after any event", async () => {
+    const thread = await client.threads.create();
+    const streamed = await collect(
+      client.runs.stream(thread.thread_id, 'agent', {
+        input: { messages: [{ type: 'human', content: 'run: echo joined' }] },
+        streamMode: ['values', 'messages'],
+      }),
+    );
+    const runId = (streamed[0]!.data as { run_id: string }).run_id;
+    const events = durable(streamed);
+    expect(new Set(events.map((part) => part.event))).toEqual(
+      new Set(['values', 'messages/metadata', 'messages/partial', 'messages/complete']),
+    );
+    const run = await call<{ stream_mode?: string[] }>(
+      harness.base,
+      'GET',
+      `/threads/${thread.thread_id}/runs/${runId}`,
+    );
+    expect(run.body.stream_mode).toEqual(['values', 'messages']);
+    // No Last-Event-ID: the whole run again; after any event: exactly what came after it.
+    expect(idsAndEvents(await collect(client.runs.joinStream(thread.thread_id, runId)))).toEqual(
+      idsAndEvents(streamed),
+    );
+    for (const cut of [0, 3, Math.floor(events.length / 2), events.length - 2]) {
+      const rest = await collect(
+        client.runs.joinStream(thread.thread_id, runId, { lastEventId: events[cut]!.id! }),
+      );
+      expect(idsAndEvents(rest)).toEqual(events.slice(cut + 1).map((part) => [part.id, part.event]));
+    }
+  });
+
+  it('joins a run still under way in its own modes: every event after the one the client had', async () => {
+    const thread = await client.threads.create();
+    // The scripted model takes 2 s over this call: the join comes while the run is under way.
+    const first = await collect(
+      client.runs.stream(thread.thread_id, 'agent', {
+        input: { messages: [{ type: 'human', content: 'think: 2\nrun: echo live' }] },
+        streamMode: ['values', 'messages'],
+      }),
+      2,
+    );
+    const runId = (first[0]!.data as { run_id: string }).run_id;
+    const seen = first[1]!;
+    expect(seen.event).toBe('values');
+    const rest = durable(
+      await collect(client.runs.joinStream(thread.thread_id, runId, { lastEventId: seen.id! })),
+    );
+    expect(rest.map((part) => part.id)).not.toContain(seen.id);
+    expect(new Set(rest.map((part) => part.id)).size).toBe(rest.length);
+    expect(new Set(rest.map((part) => part.event))).toEqual(
+      new Set(['values', 'messages/metadata', 'messages/partial', 'messages/complete']),
+    );
+    const state = await client.threads.getState(thread.thread_id);
+    expect(rest.at(-1)).toMatchObject({ event: 'values', data: state.values });
+    expect(typesOf(state.values)).toEqual(['human', 'ai', 'tool', 'ai']);
+  });
+
+  it('joins a run created without a stream in values, as LangGraph runs default to', async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, 'agent', {
+      input: { messages: [{ type: 'human', content: 'hello' }] },
+    });
+    const joined = durable(await collect(client.runs.joinStream(thread.thread_id, run.run_id)));
+    expect(joined.length).toBeGreaterThan(0);
+    expect(new Set(joined.map((part) => part.event))).toEqual(new Set(['values']));
   });
 });
