@@ -1,7 +1,8 @@
 /**
  * LangGraph parity, through LangGraph's own JS SDK: graph inputs other than `{messages}`, a run
  * with neither input nor command, bare model names in `config.configurable.model`, paging
- * of assistants with limit/offset (decision 0381), and `joinStream` in the run's own modes.
+ * of assistants, threads, runs and crons as LangGraph's server pages them (decisions 0381, 0407),
+ * and `joinStream` in the run's own modes (decision 0405).
  */
 import { Client } from '@langchain/langgraph-sdk';
 import { apiHarness, call, failureOf } from '../helpers/api';
@@ -183,5 +184,126 @@ describe('LangGraph parity through its JS SDK', () => {
     const joined = durable(await collect(client.runs.joinStream(thread.thread_id, run.run_id)));
     expect(joined.length).toBeGreaterThan(0);
     expect(new Set(joined.map((part) => part.event))).toEqual(new Set(['values']));
+  });
+
+  /** Pages of `size` from offset 0 until a short one, and the paging headers of each. */
+  const pages = async <T>(
+    size: number,
+    page: (offset: number) => Promise<{ body: T[]; headers: Headers }>,
+  ): Promise<{ items: T[]; headers: Array<[string | null, string | null]> }> => {
+    const items: T[] = [];
+    const headers: Array<[string | null, string | null]> = [];
+    for (let offset = 0; ; offset += size) {
+      const answer = await page(offset);
+      items.push(...answer.body);
+      headers.push([answer.headers.get('x-pagination-next'), answer.headers.get('x-pagination-total')]);
+      if (answer.body.length < size) return { items, headers };
+    }
+  };
+
+  it('pages threads as LangGraph does: every one once, newest first, with its paging headers', async () => {
+    const tag = `paged-${Date.now()}`;
+    const made: string[] = [];
+    for (let index = 0; index < 5; index++)
+      made.push((await client.threads.create({ metadata: { tag } })).thread_id);
+    const all = await client.threads.search({ metadata: { tag }, limit: 100 });
+    expect(all.map((thread) => thread.thread_id)).toEqual([...made].reverse());
+    const paged = await pages(2, (offset) =>
+      call<Array<{ thread_id: string }>>(harness.base, 'POST', '/threads/search', {
+        metadata: { tag },
+        limit: 2,
+        offset,
+      }),
+    );
+    expect(paged.items.map((thread) => thread.thread_id)).toEqual(all.map((thread) => thread.thread_id));
+    expect(paged.headers).toEqual([
+      ['2', '3'],
+      ['4', '5'],
+      [null, '5'],
+    ]);
+    // sort_by without sort_order is descending, as LangGraph sorts any key.
+    const byId = await client.threads.search({ metadata: { tag }, limit: 5, sortBy: 'thread_id' });
+    expect(byId.map((thread) => thread.thread_id)).toEqual([...made].sort().reverse());
+  });
+
+  it("pages a thread's runs as LangGraph lists them: newest first, every one once", async () => {
+    const thread = await client.threads.create();
+    const made: string[] = [];
+    for (let index = 0; index < 5; index++) {
+      const run = await client.runs.create(thread.thread_id, 'agent', {
+        input: { messages: [{ type: 'human', content: `turn ${index}` }] },
+      });
+      made.push(run.run_id);
+    }
+    await client.runs.join(thread.thread_id, made.at(-1)!);
+    const all = await client.runs.list(thread.thread_id, { limit: 100 });
+    expect(all.map((run) => run.run_id)).toEqual([...made].reverse());
+    const paged: string[] = [];
+    for (let offset = 0; offset < 5; offset += 2)
+      paged.push(
+        ...(await client.runs.list(thread.thread_id, { limit: 2, offset })).map((run) => run.run_id),
+      );
+    expect(paged).toEqual([...made].reverse());
+  });
+
+  it('pages crons as LangGraph does: every one once, descending by any key unless asked, with headers', async () => {
+    const thread = await client.threads.create();
+    const made: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const cron = await client.crons.createForThread(thread.thread_id, 'agent', {
+        schedule: `${index} 3 * * *`,
+        input: { messages: [{ type: 'human', content: 'nightly' }] },
+      });
+      made.push(cron.cron_id);
+    }
+    try {
+      const all = await client.crons.search({ threadId: thread.thread_id, limit: 100 });
+      expect(all.map((cron) => cron.cron_id)).toEqual([...made].reverse());
+      const paged = await pages(2, (offset) =>
+        call<Array<{ cron_id: string }>>(harness.base, 'POST', '/runs/crons/search', {
+          thread_id: thread.thread_id,
+          limit: 2,
+          offset,
+        }),
+      );
+      expect(paged.items.map((cron) => cron.cron_id)).toEqual([...made].reverse());
+      expect(paged.headers).toEqual([
+        ['2', '3'],
+        [null, '3'],
+      ]);
+      const byId = await client.crons.search({ threadId: thread.thread_id, sortBy: 'cron_id' });
+      expect(byId.map((cron) => cron.cron_id)).toEqual([...made].sort().reverse());
+      // `end_time` is one of LangGraph's keys too; none of these has one (ties by id).
+      const byEnd = await call<unknown[]>(harness.base, 'POST', '/runs/crons/search', {
+        thread_id: thread.thread_id,
+        sort_by: 'end_time',
+      });
+      expect(byEnd).toMatchObject({ status: 200, body: { length: 3 } });
+    } finally {
+      for (const cronId of made) await client.crons.delete(cronId);
+    }
+  });
+
+  it('pages assistants with LangGraph headers and sorts them descending by a key unless asked', async () => {
+    const name = `headers-${Date.now()}`;
+    const made: string[] = [];
+    for (let index = 0; index < 3; index++)
+      made.push(
+        (await client.assistants.create({ graphId: 'agent', name, metadata: { name } })).assistant_id,
+      );
+    const first = await client.assistants.search({ metadata: { name }, limit: 2, includePagination: true });
+    expect(first.next).toBe('2');
+    const last = await client.assistants.search({
+      metadata: { name },
+      limit: 2,
+      offset: 2,
+      includePagination: true,
+    });
+    expect(last.next).toBeNull();
+    expect([...first.assistants, ...last.assistants].map((assistant) => assistant.assistant_id)).toEqual(
+      [...made].reverse(),
+    );
+    const byId = await client.assistants.search({ metadata: { name }, sortBy: 'assistant_id' });
+    expect(byId.map((assistant) => assistant.assistant_id)).toEqual([...made].sort().reverse());
   });
 });
