@@ -20,10 +20,11 @@ import {
   type StreamSelection,
 } from '../protocol/stream-modes';
 import {
-  cursorPattern,
   resumeOffset,
+  runCursorPattern,
   runStreamWriter,
   streamCursorOf,
+  threadCursorPattern,
   type RunStreamWriter,
   type StreamCursor,
 } from '../protocol/stream-writer';
@@ -45,7 +46,8 @@ import { randomUUID } from 'node:crypto';
 
 const modes = z.enum([...protocolStreamModes, keelStreamMode]);
 const { $schema: _dialect, ...streamModeJson } = z.toJSONSchema(
-  z.union([modes, z.array(z.enum(protocolStreamModes)), z.tuple([z.literal(keelStreamMode)])]),
+  // null is taken as absent (the default), as the body's other optional fields are.
+  z.union([modes, z.array(z.enum(protocolStreamModes)), z.tuple([z.literal(keelStreamMode)]), z.null()]),
 );
 
 /**
@@ -67,28 +69,27 @@ const streamModeBody = z
   .optional()
   .meta({
     ...streamModeJson,
-    description: `LangGraph stream modes (default values), or "${keelStreamMode}" alone for Keel's native events`,
+    description: `LangGraph stream modes (default values; null is the default), or "${keelStreamMode}" alone for Keel's native events`,
   });
+const runCursor =
+  'An event id this run stream sent: `N` (a log event), `N_a_c` or `N:a:c` (live text), and `-k` (`-k.s` after `N:a:c`) within a LangGraph event; `-1` or empty for none';
+const threadCursor =
+  'An event id this thread stream sent: `N` (a log event), `N_a_c` or `N:a:c` (live text); `-1` or empty for none';
+
 /** A run stream's query: `parseStreamMode` reads the modes from it, `streamCursorOf` the cursor. */
 const runStreamQuery = z.object({
   stream_mode: streamModeQueryParameter.describe(
     'A mode, a JSON array of modes, or the parameter repeated (default: the modes the run was created with)',
   ),
-  starting_after: z
-    .string()
-    .regex(cursorPattern)
-    .optional()
-    .describe(
-      'An event id this stream sent: `N` (a log event), `N_a_c` or `N:a:c` (live text), and `-k` after it within a LangGraph stream',
-    ),
+  starting_after: z.string().regex(runCursorPattern).optional().describe(runCursor),
 });
-const lastEventId = {
+/** `Last-Event-ID`, what a reconnecting EventSource sends: the same ids as `starting_after`, and wins over it. */
+const lastEventId = (pattern: RegExp, description: string) => ({
   'Last-Event-ID': {
-    schema: z.string(),
-    description:
-      'Resume after this event id (what a reconnecting EventSource sends); wins over starting_after',
+    schema: z.string().regex(pattern),
+    description: `${description} (what a reconnecting EventSource sends; wins over starting_after)`,
   },
-};
+});
 const sse = (description: string) => ({ description, media: ['text/event-stream'] });
 
 export const createRunStream = operation({
@@ -118,9 +119,9 @@ export const streamRunOperation = operation({
   method: 'get',
   path: '/threads/{thread_id}/runs/{run_id}/stream',
   summary:
-    "Stream a run (SSE) from its first event, or after `Last-Event-ID` / `starting_after`; a finished run replays and ends. Without `stream_mode`, in the modes the run was created with (`values` for a run not created by a stream). 410 stream_cursor_expired for a cursor older than the log",
+    'Stream a run (SSE) from its first event, or after `Last-Event-ID` / `starting_after`; a finished run replays and ends. Without `stream_mode`, in the modes the run was created with (`values` for a run not created by a stream). 410 stream_cursor_expired for a cursor older than the log',
   params: runPath,
-  headers: lastEventId,
+  headers: lastEventId(runCursorPattern, runCursor),
   query: runStreamQuery,
   responses: { 200: sse('The run, streamed') },
   errors: [410, 503],
@@ -132,13 +133,9 @@ export const streamThread = operation({
   path: '/threads/{thread_id}/stream',
   summary: "Follow the thread's events (SSE): live, or after `Last-Event-ID` / `starting_after`",
   params: threadPath,
-  headers: lastEventId,
+  headers: lastEventId(threadCursorPattern, threadCursor),
   query: z.object({
-    starting_after: z
-      .string()
-      .regex(cursorPattern)
-      .optional()
-      .describe('An event id this stream sent: `N`, `N_a_c` or `N:a:c`'),
+    starting_after: z.string().regex(threadCursorPattern).optional().describe(threadCursor),
   }),
   responses: { 200: sse("The thread's events, in Keel's vocabulary") },
   errors: [410, 503],
@@ -329,7 +326,7 @@ export function streamRoutes(
 
   route(router, streamThread, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
-    const cursor = streamCursorOf(request, native);
+    const cursor = streamCursorOf(request, native, threadCursorPattern);
     const thread = await conversations.authorize(threadId, ownerOf(response));
     if (cursor !== undefined) await requireLiveCursor(conversations, thread, cursor.offset + 1);
     // Without a cursor the thread stream is live: it starts with the next event. With one, it
