@@ -49,6 +49,7 @@ const schema = z
     KEEL_API_ALLOWED_HOSTS: optionalString,
     KEEL_INTAKE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(500),
     KEEL_READ_TIMEOUT_MS: z.coerce.number().int().min(1).max(120_000).default(3_000),
+    KEEL_STREAM_MAX_S: z.coerce.number().min(0).max(86_400).default(0),
     KEEL_LOCAL_MODEL_CALLS: z.enum(['0', '1']).default('0'),
     KEEL_TOKEN_CHANNEL: z.enum(['live', 'history']).default('live'),
     KEEL_WORKER_LIVE_HOST: z.string().min(1).default('127.0.0.1'),
@@ -321,6 +322,11 @@ export interface KeelConfig {
     /** How long a read (a query) may wait for the thread's worker before 503 (`KEEL_READ_TIMEOUT_MS`). @default 3000 */
     readTimeoutMs: number;
     /**
+     * Longest an SSE stream stays open, in ms (`KEEL_STREAM_MAX_S`, 0 for no bound); then it is
+     * closed without `end` and the client resumes with `Last-Event-ID`. @default undefined (none)
+     */
+    streamMaxMs?: number | undefined;
+    /**
      * Whether a run waited for 60 s or more makes its model calls as local activities
      * (`KEEL_LOCAL_MODEL_CALLS=1`; decision 0200): 8 history events for a plain turn, 15 for a tool
      * turn. Off by default: at 100 conversations at once it failed turns (BENCHMARKS.md). @default false
@@ -525,6 +531,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       ],
       intakeWaitMs: env.KEEL_INTAKE_WAIT_MS,
       readTimeoutMs: env.KEEL_READ_TIMEOUT_MS,
+      streamMaxMs: env.KEEL_STREAM_MAX_S === 0 ? undefined : env.KEEL_STREAM_MAX_S * 1_000,
       localModelCalls: env.KEEL_LOCAL_MODEL_CALLS === '1',
       waitValuesChars: env.KEEL_WAIT_VALUES_CHARS,
     },

@@ -242,13 +242,14 @@ export function streamRoutes(
       live,
     });
     let end: FollowEnd;
+    const bounded = boundedSignal(clientGone(request, response), timings.maxMs);
     try {
       end = await followEvents({
         client,
         thread,
         fromOffset,
         ...(runId === undefined ? {} : { runId }),
-        signal: clientGone(request, response),
+        signal: bounded.signal,
         ...(untilOffset === undefined ? {} : { untilOffset }),
         // The next event is read only once the client took this one (api/sse.ts bounds the rest).
         onEvent: async (at, event) => {
@@ -259,6 +260,7 @@ export function streamRoutes(
         stopWhen: selection.native ? undefined : () => events.interrupted,
       });
     } finally {
+      bounded.release();
       await merge.close();
     }
     finish(writer, interrupted && end === 'run_finished' ? 'interrupted' : end, selection);
@@ -342,6 +344,29 @@ export function streamRoutes(
   });
 
   return router;
+}
+
+/**
+ * `signal`, aborted as well once the stream has been open `maxMs` (`KEEL_STREAM_MAX_S`): the
+ * stream then closes as for a client gone, without `end`, and the client resumes with
+ * `Last-Event-ID`. Bounds a stream that would otherwise follow a thread for as long as it lives.
+ */
+function boundedSignal(
+  signal: AbortSignal,
+  maxMs: number | undefined,
+): { signal: AbortSignal; release: () => void } {
+  if (maxMs === undefined) return { signal, release: () => undefined };
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  const timer = setTimeout(abort, maxMs);
+  signal.addEventListener('abort', abort, { once: true });
+  return {
+    signal: controller.signal,
+    release: () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', abort);
+    },
+  };
 }
 
 function finish(writer: SseWriter, end: FollowEnd, selection: StreamSelection): void {

@@ -1,8 +1,9 @@
 /**
  * The stream operations' cursors and modes as the OpenAPI document gives them (issue 32): every
  * id a stream sends matches the documented `Last-Event-ID` pattern, every id the pattern allows
- * is taken, anything else is 422 naming where it came from, and `stream_mode: null` is the
- * default. Schemathesis fuzzes the same operations (test/api/openapi.test.ts).
+ * is taken, anything else is 422 naming where it came from, `stream_mode: null` is the default,
+ * and `KEEL_STREAM_MAX_S` bounds a stream that would follow a thread for as long as it lives.
+ * Schemathesis fuzzes the same operations (test/api/openapi.test.ts).
  */
 import { apiHarness, call, userInput } from '../helpers/api';
 import { readSse, type SseEvent } from '../helpers/sse';
@@ -16,7 +17,9 @@ interface Parameter {
 }
 
 describe('stream cursors, as documented', () => {
-  const harness = apiHarness();
+  // Streams of this file's runs end well within it; the thread stream, which does not, is cut.
+  const streamMaxS = 8;
+  const harness = apiHarness(() => ({ KEEL_STREAM_MAX_S: String(streamMaxS) }));
   let patterns: Record<'run' | 'thread', RegExp>;
 
   beforeAll(async () => {
@@ -123,5 +126,29 @@ describe('stream cursors, as documented', () => {
     });
     expect(response.status).toBe(200);
     expect(new Set(response.events.slice(1).map((event) => event.event))).toEqual(new Set(['values']));
+  });
+
+  it('closes a thread stream after KEEL_STREAM_MAX_S without end, and the client resumes with Last-Event-ID', async () => {
+    const threadId = await newThread();
+    const before = await streamed(threadId, '"keel"');
+    const follow = (after: string) =>
+      readSse(`${harness.base}/threads/${threadId}/stream`, { headers: { 'last-event-id': after } });
+    const started = Date.now();
+    const following = follow(before.events.at(-1)!.eventId!);
+    await call(harness.base, 'POST', `/threads/${threadId}/runs/wait`, userInput('hello'));
+    const first = await following;
+    const elapsed = (Date.now() - started) / 1_000;
+    expect(elapsed).toBeGreaterThanOrEqual(streamMaxS - 0.5);
+    expect(elapsed).toBeLessThan(streamMaxS + 20);
+    expect(first.status).toBe(200);
+    const events = first.events.filter((event) => event.eventId !== undefined);
+    expect(events[0]).toMatchObject({ event: 'run.created', id: before.events.at(-1)!.id! + 1 });
+    expect(events.map((event) => event.event)).toContain('run.completed');
+    expect(first.events.map((event) => event.event)).not.toContain('end');
+    await call(harness.base, 'POST', `/threads/${threadId}/runs/wait`, userInput('again'));
+    const resumed = (await follow(events.at(-1)!.eventId!)).events.filter(
+      (event) => event.eventId !== undefined,
+    );
+    expect(resumed[0]).toMatchObject({ event: 'run.created', id: events.at(-1)!.id! + 1 });
   });
 });
