@@ -244,6 +244,10 @@ describe('LangGraph parity through its JS SDK', () => {
         ...(await client.runs.list(thread.thread_id, { limit: 2, offset })).map((run) => run.run_id),
       );
     expect(paged).toEqual([...made].reverse());
+    // LangGraph's status names filter too: Keel's `completed` is its `success` (decision 0408).
+    const succeeded = await client.runs.list(thread.thread_id, { status: 'success', limit: 100 });
+    expect(succeeded.map((run) => run.run_id)).toEqual([...made].reverse());
+    expect(await client.runs.list(thread.thread_id, { status: 'error' })).toEqual([]);
   });
 
   it('pages crons as LangGraph does: every one once, descending by any key unless asked, with headers', async () => {
