@@ -23,6 +23,8 @@ export type ProtocolStreamMode = (typeof protocolStreamModes)[number];
 export const keelStreamMode = 'keel';
 
 const modeAlternatives = `"(?:${protocolStreamModes.join('|')})"`;
+/** JSON's whitespace only (`\s` takes more, such as a vertical tab, which `JSON.parse` refuses). */
+const jsonSpace = '[ \\t\\n\\r]*';
 
 /**
  * `stream_mode` in a query string, as LangGraph's SDKs send it: one mode, a JSON array of modes
@@ -36,7 +38,7 @@ export const streamModeQueryParameter = z
       .string()
       .regex(
         new RegExp(
-          `^\\[\\s*(?:${modeAlternatives}(?:\\s*,\\s*${modeAlternatives})*|"${keelStreamMode}")?\\s*\\]$`,
+          `^\\[${jsonSpace}(?:${modeAlternatives}(?:${jsonSpace},${jsonSpace}${modeAlternatives})*|"${keelStreamMode}")?${jsonSpace}\\]$`,
         ),
       ),
     z.array(z.enum(protocolStreamModes)),
