@@ -24,7 +24,7 @@ import { activeRunRoutes } from './routes/active-runs';
 import { approvalRoutes } from './routes/approvals';
 import { metricsRoutes } from './routes/metrics';
 import { observeRequests } from './observe-requests';
-import type { SseLocals } from './sse';
+import { defaultSseTimings, type SseLocals } from './sse';
 import { codecRoutes, codecUiRoutes, maxCodecBodyBytes } from './routes/codec';
 import { healthRoutes } from './routes/health';
 import { threadDirectoryRoutes } from './routes/thread-directory';
@@ -121,7 +121,14 @@ export function createApp({
   app.use(approvalRoutes(conversations));
   app.use(threadRoutes(conversations));
   app.use(threadStateRoutes(conversations));
-  app.use(streamRoutes(services, stopping, undefined, liveTextSource(client, config, logger)));
+  app.use(
+    streamRoutes(
+      services,
+      stopping,
+      { ...defaultSseTimings, maxMs: config.api.streamMaxMs },
+      liveTextSource(client, config, logger),
+    ),
+  );
   app.use(activeRunRoutes(conversations, config.taskQueue));
   app.use(cronRoutes(new Crons(client, config.taskQueue, conversations, assistants)));
   app.use(runRoutes(services, stopping));

@@ -109,6 +109,7 @@ export const run = describing<Run>()(
     webhook: z.string().optional(),
     continuation_of: z.string().optional(),
     checkpoint_id: z.string().optional(),
+    stream_mode: z.array(z.string()).readonly().optional(),
     first_event_offset: z.number().optional(),
     model: z.string(),
     summary: threadSummary.optional(),

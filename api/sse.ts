@@ -13,6 +13,8 @@ export interface SseTimings {
   pingMs: number;
   /** The reconnect delay suggested to clients (`retry:`). @default 1000 */
   retryMs: number;
+  /** Longest a stream stays open (`KEEL_STREAM_MAX_S`); then it closes and the client resumes. @default none */
+  maxMs?: number | undefined;
 }
 
 export const defaultSseTimings: SseTimings = { heartbeatMs: 5_000, pingMs: 15_000, retryMs: 1_000 };

@@ -58,6 +58,7 @@ const schema = z
     KEEL_API_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
     KEEL_API_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
     KEEL_API_LIVE_WORKERS: z.string().default(loopbackLiveWorkers),
+    KEEL_STREAM_MAX_S: z.coerce.number().min(0).max(86_400).default(0),
     KEEL_LOCAL_MODEL_CALLS: z.enum(['0', '1']).default('0'),
     KEEL_TOKEN_CHANNEL: z.enum(['live', 'history']).default('live'),
     KEEL_WORKER_LIVE_HOST: z.string().min(1).default('127.0.0.1'),
@@ -361,6 +362,11 @@ export interface KeelConfig {
      */
     requestTimeouts: { headersMs: number; requestMs: number };
     /**
+     * Longest an SSE stream stays open, in ms (`KEEL_STREAM_MAX_S`, 0 for no bound); then it is
+     * closed without `end` and the client resumes with `Last-Event-ID`. @default undefined (none)
+     */
+    streamMaxMs?: number | undefined;
+    /**
      * Whether a run waited for 60 s or more makes its model calls as local activities
      * (`KEEL_LOCAL_MODEL_CALLS=1`; decision 0200): 8 history events for a plain turn, 15 for a tool
      * turn. Off by default: at 100 conversations at once it failed turns (BENCHMARKS.md). @default false
@@ -569,6 +575,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
         headersMs: env.KEEL_API_HEADERS_TIMEOUT_MS,
         requestMs: env.KEEL_API_REQUEST_TIMEOUT_MS,
       },
+      streamMaxMs: env.KEEL_STREAM_MAX_S === 0 ? undefined : env.KEEL_STREAM_MAX_S * 1_000,
       localModelCalls: env.KEEL_LOCAL_MODEL_CALLS === '1',
       waitValuesChars: env.KEEL_WAIT_VALUES_CHARS,
     },

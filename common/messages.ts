@@ -23,6 +23,11 @@ export interface SubmitInput {
   webhook?: string;
   continuation_of?: string;
   /**
+   * The stream modes the run was created with (`runs/stream`), kept on the run so that a join
+   * naming none streams the run's own, as LangGraph does: LangGraph mode names, or `["keel"]`.
+   */
+  stream_mode?: readonly string[];
+  /**
    * Fork: the run goes on from this earlier checkpoint (a message id ending a committed step, or
    * `start`) instead of the newest; what came after is kept as an earlier branch.
    */

@@ -74,6 +74,8 @@ export interface RunBase {
   continuation_of?: string;
   /** A fork: the checkpoint the run goes on from (see `SubmitInput.checkpoint_id`). */
   checkpoint_id?: string;
+  /** The stream modes it was created with, which a join naming none streams (`SubmitInput.stream_mode`). */
+  stream_mode?: readonly string[];
   /** Offset of this run's `run.created` event in the thread's stream: where its SSE stream starts. */
   first_event_offset?: number;
   /** The model this run uses, e.g. `scripted:demo`. */
@@ -145,6 +147,7 @@ export function queuedRun(
     ...(input.webhook === undefined ? {} : { webhook: input.webhook }),
     ...(input.continuation_of === undefined ? {} : { continuation_of: input.continuation_of }),
     ...(input.checkpoint_id === undefined ? {} : { checkpoint_id: input.checkpoint_id }),
+    ...(input.stream_mode === undefined ? {} : { stream_mode: input.stream_mode }),
     ...(firstEventOffset === undefined ? {} : { first_event_offset: firstEventOffset }),
   };
 }

@@ -19,11 +19,22 @@ export interface StreamPosition {
   start?: number;
 }
 
-export const streamIdPattern = /^(\d{1,15})(?:(:|_)(\d{1,6})\2(\d{1,12}))?(?:-(\d{1,6})(?:\.(\d{1,12}))?)?$/;
+/**
+ * Every id a stream sends, exactly: what `parseStreamId` takes, as a regular expression without
+ * back-references or `\d` (it is the OpenAPI document's `pattern` too, which fuzzers in other
+ * languages read, where `\d` takes any Unicode digit).
+ */
+export const streamIdSource =
+  '[0-9]{1,15}(?:(?:_[0-9]{1,6}_[0-9]{1,12})?(?:-[0-9]{1,6})?|:[0-9]{1,6}:[0-9]{1,12}(?:-[0-9]{1,6}(?:\\.[0-9]{1,12})?)?)';
 
-/** Parses an id a stream sent; undefined for anything else. */
+/** The ids of Keel's native events, one event per log event or live piece (no `-k`). */
+export const nativeStreamIdSource = '[0-9]{1,15}(?:_[0-9]{1,6}_[0-9]{1,12}|:[0-9]{1,6}:[0-9]{1,12})?';
+
+const parts = /^([0-9]{1,15})(?:(:|_)([0-9]{1,6})\2([0-9]{1,12}))?(?:-([0-9]{1,6})(?:\.([0-9]{1,12}))?)?$/;
+
+/** Parses an id a stream sent (one `streamIdSource` matches); undefined for anything else. */
 export function parseStreamId(raw: string): StreamPosition | undefined {
-  const match = streamIdPattern.exec(raw);
+  const match = parts.exec(raw);
   if (match === null) return undefined;
   const [, offset, separator, attempt, chars, within, start] = match;
   if (start !== undefined && separator !== ':') return undefined;

@@ -211,10 +211,13 @@ export class Assistants {
   }
 }
 
-/** Sorts a search's result as LangGraph's `sort_by`/`sort_order` ask (newest first by default). */
+/**
+ * Sorts a search's result as LangGraph's `sort_by`/`sort_order` ask: by `created_at` unless
+ * another key is named, descending unless `asc` is (LangGraph's order for any key).
+ */
 export function sortAssistants(assistants: Assistant[], body: SearchAssistantsBody): Assistant[] {
   const key = body.sort_by ?? 'created_at';
-  const order = body.sort_order ?? (body.sort_by === undefined ? 'desc' : 'asc');
+  const order = body.sort_order ?? 'desc';
   // Ties (assistants made in the same millisecond) go by id, so pages never overlap or skip.
   const sorted = [...assistants].sort(
     (a, b) => String(a[key]).localeCompare(String(b[key])) || a.assistant_id.localeCompare(b.assistant_id),

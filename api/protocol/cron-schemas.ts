@@ -41,7 +41,7 @@ export const searchCronsBody = z
     limit: z.number().int().min(1).max(1_000).default(10),
     offset: z.number().int().min(0).default(0),
     sort_by: z
-      .enum(['cron_id', 'assistant_id', 'thread_id', 'next_run_date', 'created_at', 'updated_at'])
+      .enum(['cron_id', 'assistant_id', 'thread_id', 'next_run_date', 'end_time', 'created_at', 'updated_at'])
       .nullish(),
     sort_order: z.enum(['asc', 'desc']).nullish(),
     select: z.array(z.string()).nullish(),

@@ -190,10 +190,14 @@ export class Crons {
   }
 }
 
-/** Sorts crons as LangGraph's `sort_by`/`sort_order` ask (newest first by default). */
+/**
+ * Sorts crons as LangGraph's `sort_by`/`sort_order` ask: by `created_at` unless another key is
+ * named, descending unless `asc` is (LangGraph's order for any key); a cron without the key
+ * (no `end_time`) comes first ascending, as LangGraph's `datetime.min` puts it.
+ */
 export function sortCrons(crons: Cron[], body: SearchCronsBody): Cron[] {
   const key = body.sort_by ?? 'created_at';
-  const order = body.sort_order ?? (given(body.sort_by) ? 'asc' : 'desc');
+  const order = body.sort_order ?? 'desc';
   // Ties go by id, so pages never overlap or skip.
   const sorted = [...crons].sort(
     (a, b) => String(a[key] ?? '').localeCompare(String(b[key] ?? '')) || a.cron_id.localeCompare(b.cron_id),

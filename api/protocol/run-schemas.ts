@@ -4,6 +4,7 @@
  * honour is refused with 422, never accepted and ignored.
  */
 import { z } from 'zod';
+import type { RunStatus } from '../../common/run';
 import { createRunBody } from '../schemas';
 import { runCommand } from './interrupts';
 
@@ -94,10 +95,31 @@ export function checkpointIdOf(body: ProtocolRunBody): string | undefined {
   return body.checkpoint_id ?? fromRef ?? undefined;
 }
 
+/**
+ * LangGraph's run statuses as the Keel statuses they name (decision 0408): a run list filtered
+ * by LangGraph's names finds the same runs. No Keel run times out as such (a budget or an
+ * approval timeout fails it), so `timeout` finds none.
+ */
+export const langGraphRunStatuses = {
+  pending: ['queued'],
+  running: ['running', 'deferred'],
+  success: ['completed'],
+  error: ['failed'],
+  interrupted: ['cancelled'],
+  timeout: [],
+} as const satisfies Record<string, readonly RunStatus[]>;
+
+const keelRunStatuses = ['queued', 'running', 'deferred', 'completed', 'failed', 'cancelled'] as const;
+
 export const runListQuery = z.object({
   limit: z.coerce.number().int().positive().max(1_000).default(10),
   offset: z.coerce.number().int().min(0).max(10_000).default(0),
-  status: z.enum(['queued', 'running', 'deferred', 'completed', 'failed', 'cancelled']).optional(),
+  status: z
+    .enum([...keelRunStatuses, 'pending', 'success', 'error', 'interrupted', 'timeout'])
+    .optional()
+    .describe(
+      "Keel's run status, or LangGraph's name for one (pending, success, error, interrupted, timeout)",
+    ),
   select: z.unknown().optional(),
 });
 
@@ -108,3 +130,13 @@ export const cancelQuery = z.object({
     .transform((value) => value === '1' || value === 'true'),
   action: z.enum(['interrupt', 'rollback']).default('interrupt'),
 });
+
+/** The Keel statuses a run list's `status` filter takes, from either vocabulary. */
+export function runStatusesOf(
+  status: z.infer<typeof runListQuery>['status'],
+): readonly RunStatus[] | undefined {
+  if (status === undefined) return undefined;
+  return status in langGraphRunStatuses
+    ? langGraphRunStatuses[status as keyof typeof langGraphRunStatuses]
+    : [status as RunStatus];
+}

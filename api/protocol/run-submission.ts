@@ -51,6 +51,15 @@ export interface StartedRun extends Submitted {
   resumedFrom?: number;
 }
 
+export interface StartRunOptions {
+  /** The caller will wait for the run's end (`runs/wait`), which the submission then answers. */
+  wait?: boolean;
+  /** When the waiting caller gives up (epoch ms). */
+  deadline?: number;
+  /** The stream modes of a streamed run, kept on it for a join that names none (as LangGraph does). */
+  streamMode?: readonly string[];
+}
+
 /**
  * Starts a turn, or resumes the run waiting on the thread's interrupts. `wait`: the caller will
  * wait for the run's end (`runs/wait`), which the submission itself then answers (`settled`).
@@ -60,13 +69,14 @@ export async function startRun(
   threadId: string,
   body: ProtocolRunBody,
   response: Response,
-  { wait = false, deadline }: { wait?: boolean; deadline?: number } = {},
+  { wait = false, deadline, streamMode }: StartRunOptions = {},
 ): Promise<StartedRun> {
   if (body.command !== undefined && body.command !== null)
     return resumeRun(services.conversations, threadId, body.command.resume, response);
   return submitRun(services, threadId, body, response, {
     wait,
     ...(deadline === undefined ? {} : { deadline }),
+    ...(streamMode === undefined ? {} : { streamMode }),
   });
 }
 
@@ -90,7 +100,7 @@ async function submitRun(
   threadId: string,
   body: ProtocolRunBody,
   response: Response,
-  options: { wait: boolean; deadline?: number },
+  options: { wait: boolean; deadline?: number; streamMode?: readonly string[] },
 ): Promise<StartedRun> {
   const { wait } = options;
   const owner = ownerOf(response);
@@ -129,6 +139,7 @@ async function submitRun(
     ...(config === undefined ? {} : { config, model: config.model }),
     ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
     ...(checkpointId === undefined ? {} : { checkpoint_id: checkpointId }),
+    ...(options.streamMode === undefined ? {} : { stream_mode: options.streamMode }),
     // A caller that waits for the whole answer is not streamed its text token by token, so its
     // model calls may be local activities (decision 0200). One that may well give up first (a
     // short timeout) comes back to a run that streams, and is marked deferred, as any other.

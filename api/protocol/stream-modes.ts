@@ -23,6 +23,8 @@ export type ProtocolStreamMode = (typeof protocolStreamModes)[number];
 export const keelStreamMode = 'keel';
 
 const modeAlternatives = `"(?:${protocolStreamModes.join('|')})"`;
+/** JSON's whitespace only (`\s` takes more, such as a vertical tab, which `JSON.parse` refuses). */
+const jsonSpace = '[ \\t\\n\\r]*';
 
 /**
  * `stream_mode` in a query string, as LangGraph's SDKs send it: one mode, a JSON array of modes
@@ -36,7 +38,7 @@ export const streamModeQueryParameter = z
       .string()
       .regex(
         new RegExp(
-          `^\\[\\s*(?:${modeAlternatives}(?:\\s*,\\s*${modeAlternatives})*|"${keelStreamMode}")?\\s*\\]$`,
+          `^\\[${jsonSpace}(?:${modeAlternatives}(?:${jsonSpace},${jsonSpace}${modeAlternatives})*|"${keelStreamMode}")?${jsonSpace}\\]$`,
         ),
       ),
     z.array(z.enum(protocolStreamModes)),
@@ -90,8 +92,19 @@ export function parseStreamMode(raw: unknown, where: 'body' | 'query'): StreamSe
   return { native: false, modes };
 }
 
+/** The selection as a list of mode names: what a run keeps (`Run.stream_mode`) and a query repeats. */
+export const streamModeNames = (selection: StreamSelection): string[] =>
+  selection.native ? [keelStreamMode] : [...selection.modes];
+
+/**
+ * What a run's join streams when it names no mode: the modes the run was created with, as
+ * LangGraph's join does (it follows every mode the run streams); `values` for a run not created
+ * by a stream, as LangGraph's runs default to.
+ */
+export const runStreamSelection = (run: { stream_mode?: readonly string[] }): StreamSelection =>
+  parseStreamMode(run.stream_mode, 'body');
+
 /** The query string that asks a stream for the same selection (for `Location`, the reconnect path). */
 export function streamModeQuery(selection: StreamSelection): string {
-  const modes = selection.native ? [keelStreamMode] : [...selection.modes];
-  return `stream_mode=${encodeURIComponent(JSON.stringify(modes))}`;
+  return `stream_mode=${encodeURIComponent(JSON.stringify(streamModeNames(selection)))}`;
 }

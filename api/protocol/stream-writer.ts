@@ -12,7 +12,12 @@
  */
 import type { Request } from 'express';
 import type { KeelEvent } from '../../common/events';
-import { parseStreamId, streamIdPattern, type StreamPosition } from '../../common/stream-ids';
+import {
+  nativeStreamIdSource,
+  parseStreamId,
+  streamIdSource,
+  type StreamPosition,
+} from '../../common/stream-ids';
 import type { PendingApproval } from '../../common/approvals';
 import type { Message } from '../../common/transcript';
 import { ApiError } from '../errors';
@@ -23,27 +28,45 @@ import type { StreamSelection } from './stream-modes';
 /**
  * What a client has seen: every log event through `offset`, and of the model call under way
  * then, `live.chars` characters of attempt `live.attempt` (`piece`: the id was a live piece's);
- * with `within`, only part of the last event's translation.
+ * with `within`, only part of the last event's translation (-1: none of it).
  */
 export type StreamCursor = StreamPosition;
 
-export const cursorPattern = streamIdPattern;
+/**
+ * A cursor as a run stream takes it (`Last-Event-ID` or `starting_after`): any id a run stream
+ * sends, in either vocabulary; `-1` (LangGraph's "from the first event", which `useStream`
+ * sends) and the empty string are no cursor.
+ */
+export const runCursorPattern = new RegExp(`^(?:|-1|${streamIdSource})$`);
 
-/** `Last-Event-ID` (wins) or `?starting_after`: an id this stream sent (`N-k` only on a LangGraph stream). */
-export function streamCursorOf(request: Request, selection: StreamSelection): StreamCursor | undefined {
+/** A cursor as the thread stream takes it: an id of Keel's native events (it sends no other). */
+export const threadCursorPattern = new RegExp(`^(?:|-1|${nativeStreamIdSource})$`);
+
+/**
+ * `Last-Event-ID` (wins) or `?starting_after`, one of the ids `pattern` allows; 422 naming the
+ * one that is not. On a native stream a cursor inside a LangGraph event's translation (`N-k`) has
+ * not had all of it: Keel's vocabulary has one event there, which is sent again.
+ */
+export function streamCursorOf(
+  request: Request,
+  selection: StreamSelection,
+  pattern: RegExp = runCursorPattern,
+): StreamCursor | undefined {
   const header = request.header('last-event-id')?.trim();
-  const query = request.query.starting_after;
-  const raw = header !== undefined && header !== '' ? header : query;
-  // LangGraph's "-1" means "from the run's first event", as no cursor at all (useStream sends it).
-  if (raw === undefined || raw === '-1') return undefined;
-  const cursor = typeof raw === 'string' ? parseStreamId(raw) : undefined;
-  if (cursor === undefined || (selection.native && cursor.within !== undefined))
+  const fromHeader = header !== undefined && header !== '';
+  const raw = fromHeader ? header : request.query.starting_after;
+  const cursor = typeof raw === 'string' && pattern.test(raw) ? parseStreamId(raw) : undefined;
+  if (cursor === undefined && raw !== undefined && raw !== '' && raw !== '-1') {
+    const param = fromHeader ? 'Last-Event-ID' : 'starting_after';
     throw new ApiError(
       422,
       'validation_error',
-      `query.starting_after: must be an event id this stream sent`,
-      'starting_after',
+      `${fromHeader ? 'header' : 'query'}.${param}: must be an event id this stream sent`,
+      param,
     );
+  }
+  if (cursor !== undefined && selection.native && cursor.within !== undefined)
+    return { ...cursor, within: -1 };
   return cursor;
 }
 

@@ -17,6 +17,7 @@ import {
   updateAssistantBody,
 } from '../protocol/assistant-schemas';
 import { assistantNotFound, sortAssistants, type Assistants } from '../protocol/assistants';
+import { pageOf } from '../protocol/pagination';
 import { agentNode, graphId, toolsNode } from '../protocol/checkpoints';
 import { assistant } from '../response-schemas';
 import { id } from '../schemas';
@@ -163,10 +164,7 @@ export function assistantRoutes(
 
   route(router, searchAssistants, async (_request, response, { body }) => {
     const found = sortAssistants(await assistants.search(body, ownerOf(response)), body);
-    const page = found.slice(body.offset, body.offset + body.limit);
-    if (body.offset + body.limit < found.length)
-      response.setHeader('X-Pagination-Next', String(body.offset + body.limit));
-    response.json(page);
+    response.json(pageOf(found, body.offset, body.limit, response));
   });
 
   route(router, countAssistants, async (_request, response, { body: filter }) => {

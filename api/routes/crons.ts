@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { operation, route } from '../contract';
 import { countCronsBody, createCronBody, searchCronsBody } from '../protocol/cron-schemas';
 import { cronNotFound, sortCrons, type Crons } from '../protocol/crons';
+import { pageOf } from '../protocol/pagination';
 import { id, threadPath } from '../schemas';
 import { ownerOf, pathId } from '../validate';
 
@@ -67,7 +68,7 @@ export function cronRoutes(crons: Crons): Router {
 
   route(router, searchCrons, async (_request, response, { body }) => {
     const found = sortCrons(await crons.search(body, ownerOf(response)), body);
-    response.json(found.slice(body.offset, body.offset + body.limit));
+    response.json(pageOf(found, body.offset, body.limit, response));
   });
 
   route(router, countCrons, async (_request, response, { body: filter }) => {

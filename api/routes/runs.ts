@@ -4,7 +4,7 @@ import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
 import { operation, route } from '../contract';
 import { toInterrupt } from '../protocol/interrupts';
-import { cancelQuery, protocolRunBody, runListQuery } from '../protocol/run-schemas';
+import { cancelQuery, protocolRunBody, runListQuery, runStatusesOf } from '../protocol/run-schemas';
 import type { ReadOptions, Submitted } from '../conversations';
 import { startRun, waitForRunOrInterrupt, type RunServices } from '../protocol/run-submission';
 import { finalValues as finalValuesSchema, run as runSchema } from '../response-schemas';
@@ -248,8 +248,9 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
 
   route(router, listRuns, async (request, response, { query: { limit, offset, status } }) => {
     const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
-    const runs = await conversations.listRuns(thread, status === undefined ? offset + limit : 1_000);
-    const wanted = status === undefined ? runs : runs.filter((run) => run.status === status);
+    const statuses = runStatusesOf(status);
+    const runs = await conversations.listRuns(thread, statuses === undefined ? offset + limit : 1_000);
+    const wanted = statuses === undefined ? runs : runs.filter((run) => statuses.includes(run.status));
     response.json(wanted.slice(offset, offset + limit));
   });
 

@@ -13,15 +13,18 @@ import {
   keelStreamMode,
   parseStreamMode,
   protocolStreamModes,
+  runStreamSelection,
+  streamModeNames,
   streamModeQuery,
   streamModeQueryParameter,
   type StreamSelection,
 } from '../protocol/stream-modes';
 import {
-  cursorPattern,
   resumeOffset,
+  runCursorPattern,
   runStreamWriter,
   streamCursorOf,
+  threadCursorPattern,
   type RunStreamWriter,
   type StreamCursor,
 } from '../protocol/stream-writer';
@@ -43,7 +46,8 @@ import { randomUUID } from 'node:crypto';
 
 const modes = z.enum([...protocolStreamModes, keelStreamMode]);
 const { $schema: _dialect, ...streamModeJson } = z.toJSONSchema(
-  z.union([modes, z.array(z.enum(protocolStreamModes)), z.tuple([z.literal(keelStreamMode)])]),
+  // null is taken as absent (the default), as the body's other optional fields are.
+  z.union([modes, z.array(z.enum(protocolStreamModes)), z.tuple([z.literal(keelStreamMode)]), z.null()]),
 );
 
 /**
@@ -65,26 +69,27 @@ const streamModeBody = z
   .optional()
   .meta({
     ...streamModeJson,
-    description: `LangGraph stream modes (default values), or "${keelStreamMode}" alone for Keel's native events`,
+    description: `LangGraph stream modes (default values; null is the default), or "${keelStreamMode}" alone for Keel's native events`,
   });
+const runCursor =
+  'An event id this run stream sent: `N` (a log event), `N_a_c` or `N:a:c` (live text), and `-k` (`-k.s` after `N:a:c`) within a LangGraph event; `-1` or empty for none';
+const threadCursor =
+  'An event id this thread stream sent: `N` (a log event), `N_a_c` or `N:a:c` (live text); `-1` or empty for none';
+
 /** A run stream's query: `parseStreamMode` reads the modes from it, `streamCursorOf` the cursor. */
 const runStreamQuery = z.object({
-  stream_mode: streamModeQueryParameter,
-  starting_after: z
-    .string()
-    .regex(cursorPattern)
-    .optional()
-    .describe(
-      'An event id this stream sent: `N` (a log event), `N_a_c` or `N:a:c` (live text), and `-k` after it within a LangGraph stream',
-    ),
+  stream_mode: streamModeQueryParameter.describe(
+    'A mode, a JSON array of modes, or the parameter repeated (default: the modes the run was created with)',
+  ),
+  starting_after: z.string().regex(runCursorPattern).optional().describe(runCursor),
 });
-const lastEventId = {
+/** `Last-Event-ID`, what a reconnecting EventSource sends: the same ids as `starting_after`, and wins over it. */
+const lastEventId = (pattern: RegExp, description: string) => ({
   'Last-Event-ID': {
-    schema: z.string(),
-    description:
-      'Resume after this event id (what a reconnecting EventSource sends); wins over starting_after',
+    schema: z.string().regex(pattern),
+    description: `${description} (what a reconnecting EventSource sends; wins over starting_after)`,
   },
-};
+});
 const sse = (description: string) => ({ description, media: ['text/event-stream'] });
 
 export const createRunStream = operation({
@@ -114,9 +119,9 @@ export const streamRunOperation = operation({
   method: 'get',
   path: '/threads/{thread_id}/runs/{run_id}/stream',
   summary:
-    'Stream a run (SSE) from its first event, or after `Last-Event-ID` / `starting_after`; a finished run replays and ends. 410 stream_cursor_expired for a cursor older than the log',
+    'Stream a run (SSE) from its first event, or after `Last-Event-ID` / `starting_after`; a finished run replays and ends. Without `stream_mode`, in the modes the run was created with (`values` for a run not created by a stream). 410 stream_cursor_expired for a cursor older than the log',
   params: runPath,
-  headers: lastEventId,
+  headers: lastEventId(runCursorPattern, runCursor),
   query: runStreamQuery,
   responses: { 200: sse('The run, streamed') },
   errors: [410, 503],
@@ -128,13 +133,9 @@ export const streamThread = operation({
   path: '/threads/{thread_id}/stream',
   summary: "Follow the thread's events (SSE): live, or after `Last-Event-ID` / `starting_after`",
   params: threadPath,
-  headers: lastEventId,
+  headers: lastEventId(threadCursorPattern, threadCursor),
   query: z.object({
-    starting_after: z
-      .string()
-      .regex(cursorPattern)
-      .optional()
-      .describe('An event id this stream sent: `N`, `N_a_c` or `N:a:c`'),
+    starting_after: z.string().regex(threadCursorPattern).optional().describe(threadCursor),
   }),
   responses: { 200: sse("The thread's events, in Keel's vocabulary") },
   errors: [410, 503],
@@ -241,13 +242,14 @@ export function streamRoutes(
       live,
     });
     let end: FollowEnd;
+    const bounded = boundedSignal(clientGone(request, response), timings.maxMs);
     try {
       end = await followEvents({
         client,
         thread,
         fromOffset,
         ...(runId === undefined ? {} : { runId }),
-        signal: clientGone(request, response),
+        signal: bounded.signal,
         ...(untilOffset === undefined ? {} : { untilOffset }),
         // The next event is read only once the client took this one (api/sse.ts bounds the rest).
         onEvent: async (at, event) => {
@@ -258,6 +260,7 @@ export function streamRoutes(
         stopWhen: selection.native ? undefined : () => events.interrupted,
       });
     } finally {
+      bounded.release();
       await merge.close();
     }
     finish(writer, interrupted && end === 'run_finished' ? 'interrupted' : end, selection);
@@ -274,7 +277,9 @@ export function streamRoutes(
       (request.body as { stream_mode?: unknown } | undefined)?.stream_mode,
       'body',
     );
-    const started = await startRun(services, threadId, body, response);
+    const started = await startRun(services, threadId, body, response, {
+      streamMode: streamModeNames(selection),
+    });
     const { run, thread, resumedFrom } = started;
     const runThread = run.thread_id;
     // LangGraph's SDK reads the run id from Content-Location and reconnects to Location.
@@ -312,16 +317,18 @@ export function streamRoutes(
 
   route(router, streamRunOperation, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
-    const selection = parseStreamMode(request.query.stream_mode, 'query');
-    const cursor = streamCursorOf(request, selection);
+    const asked = request.query.stream_mode;
     const thread = await conversations.authorize(threadId, ownerOf(response));
     const run = await conversations.getRun(thread, pathId(request, 'run_id'));
+    // No mode asked: the run's own, as LangGraph's join gives every mode the run streams.
+    const selection = asked === undefined ? runStreamSelection(run) : parseStreamMode(asked, 'query');
+    const cursor = streamCursorOf(request, selection);
     await streamRun(thread, run, cursor, selection, request, response);
   });
 
   route(router, streamThread, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
-    const cursor = streamCursorOf(request, native);
+    const cursor = streamCursorOf(request, native, threadCursorPattern);
     const thread = await conversations.authorize(threadId, ownerOf(response));
     if (cursor !== undefined) await requireLiveCursor(conversations, thread, cursor.offset + 1);
     // Without a cursor the thread stream is live: it starts with the next event. With one, it
@@ -336,6 +343,29 @@ export function streamRoutes(
   });
 
   return router;
+}
+
+/**
+ * `signal`, aborted as well once the stream has been open `maxMs` (`KEEL_STREAM_MAX_S`): the
+ * stream then closes as for a client gone, without `end`, and the client resumes with
+ * `Last-Event-ID`. Bounds a stream that would otherwise follow a thread for as long as it lives.
+ */
+function boundedSignal(
+  signal: AbortSignal,
+  maxMs: number | undefined,
+): { signal: AbortSignal; release: () => void } {
+  if (maxMs === undefined) return { signal, release: () => undefined };
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  const timer = setTimeout(abort, maxMs);
+  signal.addEventListener('abort', abort, { once: true });
+  return {
+    signal: controller.signal,
+    release: () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', abort);
+    },
+  };
 }
 
 function finish(writer: SseWriter, end: FollowEnd, selection: StreamSelection): void {

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { cleanupBody, countBody, exportQuery, searchBody } from '../thread-schemas';
 import { operation, route } from '../contract';
 import { toLangChainMessages } from '../protocol/langchain-messages';
+import { pageOf } from '../protocol/pagination';
 import type { Conversations } from '../conversations';
 import { threadListing, transcriptExport } from '../response-schemas';
 import { threadPath } from '../schemas';
@@ -107,13 +108,19 @@ export function threadDirectoryRoutes(
   route(router, searchThreads, async (_request, response, { body }) => {
     const { limit, offset, sort_by, sort_order, values, select: _select, ...filter } = body;
     const everything = sort_by !== undefined || values !== undefined;
+    // One more than the page: whether there is a next one (LangGraph's paging headers).
     let found = await threadDirectory.search(
       { ...filter, sub_agents: namesSubAgents(filter) },
       ownerOf(response),
-      everything ? 10_000 : offset + limit,
+      everything ? 10_000 : offset + limit + 1,
     );
     if (sort_by !== undefined) {
-      found.sort((a, b) => String(a.listing[sort_by]).localeCompare(String(b.listing[sort_by])));
+      // Ties go by id, so pages neither overlap nor skip.
+      found.sort(
+        (a, b) =>
+          String(a.listing[sort_by]).localeCompare(String(b.listing[sort_by])) ||
+          a.listing.thread_id.localeCompare(b.listing.thread_id),
+      );
       if ((sort_order ?? 'desc') === 'desc') found.reverse();
     }
     if (values !== undefined) {
@@ -126,11 +133,11 @@ export function threadDirectoryRoutes(
           )
         )
           kept.push(thread);
-        if (kept.length >= offset + limit) break;
+        if (kept.length > offset + limit) break;
       }
       found = kept;
     }
-    response.json(found.slice(offset, offset + limit).map(({ listing }) => listing));
+    response.json(pageOf(found, offset, limit, response).map(({ listing }) => listing));
   });
 
   route(router, countThreads, async (_request, response, { body: filter }) => {

@@ -1,7 +1,8 @@
 /**
  * The contract: `/openapi.json` is made from the schemas the routes validate with, every route
  * is in it, a wrong method answers 405 with `Allow`, and schemathesis (every check on) finds
- * nothing against a real API and worker on the real Temporal test server.
+ * nothing against a real API and worker on the real Temporal test server, the SSE operations
+ * included (in a run of their own).
  */
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -229,6 +230,9 @@ describe('the OpenAPI contract of the default install (no tokens)', () => {
   const harness = apiHarness(() => ({
     KEEL_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
     KEEL_READ_TIMEOUT_MS: '20000',
+    // A thread stream follows its thread for as long as it lives: bounded, so each fuzzed case
+    // ends (the operator's setting, decision 0406); a run stream ends with its run.
+    KEEL_STREAM_MAX_S: '2',
   }));
 
   it('describes no security and no 401 when no token is configured, and /info says crons work', async () => {
@@ -256,6 +260,14 @@ describe('the OpenAPI contract of the default install (no tokens)', () => {
     },
     1_200_000,
   );
+
+  (hasPython ? it : it.skip)(
+    'passes schemathesis with every check on the stream operations: their cursors, modes and events',
+    async () => {
+      await passesSchemathesis(harness.base, [], 'streams');
+    },
+    1_200_000,
+  );
 });
 
 /**
@@ -263,7 +275,12 @@ describe('the OpenAPI contract of the default install (no tokens)', () => {
  * No check is excluded; the hooks only keep a fuzzed request on this machine and name state a
  * schema cannot (test/python/schemathesis_hooks.py).
  */
-async function passesSchemathesis(base: string, headers: string[]): Promise<void> {
+async function passesSchemathesis(
+  base: string,
+  headers: string[],
+  operations: 'streams' | 'the rest' = 'the rest',
+): Promise<void> {
+  const streams = operations === 'streams';
   const bin = await ensureVenv({ name: 'schemathesis', requirement: 'schemathesis==4.32.5' });
   // Fuzzed webhooks are delivered here (test/python/schemathesis_hooks.py).
   const receiver: Server = createServer((_request, response) => response.writeHead(204).end());
@@ -276,9 +293,10 @@ async function passesSchemathesis(base: string, headers: string[]): Promise<void
     'all',
     ...headers.flatMap((header) => ['--header', header]),
     // With tokens, fewer: the run without them covers what every request shape does; this one is
-    // about what authentication changes, which a few examples of each operation show.
+    // about what authentication changes, which a few examples of each operation show. The SSE
+    // operations, fewer too: each valid case streams a whole run.
     '--max-examples',
-    headers.length === 0 ? '25' : '10',
+    headers.length === 0 && !streams ? '25' : '10',
     // With tokens the run is about what authentication changes, which every phase checks: the
     // coverage phase's systematic cases (most of the time) run once, without tokens.
     ...(headers.length === 0 ? [] : ['--phases', 'fuzzing,stateful']),
@@ -288,11 +306,15 @@ async function passesSchemathesis(base: string, headers: string[]): Promise<void
     '1',
     '--request-timeout',
     '30',
-    // The SSE operations are fuzzed by hand (`schemathesis run … --checks all` with them finds
-    // their cursors and stream modes): a thread stream stays open while the thread lives, so each
-    // of its cases waits out the request timeout, which CI's budget cannot hold twice.
-    '--exclude-tag',
-    'stream',
+    // The SSE operations apart: their cursors and modes are the GET streams' (the POST streams'
+    // bodies are the run bodies fuzzed without them, and stream_mode is checked in
+    // test/api/stream-cursors.test.ts), in a run of their own with fewer examples.
+    ...(streams
+      ? ['get_threads_thread_id_runs_run_id_stream', 'get_threads_thread_id_stream'].flatMap((id) => [
+          '--include-operation-id',
+          id,
+        ])
+      : ['--exclude-tag', 'stream']),
     '--generation-database',
     'none',
     '--no-color',
@@ -319,7 +341,10 @@ async function passesSchemathesis(base: string, headers: string[]): Promise<void
   });
   receiver.close();
   // Kept after the run (the test directory is not): what was generated, and any failure.
-  const log = path.join(os.tmpdir(), `keel-schemathesis${headers.length === 0 ? '' : '-tokens'}.log`);
+  const log = path.join(
+    os.tmpdir(),
+    `keel-schemathesis${headers.length === 0 ? '' : '-tokens'}${streams ? '-streams' : ''}.log`,
+  );
   await writeFile(log, output.text);
   if (output.code !== 0) process.stderr.write(`${output.text}\n(also in ${log})\n`);
   expect(output.text).toMatch(/No issues found|passed/);
