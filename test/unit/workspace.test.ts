@@ -298,6 +298,12 @@ describe('file tools confined by descriptors', () => {
       await writeFile(path.join(raced, 'd', `victim-${index}`), 'inside');
     await symlink(canary, path.join(raced, 'l'));
     const before = await treeSnapshot(canary);
+    // The workspace is handed over to its uid on its first call (decision 0325), before the racer
+    // starts: this test races the file tools, not that one-time `chown -R` (which a tree changing
+    // under it fails, and the call with it).
+    expect(await readFileTool.run({ path: 'd/secret.txt' }, racedContext)).toMatchObject({
+      content: 'inside',
+    });
     const racer = startExchanging(path.join(raced, 'd'), path.join(raced, 'l'));
     try {
       // Until the racer has swapped at least once: then every round races it.
