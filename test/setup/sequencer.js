@@ -2,19 +2,21 @@
  * Starts the longest test files first. On a clean clone jest has no timings of its own and
  * orders by file size, so a ten-minute file could start last and run alone at the end of the
  * run; started first, it runs beside many short files on the other worker. Seconds are from a
- * full run on the CI machine; files not listed follow in jest's own order.
+ * full run on the CI machine (2026-11-27, `a396c9b`); files not listed follow in jest's own order.
  */
 const Sequencer = require('@jest/test-sequencer').default;
 
 const seconds = {
-  'test/api/openapi.test.ts': 600,
-  'test/chaos/cluster.test.ts': 280,
-  'test/chaos/soak.test.ts': 276,
-  'test/web/web-chat.test.ts': 207,
-  'test/ship/package.test.ts': 143,
-  'test/api/langgraph-protocol.test.ts': 120,
-  'test/cli/start-refusals.test.ts': 110,
-  'test/ship/image.test.ts': 88,
+  'test/api/openapi.test.ts': 440,
+  'test/chaos/cluster.test.ts': 286,
+  'test/chaos/soak.test.ts': 263,
+  'test/web/web-chat.test.ts': 219,
+  'test/chaos/worker-shutdown.test.ts': 159,
+  'test/chaos/worker-killed.test.ts': 140,
+  'test/api/keel-up-ends.test.ts': 113,
+  'test/ship/package.test.ts': 104,
+  'test/cli/chat-terminal.test.ts': 92,
+  'test/ship/image.test.ts': 85,
 };
 
 class LongestFirst extends Sequencer {
