@@ -32,6 +32,8 @@ export function privateTemporal(): void {
   afterAll(async () => {
     await closeTestClient();
     await server?.stop();
-    process.env.KEEL_TEST_TEMPORAL_ADDRESS = shared;
+    // Assigning undefined would store the string "undefined".
+    if (shared === undefined) delete process.env.KEEL_TEST_TEMPORAL_ADDRESS;
+    else process.env.KEEL_TEST_TEMPORAL_ADDRESS = shared;
   }, 60_000);
 }
