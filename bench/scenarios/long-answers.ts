@@ -11,7 +11,6 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { temporal } from '@temporalio/proto';
 import type { Client } from '@temporalio/client';
-import { createParser } from 'eventsource-parser';
 import { workflowIdFor } from '../../common/thread';
 import type { FakeAnthropic, FakeRequest } from '../../test/fakes/anthropic-server';
 import type { System } from '../harness';
@@ -20,6 +19,7 @@ import { progress } from '../progress';
 import type { Row, ScenarioResult } from '../report';
 import { countersPer, serverCounters } from '../server-metrics';
 import { percentile } from '../stats';
+import { readSse } from './token-latency';
 
 export interface LongAnswersOptions {
   concurrency: number[];
@@ -108,25 +108,14 @@ async function streamAnswer(
   if (!response.ok) return { ok: false };
   let firstAt: number | undefined;
   let outcome = '';
-  let done = false;
-  const parser = createParser({
-    onEvent: (message) => {
-      if (message.event === 'message.delta' && firstAt === undefined) {
-        const text = (JSON.parse(message.data) as { text?: string }).text ?? '';
-        if (text !== '') firstAt = performance.now();
-      }
-      if (message.event?.startsWith('run.') === true) outcome = message.event;
-      if (message.event === 'end') done = true;
-    },
+  await readSse(response, (event, data, at) => {
+    if (event === 'message.delta' && firstAt === undefined) {
+      const text = (JSON.parse(data) as { text?: string }).text ?? '';
+      if (text !== '') firstAt = at;
+    }
+    if (event?.startsWith('run.') === true) outcome = event;
+    return event === 'end';
   });
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  while (!done) {
-    const { done: ended, value } = await reader.read();
-    if (ended) break;
-    parser.feed(decoder.decode(value as Uint8Array, { stream: true }));
-  }
-  await reader.cancel().catch(() => undefined);
   const sent = firstSent.get(content);
   return {
     ok: outcome === 'run.completed',

@@ -18,7 +18,7 @@ export interface TokenLatencyOptions {
 }
 
 /** Reads an SSE body, calling `onEvent` with each event and the time it arrived, until `done` says so. */
-async function readSse(
+export async function readSse(
   response: Response,
   onEvent: (event: string | undefined, data: string, at: number) => boolean,
 ): Promise<void> {
