@@ -3,7 +3,8 @@ const esmOnly = ['p-retry', 'p-queue', 'p-timeout', 'is-network-error'];
 
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  // Node, with a Temporal dev server of the file's own (decision 0010).
+  testEnvironment: '<rootDir>/test/setup/temporal-environment.ts',
   // `keel/*` (the package's own exports, which the examples import) resolve to the sources here,
   // not to the build a consumer gets (package.json, decision 0350).
   testEnvironmentOptions: { customExportConditions: ['keel-source', 'node', 'node-addons'] },
@@ -21,11 +22,9 @@ module.exports = {
     ],
   },
   transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
-  // One Temporal dev server for the whole run (never a mocked Temporal).
+  // The Temporal CLI and the workflow bundle, once for the run (never a mocked Temporal).
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
-  // Each jest worker on a server of its own (test/setup/temporal-per-worker.ts).
-  setupFiles: ['<rootDir>/test/setup/temporal-per-worker.ts'],
   testSequencer: '<rootDir>/test/setup/sequencer.js',
   testTimeout: 60_000,
   maxWorkers: 2,

@@ -22,11 +22,17 @@ export interface DevServerOptions {
   uiCodecEndpoint?: string;
   /** Extra `start-dev` flags, e.g. dynamic config for tests. */
   extraArgs?: string[];
+  /**
+   * Keep the store in memory, not in a file under `dataDir`: for a server whose data is thrown
+   * away with it (each test file's).
+   */
+  inMemory?: boolean;
 }
 
 export interface DevServer {
   process: ChildProcess;
   address: string;
+  /** Its SQLite file (none is written under `inMemory`). */
   databaseFile: string;
   uiUrl: string;
   /** SIGTERM, then SIGKILL after `graceMs`. */
@@ -66,15 +72,15 @@ export function dynamicConfigArgs(): string[] {
   ]);
 }
 
-export function devServerArgs(options: DevServerOptions, databaseFile: string): string[] {
+/** `start-dev`'s flags; without `databaseFile` the store is in memory. */
+export function devServerArgs(options: DevServerOptions, databaseFile: string | undefined): string[] {
   return [
     'server',
     'start-dev',
-    '--db-filename',
-    databaseFile,
-    // WAL lets readers and the writer work at once; synchronous stays FULL for durability.
-    '--sqlite-pragma',
-    'journal_mode=wal',
+    ...(databaseFile === undefined
+      ? []
+      : // WAL lets readers and the writer work at once; synchronous stays FULL for durability.
+        ['--db-filename', databaseFile, '--sqlite-pragma', 'journal_mode=wal']),
     '--ip',
     '127.0.0.1',
     '--port',
@@ -129,7 +135,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const databaseFile = path.join(options.dataDir, 'temporal.db');
   // Under a watchdog in a process group of its own: it stops when its parent is gone, however
   // the parent ended (decision 0330); a forced stop kills the group.
-  const watched = underWatchdog(options.cliPath, devServerArgs(options, databaseFile), 'SIGTERM', 15_000);
+  const watched = underWatchdog(
+    options.cliPath,
+    devServerArgs(options, options.inMemory === true ? undefined : databaseFile),
+    'SIGTERM',
+    15_000,
+  );
   const child = spawn(watched.command, watched.args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   child.stdin?.on('error', () => undefined);
   const output: string[] = [];

@@ -18,12 +18,8 @@ import { operations } from '../../api/operations';
 import { apiHarness, call } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 import { ensureVenv, hasPython } from '../helpers/python-venv';
-import { privateTemporal } from '../helpers/private-temporal';
 
 const token = 'fuzz-token-0123456789';
-
-// Schemathesis sends thousands of requests: on a server of this file's own, not the run's.
-privateTemporal();
 
 /** Method and Express path of every route mounted on the app. */
 function mountedRoutes(app: Express): string[] {

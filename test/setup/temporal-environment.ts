@@ -1,0 +1,77 @@
+/**
+ * Each test file's own Temporal dev server: started before the file loads, killed after its last
+ * hook. Long-lived shared servers stalled for good late in full runs ("shard status unknown",
+ * then every query "interrupted (9)": the dev server's one SQLite connection, interrupted by a
+ * cancelled request, can stay interrupted), failing every file after. A server lives as long as
+ * one file now, and starting one takes a fraction of a second (decision 0010).
+ *
+ * In memory, on the settings Keel runs on (decision 0260), with a low continue-as-new threshold
+ * so every workflow test crosses continue-as-new boundaries for real.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
+import { TestEnvironment } from 'jest-environment-node';
+import { startDevServer, type DevServer } from '../../launch/dev-server';
+
+/** History events after which the server suggests continue-as-new (production default: 4096). */
+export const testContinueAsNewEvents = 150;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export default class TemporalTestEnvironment extends TestEnvironment {
+  private server: DevServer | undefined;
+
+  constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
+    super(config, context);
+  }
+
+  override async setup(): Promise<void> {
+    await super.setup();
+    const cliPath = process.env.KEEL_TEST_CLI_PATH;
+    if (cliPath === undefined)
+      throw new Error('no Temporal CLI: run the tests through jest (its global setup has one)');
+    const dataDir = await mkdtemp(path.join(process.env.KEEL_TEST_DIR ?? os.tmpdir(), 'temporal-'));
+    let logged = 0;
+    this.server = await startDevServer({
+      cliPath,
+      dataDir,
+      inMemory: true,
+      port: await freePort(),
+      uiPort: await freePort(),
+      namespace: 'default',
+      extraArgs: [
+        '--headless',
+        '--dynamic-config-value',
+        `limit.historyCount.suggestContinueAsNew=${testContinueAsNewEvents}`,
+      ],
+      // Its log (errors only), not its start-up banner; the first lines of a file are enough to
+      // tell what went wrong.
+      onOutput: (line) => {
+        if (!line.includes('level=')) return;
+        logged += 1;
+        if (logged <= 20) process.stderr.write(`[temporal] ${line}\n`);
+        else if (logged === 21) process.stderr.write('[temporal] … (more lines left out)\n');
+      },
+    });
+    // The file's own environment, and the worker process's for what it spawns without one (a
+    // jest worker runs one file at a time).
+    this.global.process.env.KEEL_TEST_TEMPORAL_ADDRESS = this.server.address;
+    process.env.KEEL_TEST_TEMPORAL_ADDRESS = this.server.address;
+  }
+
+  override async teardown(): Promise<void> {
+    // Its data goes with it: no graceful stop to wait for.
+    this.server?.kill();
+    this.server = undefined;
+    await super.teardown();
+  }
+}
