@@ -43,6 +43,7 @@ const schema = z
     TEMPORAL_CLI_PATH: optionalString,
     KEEL_TEMPORAL_PORT: z.coerce.number().int().positive().default(7233),
     KEEL_TEMPORAL_UI_PORT: z.coerce.number().int().positive().default(8233),
+    KEEL_TEMPORAL_STALL_S: z.coerce.number().int().min(3).max(3600).default(45),
     KEEL_POSTGRES_PORT: z.coerce.number().int().positive().default(5433),
     KEEL_CLUSTER_WORKERS: z.coerce.number().int().min(1).max(16).default(2),
     KEEL_TASK_QUEUE: z.string().min(1).default('keel'),
@@ -316,6 +317,11 @@ export interface KeelConfig {
     cliPath: string | undefined;
     devServerPort: number;
     devServerUiPort: number;
+    /**
+     * How long `keel up`'s dev server may go without answering before it is killed and started
+     * again (`KEEL_TEMPORAL_STALL_S`, decision 0417). @default 45
+     */
+    devServerStallS: number;
   };
   /** What `keel up --cluster` starts (decision 0140); the frontend listens on `devServerPort`. */
   cluster: {
@@ -552,6 +558,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
       cliPath: env.TEMPORAL_CLI_PATH,
       devServerPort: env.KEEL_TEMPORAL_PORT,
       devServerUiPort: env.KEEL_TEMPORAL_UI_PORT,
+      devServerStallS: env.KEEL_TEMPORAL_STALL_S,
     },
     cluster: { postgresPort: env.KEEL_POSTGRES_PORT, workerHosts: env.KEEL_CLUSTER_WORKERS },
     taskQueue: env.KEEL_TASK_QUEUE,

@@ -15,7 +15,8 @@ import { stopCommandRunner } from '../activities/tools/command-runner';
 import { temporalAddress, type KeelConfig } from '../common/config';
 import { loadEncryptionKeys } from '../codec/keys';
 import { buildWorkflowBundle } from '../worker/bundle';
-import { type DevServer, startDevServer, waitForTemporal } from './dev-server';
+import { waitForTemporal } from './dev-server';
+import { keepDevServer, type KeptDevServer } from './dev-server-keeper';
 import { childProcessEnvironment } from './env';
 import { type PortUse, requireFreePorts } from './free-ports';
 import { Supervised } from './supervisor';
@@ -142,7 +143,7 @@ export async function up(config: KeelConfig): Promise<number> {
   const codecEndpoint = uiToken === undefined ? `${apiUrl}/codec` : `${apiUrl}/codec/ui/${uiToken}`;
   // On by default here: one worker, one port (issue 36); `KEEL_WORKER_METRICS_PORT=off` turns it off.
   const metrics = config.telemetry.launchedWorkerMetrics;
-  let server: DevServer | undefined;
+  let server: KeptDevServer | undefined;
   const children: Supervised[] = [];
   /** Set once shutdown begins; resolves with the exit code. */
   const shutdown: { done?: Promise<number>; at: number } = { at: 0 };
@@ -208,8 +209,10 @@ export async function up(config: KeelConfig): Promise<number> {
     if (config.temporal.address === undefined) {
       const cliPath = await ensureTemporalCli(config, say);
       say(`Starting the Temporal dev server (${cliPath})…`);
-      server = await startDevServer({
+      server = await keepDevServer({
         cliPath,
+        stallMs: config.temporal.devServerStallS * 1000,
+        report: (line) => say(line),
         dataDir: config.dataDir,
         port: config.temporal.devServerPort,
         uiPort: config.temporal.devServerUiPort,

@@ -41,6 +41,8 @@ describe('keel up (npm start)', () => {
       KEEL_API_PORT: String(apiPort),
       KEEL_WORKER_METRICS_PORT: String(metricsPort),
       KEEL_DATA_DIR: dataDir,
+      // A dev server that stops answering is started again after this long (decision 0417).
+      KEEL_TEMPORAL_STALL_S: '6',
     };
     const api = `http://127.0.0.1:${apiPort}`;
 
@@ -116,6 +118,33 @@ describe('keel up (npm start)', () => {
       userInput('run: echo second'),
     );
     expect(JSON.stringify(afterCrash.body.messages.at(-1))).toContain('second');
+
+    // The dev server is kept serving too, on the same data: when it dies, and when it lives but
+    // stops answering (SIGSTOP here; CI saw its SQLite connection wedge for good).
+    const temporal = (): number =>
+      programs(first.process.pid!).find((row) => row.args.includes('server start-dev'))!.pid;
+    const answersAfter = async (text: string): Promise<void> => {
+      const run = await call<{ messages: LangChainMessage[] }>(
+        api,
+        'POST',
+        '/threads/kept/runs/wait',
+        userInput(`run: echo ${text}`),
+      );
+      expect(JSON.stringify(run.body.messages.at(-1))).toContain(text);
+    };
+    expect((await call(api, 'POST', '/threads', { thread_id: 'kept' })).status).toBe(200);
+    let mark = first.output().length;
+    process.kill(temporal(), 'SIGKILL');
+    await waitForOutput(first, 'the Temporal dev server stopped unexpectedly (', 30_000, mark);
+    await waitForOutput(first, 'the Temporal dev server is serving again', 60_000, mark);
+    await answersAfter('after-temporal-died');
+    mark = first.output().length;
+    const frozen = temporal();
+    process.kill(frozen, 'SIGSTOP');
+    await waitForOutput(first, 'the Temporal dev server has not answered for', 30_000, mark);
+    await waitForOutput(first, 'the Temporal dev server is serving again', 60_000, mark);
+    expect(isAlive(frozen)).toBe(false);
+    await answersAfter('after-temporal-froze');
 
     const started = descendants(first.process.pid!);
     first.process.kill('SIGINT');
