@@ -312,7 +312,15 @@ describe('the web chat in a browser', () => {
   it('says "Done." only with the answer on screen, when a read made before the run ended answers first', async () => {
     const threadId = await approvalThread('done-order', 'done with the answer');
     await onPage(browser, 'done with the answer', async (page) => {
+      // The page reads the thread's pending decisions once when it opens and again once the run's
+      // stream has ended at its interrupt: only from then is it waiting for the decision, and a
+      // decision re-attaches it. A card can show (from the stream's own event) a moment before.
+      let approvalReads = 0;
+      page.on('response', (response) => {
+        if (new URL(response.url()).pathname === `/threads/${threadId}/approvals`) approvalReads += 1;
+      });
       const approval = await awaitApproval(page, threadId, 'run: echo in-order');
+      await eventually(async () => (approvalReads >= 2 ? true : undefined), 30_000, 'the page to wait');
       // Deciding re-attaches the page, which reads the thread's state and its runs at once. Its
       // state is answered as it was before the run ended, its runs only once the run has ended:
       // the order a loaded machine can give them.
