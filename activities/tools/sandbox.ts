@@ -265,9 +265,15 @@ export class Sandbox {
       inputs: [],
       argsByPipe: true,
     };
-    const result = await runCommand(launch, { timeoutMs: 600_000, signal: new AbortController().signal });
-    if (result.exitCode !== 0)
-      throw new Error(`handing the workspace over to its uid failed: ${result.output.trim()}`);
+    // A tree that changes under the walk (a file gone between its listing and its chown) fails
+    // one walk; the next one hands over what is there then. Three walks, then it is an error.
+    let output = '';
+    for (let walk = 0; walk < 3; walk += 1) {
+      const result = await runCommand(launch, { timeoutMs: 600_000, signal: new AbortController().signal });
+      if (result.exitCode === 0) return;
+      output = result.output.trim();
+    }
+    throw new Error(`handing the workspace over to its uid failed: ${output}`);
   }
 
   /** Builds the bubblewrap invocation for one call. */
