@@ -164,6 +164,21 @@ describe('agents over MCP at /mcp', () => {
     expect(runs).toHaveLength(2);
   });
 
+  it('answers a blocking call whose run waits on an approval at once, saying so, and the run goes on as a task', async () => {
+    const client = await connect();
+    const answer = await client.callTool({ name: 'agent', arguments: { message: 'run: echo blocked-call' } });
+    expect(answer.isError).toBe(true);
+    const text = (answer.content as Array<{ text: string }>)[0]!.text;
+    expect(text).toContain('waits for approval of bash: {"command":"echo blocked-call"}');
+    const taskId = `${answer._meta!['keel/thread_id'] as string}:${answer._meta!['keel/run_id'] as string}`;
+    expect(text).toContain(taskId);
+    const waiting = await getTask(client, taskId);
+    expect(waiting.status).toBe('input_required');
+    const [approvalId] = Object.keys(waiting.inputRequests ?? {});
+    await updateTask(client, taskId, { [approvalId!]: { action: 'accept' } });
+    await taskIn(client, taskId, 'completed');
+  });
+
   it('runs a call as a task: input_required for an approval, answered with tasks/update (edit), read by a second client, then completed', async () => {
     const client = await connect();
     const taskId = await startTask(client, 'run: echo from-the-model');
