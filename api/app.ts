@@ -35,6 +35,7 @@ import { Crons } from './protocol/crons';
 import { statelessRunRoutes } from './routes/stateless-runs';
 import { streamRoutes } from './routes/streams';
 import { liveTextSource } from './live-text-reader';
+import { mcpRoutes } from './mcp/mcp-route';
 import { threadRoutes } from './routes/threads';
 import { webPageRoutes } from './web-page';
 
@@ -96,10 +97,16 @@ export function createApp({
   app.use(codecUiRoutes(codec, config.encryption.uiToken));
   // Before any body is read: a caller without a token is answered at once, not after its upload.
   app.use(authenticate(config.api.tokens));
+  const conversations = new Conversations(client, config);
+  // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
+  const threadDirectory = new ThreadDirectory(listingClient(client), config.taskQueue);
+  const assistants = new Assistants(client, config.taskQueue, config.model.default);
+  const services = { conversations, assistants, threadDirectory };
+  // Before the body parser: MCP's transport reads its body and answers bad JSON as JSON-RPC does.
+  app.use(mcpRoutes({ services, waitMs: config.api.mcpWaitMs, maxBodyBytes, logger, stopping }));
   app.use(jsonBodies(maxBodyBytes));
   // A known path asked with another method answers 405 with `Allow`, from the same operations.
   app.use(methodGate(operations));
-  const conversations = new Conversations(client, config);
   const document = openApiDocument(operations, {
     tokens: config.api.tokens.length > 0,
     networkHosts: config.sandbox.networkHosts.map(formatHostEntry),
@@ -111,10 +118,6 @@ export function createApp({
   app.use(metricsRoutes(metrics));
   app.use(systemRoutes(config.sandbox.mode));
   app.use(codec);
-  // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
-  const threadDirectory = new ThreadDirectory(listingClient(client), config.taskQueue);
-  const assistants = new Assistants(client, config.taskQueue, config.model.default);
-  const services = { conversations, assistants, threadDirectory };
   app.use(assistantRoutes(assistants, threadDirectory, config.sandbox.networkHosts));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
   app.use(threadDirectoryRoutes(conversations, threadDirectory));

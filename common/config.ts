@@ -60,6 +60,7 @@ const schema = z
     KEEL_API_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
     KEEL_API_LIVE_WORKERS: z.string().default(loopbackLiveWorkers),
     KEEL_STREAM_MAX_S: z.coerce.number().min(0).max(86_400).default(0),
+    KEEL_MCP_WAIT_S: z.coerce.number().min(1).max(3_600).default(300),
     KEEL_LOCAL_MODEL_CALLS: z.enum(['0', '1']).default('0'),
     KEEL_TOKEN_CHANNEL: z.enum(['live', 'history']).default('live'),
     KEEL_WORKER_LIVE_HOST: z.string().min(1).default('127.0.0.1'),
@@ -373,6 +374,12 @@ export interface KeelConfig {
      */
     streamMaxMs?: number | undefined;
     /**
+     * How long an MCP `tools/call` that is not a task waits for the run's answer, and `tasks/result`
+     * for the run's end, in ms (`KEEL_MCP_WAIT_S`; decision 0430). Past it the call answers what
+     * the run waits on and the run goes on. @default 300000
+     */
+    mcpWaitMs: number;
+    /**
      * Whether a run waited for 60 s or more makes its model calls as local activities
      * (`KEEL_LOCAL_MODEL_CALLS=1`; decision 0200): 8 history events for a plain turn, 15 for a tool
      * turn. Off by default: at 100 conversations at once it failed turns (BENCHMARKS.md). @default false
@@ -583,6 +590,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
         requestMs: env.KEEL_API_REQUEST_TIMEOUT_MS,
       },
       streamMaxMs: env.KEEL_STREAM_MAX_S === 0 ? undefined : env.KEEL_STREAM_MAX_S * 1_000,
+      mcpWaitMs: env.KEEL_MCP_WAIT_S * 1_000,
       localModelCalls: env.KEEL_LOCAL_MODEL_CALLS === '1',
       waitValuesChars: env.KEEL_WAIT_VALUES_CHARS,
     },

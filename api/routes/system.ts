@@ -4,6 +4,9 @@ import { z } from 'zod';
 import { keelVersion as version } from '../../launch/package-root';
 import { operation, route } from '../contract';
 
+/** Keel's version, as `/info` reports it (and the MCP server names itself). */
+export const serverVersion = version;
+
 export const ok = operation({
   method: 'get',
   path: '/ok',

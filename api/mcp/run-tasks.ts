@@ -1,0 +1,122 @@
+/**
+ * A Keel run seen as an MCP task (decision 0430): pure translations, nothing here talks to
+ * Temporal. The task id names the run and its thread, so any API process reads it from the
+ * thread's workflow with no table of its own: an API restarted between two `tasks/get` reads
+ * the same task.
+ */
+import type { PendingApproval } from '../../common/approvals';
+import { isTerminal, type Run } from '../../common/run';
+import { idPattern, limits } from '../../common/limits';
+
+/** What a client is told to wait between `tasks/get` calls. */
+export const pollIntervalMs = 1_000;
+
+/** The extension's key for the keys of a result's `_meta` that name Keel's thread and run. */
+export const threadMetaKey = 'keel/thread_id';
+export const runMetaKey = 'keel/run_id';
+
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+export interface RunTaskRef {
+  thread_id: string;
+  run_id: string;
+}
+
+/** `<thread_id>:<run_id>`: ids never hold a colon, so the split is unambiguous. */
+export const taskIdOf = ({ thread_id, run_id }: RunTaskRef): string => `${thread_id}:${run_id}`;
+
+/** The run a task id names, or undefined for a string that cannot name one. */
+export function runOfTaskId(taskId: string): RunTaskRef | undefined {
+  const [threadId, runId, ...rest] = taskId.split(':');
+  const valid = (id: string | undefined): id is string =>
+    id !== undefined && id.length <= limits.maxIdChars && idPattern.test(id);
+  if (rest.length > 0 || !valid(threadId) || !valid(runId)) return undefined;
+  return { thread_id: threadId, run_id: runId };
+}
+
+/** The task status a run is in; a run waiting on a human's approval is `input_required`. */
+export function taskStatusOf(run: Run): TaskStatus {
+  if (run.status === 'completed') return 'completed';
+  if (run.status === 'failed') return 'failed';
+  if (run.status === 'cancelled') return 'cancelled';
+  return run.status_reason === 'awaiting_approval' ? 'input_required' : 'working';
+}
+
+/** One line saying what an approval asks, e.g. `bash: {"command":"ls"}`. */
+export function approvalLine(approval: PendingApproval): string {
+  const input = JSON.stringify(approval.input);
+  return `${approval.tool}: ${input.length > 300 ? `${input.slice(0, 300)}…` : input}`;
+}
+
+function statusMessageOf(run: Run, pending: readonly PendingApproval[]): string {
+  if (taskStatusOf(run) === 'input_required' && pending.length > 0)
+    return `waits for approval of ${pending.map(approvalLine).join('; ')}`;
+  if (run.status === 'failed') return run.error?.message ?? `run failed (${run.status_reason ?? 'error'})`;
+  if (run.status === 'cancelled') return `run cancelled${run.status_reason ? ` (${run.status_reason})` : ''}`;
+  if (run.status === 'completed') return 'run completed';
+  return `run ${run.status}, ${run.steps} model call${run.steps === 1 ? '' : 's'} so far`;
+}
+
+/**
+ * What an approval asks, as the Tasks extension's `inputRequests` carry it (an
+ * `elicitation/create` form): approve, edit (the tool's arguments as JSON) or deny with a reason.
+ * Keyed by the approval's id, which `tasks/update`'s `inputResponses` answer.
+ */
+export function inputRequestsOf(pending: readonly PendingApproval[]): Record<string, unknown> {
+  return Object.fromEntries(
+    pending.map((approval) => [
+      approval.approval_id,
+      {
+        method: 'elicitation/create',
+        params: {
+          mode: 'form',
+          message: `Approve ${approvalLine(approval)}?`,
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              decision: { type: 'string', enum: ['approve', 'edit', 'deny'], default: 'approve' },
+              input: {
+                type: 'string',
+                description: "With edit: the tool's arguments as a JSON object",
+                default: JSON.stringify(approval.input),
+              },
+              reason: { type: 'string', description: 'With deny: why, shown to the model' },
+            },
+            required: ['decision'],
+          },
+        },
+      },
+    ]),
+  );
+}
+
+/**
+ * The task as `tasks/get` answers it (2025-11-25's Task), with the Tasks extension's
+ * `inputRequests` while it waits on approvals. Keel keeps a run as long as its thread: `ttl` null.
+ */
+export function taskOf(run: Run, pending: readonly PendingApproval[] = []) {
+  const status = taskStatusOf(run);
+  const own = pending.filter((approval) => approval.run_id === run.run_id);
+  return {
+    taskId: taskIdOf(run),
+    status,
+    statusMessage: statusMessageOf(run, own),
+    createdAt: run.created_at,
+    lastUpdatedAt: run.updated_at,
+    ttl: null,
+    ...(isTerminal(run.status) ? {} : { pollInterval: pollIntervalMs }),
+    ...(status === 'input_required' && own.length > 0 ? { inputRequests: inputRequestsOf(own) } : {}),
+  };
+}
+
+/** The `tools/call` result a finished run answers: its final message text, or what ended it. */
+export function toolResultOf(run: Run) {
+  const meta = { [threadMetaKey]: run.thread_id, [runMetaKey]: run.run_id };
+  if (run.status === 'completed')
+    return { content: [{ type: 'text' as const, text: run.output ?? '' }], _meta: meta };
+  const why =
+    run.status === 'cancelled'
+      ? `the run was cancelled${run.status_reason ? ` (${run.status_reason})` : ''}`
+      : `the run failed: ${run.error?.message ?? run.status_reason ?? 'error'}`;
+  return { content: [{ type: 'text' as const, text: why }], isError: true, _meta: meta };
+}

@@ -1,0 +1,303 @@
+/**
+ * Keel's agents over MCP (issue 34, decision 0430), driven by the official MCP TypeScript SDK's
+ * client against the real API, worker and Temporal dev server: tools are assistants, a call is a
+ * run, a task is that run, durable across an API restart.
+ */
+import { request as httpRequest } from 'node:http';
+import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ErrorCode,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { apiHarness, call, startTestApi } from '../helpers/api';
+import { eventually } from '../helpers/temporal';
+
+jest.setTimeout(120_000);
+
+const aliceToken = 'alice-token-0123456789';
+const bobToken = 'bob-token-0123456789';
+
+/** `tasks/get`'s answer, kept whole (the SDK's own schema drops the extension's `inputRequests`). */
+const detailedTask = z.looseObject({
+  taskId: z.string(),
+  status: z.string(),
+  statusMessage: z.string().optional(),
+  inputRequests: z.record(z.string(), z.looseObject({ method: z.string() })).optional(),
+});
+type DetailedTask = z.infer<typeof detailedTask>;
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/** A POST to /mcp as bytes, with headers `fetch` would not send (Host). */
+function rawPost(base: string, headers: Record<string, string>, body: string) {
+  return new Promise<RawAnswer>((resolve, reject) => {
+    const sent = httpRequest(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+    });
+    sent.on('error', reject);
+    sent.on('response', (response) => {
+      let text = '';
+      response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, text }),
+      );
+    });
+    sent.end(body);
+  });
+}
+
+const mcpHeaders = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  authorization: `Bearer ${aliceToken}`,
+};
+
+describe('agents over MCP at /mcp', () => {
+  const harness = apiHarness(() => ({
+    KEEL_APPROVAL: 'require',
+    KEEL_API_TOKENS: `alice:${aliceToken},bob:${bobToken}`,
+  }));
+  const clients: Client[] = [];
+
+  const connect = async (token = aliceToken, base = harness.base): Promise<Client> => {
+    const client = new Client({ name: 'keel-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    clients.push(client);
+    return client;
+  };
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+  });
+
+  const startTask = async (client: Client, message: string): Promise<string> => {
+    const created = await client.request(
+      { method: 'tools/call', params: { name: 'agent', arguments: { message }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    expect(created.task.status).toBe('working');
+    return created.task.taskId;
+  };
+  const getTask = (client: Client, taskId: string): Promise<DetailedTask> =>
+    client.request({ method: 'tasks/get', params: { taskId } }, detailedTask);
+  const taskIn = (client: Client, taskId: string, status: string, timeoutMs = 30_000) =>
+    eventually(
+      async () => {
+        const task = await getTask(client, taskId);
+        return task.status === status ? task : undefined;
+      },
+      timeoutMs,
+      `task ${taskId} ${status}`,
+    );
+  const updateTask = (client: Client, taskId: string, inputResponses: Record<string, unknown>) =>
+    client.request(
+      { method: 'tasks/update', params: { taskId, inputResponses } },
+      z.looseObject({ resultType: z.string() }),
+    );
+  const errorOf = async (promise: Promise<unknown>): Promise<McpError> => {
+    const error = await promise.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(McpError);
+    return error as McpError;
+  };
+
+  it('lists each assistant as a tool and answers a blocking call with the final message, as a run the LangGraph SDK sees', async () => {
+    const created = await call<{ assistant_id: string }>(
+      harness.base,
+      'POST',
+      '/assistants',
+      { graph_id: 'agent', name: 'reviewer', description: 'Reviews what it is shown' },
+      { authorization: `Bearer ${aliceToken}` },
+    );
+    expect(created.status).toBe(200);
+    const client = await connect();
+    const tools = await eventually(async () => {
+      const listed = await client.listTools();
+      return listed.tools.some(({ name }) => name === 'reviewer') ? listed.tools : undefined;
+    });
+    expect(tools.find(({ name }) => name === 'agent')).toMatchObject({
+      inputSchema: { type: 'object', required: ['message'] },
+      execution: { taskSupport: 'optional' },
+    });
+    expect(tools.find(({ name }) => name === 'reviewer')).toMatchObject({
+      title: 'reviewer',
+      description: expect.stringContaining('Reviews what it is shown') as unknown,
+      _meta: { 'keel/assistant_id': created.body.assistant_id },
+    });
+    // Bob's token lists the default agent, not Alice's assistant.
+    const bobs = await (await connect(bobToken)).listTools();
+    expect(bobs.tools.map(({ name }) => name)).toEqual(['agent']);
+
+    const result = await client.callTool({ name: 'reviewer', arguments: { message: 'hello over MCP' } });
+    expect(result.isError).toBeFalsy();
+    expect((result.content as Array<{ text: string }>)[0]!.text).toContain('You said: “hello over MCP”');
+    const threadId = result._meta!['keel/thread_id'] as string;
+    const runId = result._meta!['keel/run_id'] as string;
+
+    const langGraph = new LangGraphClient({ apiUrl: harness.base, apiKey: aliceToken });
+    expect(await langGraph.runs.get(threadId, runId)).toMatchObject({
+      status: 'completed',
+      assistant_id: created.body.assistant_id,
+    });
+    // A named thread continues: the second turn lands on the same thread.
+    const again = await client.callTool({
+      name: 'agent',
+      arguments: { message: 'second turn', thread_id: threadId },
+    });
+    expect(again._meta).toMatchObject({ 'keel/thread_id': threadId });
+    const runs = await langGraph.runs.list(threadId);
+    expect(runs).toHaveLength(2);
+  });
+
+  it('answers a blocking call whose run waits on an approval at once, saying so, and the run goes on as a task', async () => {
+    const client = await connect();
+    const answer = await client.callTool({ name: 'agent', arguments: { message: 'run: echo blocked-call' } });
+    expect(answer.isError).toBe(true);
+    const text = (answer.content as Array<{ text: string }>)[0]!.text;
+    expect(text).toContain('waits for approval of bash: {"command":"echo blocked-call"}');
+    const taskId = `${answer._meta!['keel/thread_id'] as string}:${answer._meta!['keel/run_id'] as string}`;
+    expect(text).toContain(taskId);
+    const waiting = await getTask(client, taskId);
+    expect(waiting.status).toBe('input_required');
+    const [approvalId] = Object.keys(waiting.inputRequests ?? {});
+    await updateTask(client, taskId, { [approvalId!]: { action: 'accept' } });
+    await taskIn(client, taskId, 'completed');
+  });
+
+  it('runs a call as a task: input_required for an approval, answered with tasks/update (edit), read by a second client, then completed', async () => {
+    const client = await connect();
+    const taskId = await startTask(client, 'run: echo from-the-model');
+    const waiting = await taskIn(client, taskId, 'input_required');
+    expect(waiting.statusMessage).toContain('echo from-the-model');
+    const [approvalId] = Object.keys(waiting.inputRequests ?? {});
+    expect(waiting.inputRequests![approvalId!]).toMatchObject({ method: 'elicitation/create' });
+
+    const second = await connect();
+    expect((await getTask(second, taskId)).status).toBe('input_required');
+    // Bob cannot see Alice's task: to him it does not exist.
+    const bob = await connect(bobToken);
+    const hidden = await errorOf(getTask(bob, taskId));
+    expect(hidden.code).toBe(ErrorCode.InvalidParams);
+    expect(hidden.message).toContain('not found');
+
+    const unknownKey = await errorOf(updateTask(client, taskId, { nope: { action: 'accept' } }));
+    expect(unknownKey.code).toBe(ErrorCode.InvalidParams);
+    await updateTask(second, taskId, {
+      [approvalId!]: {
+        action: 'accept',
+        content: { decision: 'edit', input: JSON.stringify({ command: 'echo edited-over-mcp' }) },
+      },
+    });
+    await taskIn(client, taskId, 'completed');
+    const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect(result.isError).toBeFalsy();
+    expect((result.content[0] as { text: string }).text).toContain('edited-over-mcp');
+    expect(await second.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)).toEqual(result);
+  });
+
+  it('denies an approval with a reason through tasks/update, and the run tells the model why', async () => {
+    const client = await connect();
+    const taskId = await startTask(client, 'run: echo never');
+    const waiting = await taskIn(client, taskId, 'input_required');
+    const [approvalId] = Object.keys(waiting.inputRequests ?? {});
+    await updateTask(client, taskId, {
+      [approvalId!]: { action: 'accept', content: { decision: 'deny', reason: 'not on a Friday' } },
+    });
+    await taskIn(client, taskId, 'completed');
+    const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect((result.content[0] as { text: string }).text).toContain('not on a Friday');
+  });
+
+  it('cancels a task with tasks/cancel: the run is cancelled for every client, and a second cancel is refused', async () => {
+    const client = await connect();
+    const taskId = await startTask(client, 'think: 30');
+    await taskIn(client, taskId, 'working');
+    const cancelled = await client.experimental.tasks.cancelTask(taskId);
+    expect(cancelled.status).toBe('cancelled');
+    const [threadId, runId] = taskId.split(':');
+    const run = await call<{ status: string }>(
+      harness.base,
+      'GET',
+      `/threads/${threadId}/runs/${runId}`,
+      undefined,
+      {
+        authorization: `Bearer ${aliceToken}`,
+      },
+    );
+    expect(run.body.status).toBe('cancelled');
+    const again = await errorOf(client.experimental.tasks.cancelTask(taskId));
+    expect(again.code).toBe(ErrorCode.InvalidParams);
+  });
+
+  it('reads the same task after the API restarts between tasks/get calls: the run lives in Temporal', async () => {
+    const client = await connect();
+    const taskId = await startTask(client, 'think: 3');
+    expect((await getTask(client, taskId)).status).toBe('working');
+    await harness.api.stop();
+    harness.api = await startTestApi(harness.client, harness.config);
+    harness.base = harness.api.url;
+    const afterRestart = await connect();
+    await taskIn(afterRestart, taskId, 'completed');
+    const result = await afterRestart.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect((result.content[0] as { text: string }).text).toContain('think: 3');
+  });
+
+  it('answers bad input with JSON-RPC error codes', async () => {
+    const client = await connect();
+    const unknownTool = await errorOf(client.callTool({ name: 'nobody', arguments: { message: 'hi' } }));
+    expect(unknownTool.code).toBe(ErrorCode.InvalidParams);
+    const noMessage = await errorOf(client.callTool({ name: 'agent', arguments: {} }));
+    expect(noMessage.code).toBe(ErrorCode.InvalidParams);
+    expect(noMessage.message).toContain('arguments.message');
+    const badThread = await errorOf(
+      client.callTool({ name: 'agent', arguments: { message: 'hi', thread_id: '../x' } }),
+    );
+    expect(badThread.code).toBe(ErrorCode.InvalidParams);
+    const unknownTask = await errorOf(client.experimental.tasks.getTask('no-such-thread:no-such-run'));
+    expect(unknownTask.code).toBe(ErrorCode.InvalidParams);
+    const malformedTask = await errorOf(client.experimental.tasks.getTask('not a task id'));
+    expect(malformedTask.code).toBe(ErrorCode.InvalidParams);
+    const noMethod = await errorOf(client.request({ method: 'prompts/list' }, z.looseObject({})));
+    expect(noMethod.code).toBe(ErrorCode.MethodNotFound);
+
+    const notJson = await rawPost(harness.base, mcpHeaders, '{"jsonrpc": "2.0", "id": 1,');
+    expect(notJson.status).toBe(400);
+    expect(JSON.parse(notJson.text)).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
+    const get = await fetch(`${harness.base}/mcp`, { headers: { authorization: `Bearer ${aliceToken}` } });
+    expect(get.status).toBe(405);
+  });
+
+  it('holds the API doors at /mcp: a token, the Host check against rebinding, the Origin check against other pages', async () => {
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const { authorization: _, ...anonymous } = mcpHeaders;
+    expect((await rawPost(harness.base, anonymous, list)).status).toBe(401);
+    const rebound = await rawPost(harness.base, { ...mcpHeaders, host: 'evil.example:8080' }, list);
+    expect(rebound.status).toBe(421);
+    const elsewhere = await rawPost(harness.base, { ...mcpHeaders, origin: 'http://evil.example' }, list);
+    expect(elsewhere.status).toBe(403);
+    const plainText = await rawPost(
+      harness.base,
+      { ...mcpHeaders, 'content-type': 'text/plain', origin: 'http://evil.example' },
+      list,
+    );
+    expect(plainText.status).toBe(403);
+    const allowed = await rawPost(harness.base, mcpHeaders, list);
+    expect(allowed.status).toBe(200);
+    expect(JSON.parse(allowed.text)).toMatchObject({ result: { tools: expect.any(Array) as unknown } });
+  });
+});
