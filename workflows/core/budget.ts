@@ -92,17 +92,19 @@ export function budgetExceeded(state: ThreadState): RunError | undefined {
 /**
  * The limits a child agent gets, carved out of what is left here: an equal share for each of
  * the `siblings` the same answer spawns, and one kept for this thread to read their reports. So
- * children running at once can never spend more together than this thread has left.
- * Undefined without limits; `'none'` when a share would be empty.
+ * children running at once can never spend more together than this thread has left. With
+ * nothing left a child still starts, with the least limit there is (a token, a micro-dollar):
+ * it refuses its own first call and spends nothing, and a history recorded before the ceiling,
+ * which started it, replays the same commands. Undefined without limits.
  */
-export function childAllowance(state: ThreadState, siblings: number): ModelCallBudget | 'none' | undefined {
+export function childAllowance(state: ThreadState, siblings: number): ModelCallBudget | undefined {
   const left = budgetLeft(state);
   if (left === undefined) return undefined;
   const shares = Math.max(1, siblings) + 1;
-  const tokens = left.tokens === undefined ? undefined : Math.floor(left.tokens / shares);
-  const cost = left.cost_usd === undefined ? undefined : roundDown(left.cost_usd / shares);
-  if (tokens === 0 || cost === 0) return 'none';
-  return { ...(tokens === undefined ? {} : { tokens }), ...(cost === undefined ? {} : { cost_usd: cost }) };
+  return {
+    ...(left.tokens === undefined ? {} : { tokens: Math.max(1, Math.floor(left.tokens / shares)) }),
+    ...(left.cost_usd === undefined ? {} : { cost_usd: Math.max(1e-6, roundDown(left.cost_usd / shares)) }),
+  };
 }
 
 export function exceededEvent(state: ThreadState, runId: string): Command {

@@ -11,7 +11,6 @@ import { childAllowance } from './budget';
 import { iso } from './emit';
 import type { ChildRecord, ThreadState } from './state';
 import type { Command } from './transitions';
-import { say } from './wording';
 
 function spawnInput(input: Record<string, unknown>): SpawnAgentInput {
   return {
@@ -51,11 +50,10 @@ export function spawnCommand(
   runId: string,
   use: ToolUseBlock,
   now: number,
-  allowance: ModelCallBudget | 'none' | undefined = childAllowance(state, 1),
+  allowance: ModelCallBudget | undefined = childAllowance(state, 1),
 ): { command: Command } | { refusal: string } {
   const input = spawnInput(use.input);
   if (input.task === '') return { refusal: 'spawn_agent needs a non-empty task' };
-  if (allowance === 'none') return { refusal: say.noBudgetForChild };
   const { thread } = state;
   const origin: ChildOrigin = {
     parent_thread_id: thread.thread_id,

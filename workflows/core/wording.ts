@@ -59,8 +59,6 @@ export const say = {
 
   approvalTimedOut: 'a tool call was not approved in time; send a message to continue',
 
-  noBudgetForChild:
-    "spawn_agent cannot start a sub-agent: nothing is left of this thread's budget to give it; raise the budget to continue",
   maxSteps: (maxSteps: number): string => `the run reached its limit of ${maxSteps} model calls`,
 
   cancelledOnRequest: 'cancelled on request',
