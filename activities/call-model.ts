@@ -7,13 +7,16 @@ import type { CallModelInput, CallModelResult, StoppedModelCall } from '../commo
 import { FailureType } from '../common/failures';
 import { parseModelSpec } from '../common/model-spec';
 import { type ModelMessage, textOf, toolUsesOf } from '../common/transcript';
+import { addUsage, totalTokens, type Usage } from '../common/usage';
 import { DeltaPublisher } from './delta-publisher';
 import { LiveTextSink, type LiveTextHub } from './live-text';
 import { failure } from './errors';
 import { StepMessagesReader } from './model-messages';
 import { withHeartbeats } from './heartbeat';
-import { countModelFault, faultsSoFar, type ModelCallProgress } from './model-faults';
+import { budgetRefusal, fitCall } from './model-budget';
+import { countModelFault, faultsSoFar, spentSoFar, type ModelCallProgress } from './model-faults';
 import { stoppedByWorkerShutdown } from './shutdown';
+import type { CountRequest } from './model/client';
 import type { ModelClients } from './model/clients';
 import type { PriceTable } from './model/prices';
 import type { ToolRegistry } from './tools/registry';
@@ -54,6 +57,14 @@ function textSinkFor(input: CallModelInput, live: LiveTextHub | undefined) {
   return DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
 }
 
+/**
+ * A provider that cannot count before the call: its input estimated from the request's JSON, at
+ * two characters a token, well above what tokenizers make of English or code (decision 0425).
+ */
+function estimateInputTokens(request: CountRequest): number {
+  return Math.ceil((request.system.length + JSON.stringify([request.tools, request.messages]).length) / 2);
+}
+
 /** The messages of a call whose input left them out: read from the workflow that asked for it. */
 function messagesFromWorkflow(reader: StepMessagesReader, input: CallModelInput): Promise<ModelMessage[]> {
   const context = Context.current();
@@ -77,62 +88,106 @@ export function createCallModel({
     if (typeof spec === 'string') throw failure('ModelNotConfigured', spec, { nonRetryable: true });
     const client = clients(spec);
     const faults = faultsSoFar();
-    return withHeartbeats(
-      async (signal) => {
-        // Not a fault of the model: the workflow's worker may be gone, and the next attempt asks again.
-        const messages = input.messages ?? (await messagesFromWorkflow(reader, input));
-        const deltas = textSinkFor(input, live);
-        // What has streamed so far: a stopped call hands it back (as text only) for the transcript.
-        let received = '';
-        const onTextDelta = (text: string): void => {
-          received += text;
-          deltas?.push(text);
-        };
-        let reply;
-        try {
-          reply = await client.complete({
-            model: spec.model,
-            system: input.system ?? defaultSystemPrompt,
-            messages,
-            tools: registry.schemas(),
-            maxTokens: maxOutputTokens,
-            signal,
-            // A call that publishes nothing still streams: its first token is timed all the same.
-            ...(deltas !== undefined || input.deltas === false ? { onTextDelta } : {}),
+    const spent = spentSoFar();
+    // Mutated as the attempt goes: every heartbeat carries what it may spend (decision 0425).
+    const progress: ModelCallProgress = {
+      model_faults: faults,
+      ...(totalTokens(spent) > 0 || spent.cost_usd > 0 ? { billed: spent } : {}),
+    };
+    return withHeartbeats(async (signal) => {
+      // Not a fault of the model: the workflow's worker may be gone, and the next attempt asks again.
+      const messages = input.messages ?? (await messagesFromWorkflow(reader, input));
+      const system = input.system ?? defaultSystemPrompt;
+      const tools = registry.schemas();
+      let maxTokens = maxOutputTokens;
+      let reserved: Usage | undefined;
+      let answerStarted = client.reportsAnswerStart !== true;
+      try {
+        if (input.budget !== undefined) {
+          const request = { model: spec.model, system, messages, tools, signal };
+          const inputTokens = await (client.countInputTokens?.(request) ?? estimateInputTokens(request));
+          const fit = fitCall({
+            budget: input.budget,
+            spent,
+            inputTokens,
+            price: prices.priceOf(input.model),
+            maxOutputTokens,
           });
-        } catch (error) {
-          // A failed attempt's partial text is published for what it is: the retry's deltas replace it.
-          await deltas?.close();
-          // A worker shutting down is not the model's fault (withHeartbeats turns it into WorkerShutdown).
-          if (stoppedByWorkerShutdown()) throw error;
-          // Nor is a cancelled call: it ends as cancelled (a local activity would otherwise retry),
-          // carrying what the model said until then (decision 0370).
-          if (Context.current().cancellationSignal.aborted) {
-            const stopped: StoppedModelCall = {
-              text: received,
-              ...(deltas instanceof LiveTextSink
-                ? { streamed: { attempt: Context.current().info.attempt } }
-                : {}),
-            };
-            throw new CancelledFailure(
-              'model call stopped',
-              [stopped],
-              error instanceof Error ? error : undefined,
-            );
-          }
-          throw countModelFault(error, faults);
+          if (typeof fit === 'string') throw budgetRefusal(fit, spent);
+          ({ maxTokens, reserved } = fit);
+          progress.reserved = reserved;
+          // At once, before the request: a worker killed mid-call leaves this for the next attempt.
+          if (!Context.current().info.isLocal) Context.current().heartbeat(progress);
         }
-        const streamed = await deltas?.finish(textOf(reply.content));
-        return {
-          content: reply.content,
-          stop_reason: reply.stop_reason,
-          model: reply.model,
-          usage: { ...reply.usage, cost_usd: prices.cost(input.model, reply.usage) },
-          tools: registry.flagsFor(toolUsesOf(reply.content).map((use) => use.name)),
-          ...streamed,
-        };
-      },
-      { model_faults: faults } satisfies ModelCallProgress,
-    );
+      } catch (error) {
+        if (stoppedByWorkerShutdown() || Context.current().cancellationSignal.aborted) throw error;
+        throw countModelFault(error, faults, progress);
+      }
+      const deltas = textSinkFor(input, live);
+      // What has streamed so far: a stopped call hands it back (as text only) for the transcript.
+      let received = '';
+      const onTextDelta = (text: string): void => {
+        received += text;
+        deltas?.push(text);
+      };
+      let reply;
+      try {
+        reply = await client.complete({
+          model: spec.model,
+          system,
+          messages,
+          tools,
+          maxTokens,
+          signal,
+          onAnswerStarted: () => {
+            answerStarted = true;
+          },
+          // A call that publishes nothing still streams: its first token is timed all the same.
+          ...(deltas !== undefined || input.deltas === false ? { onTextDelta } : {}),
+        });
+      } catch (error) {
+        // An attempt whose answer had begun is billed, by how much is not known: its reservation.
+        if (reserved !== undefined) {
+          const billed = answerStarted ? addUsage(spent, reserved) : spent;
+          delete progress.reserved;
+          if (totalTokens(billed) > 0 || billed.cost_usd > 0) progress.billed = billed;
+        }
+        // A failed attempt's partial text is published for what it is: the retry's deltas replace it.
+        await deltas?.close();
+        // A worker shutting down is not the model's fault (withHeartbeats turns it into WorkerShutdown).
+        if (stoppedByWorkerShutdown()) {
+          if (!Context.current().info.isLocal) Context.current().heartbeat(progress);
+          throw error;
+        }
+        // Nor is a cancelled call: it ends as cancelled (a local activity would otherwise retry),
+        // carrying what the model said until then (decision 0370).
+        if (Context.current().cancellationSignal.aborted) {
+          const stopped: StoppedModelCall = {
+            text: received,
+            ...(progress.billed === undefined ? {} : { billed: progress.billed }),
+            ...(deltas instanceof LiveTextSink
+              ? { streamed: { attempt: Context.current().info.attempt } }
+              : {}),
+          };
+          throw new CancelledFailure(
+            'model call stopped',
+            [stopped],
+            error instanceof Error ? error : undefined,
+          );
+        }
+        throw countModelFault(error, faults, progress);
+      }
+      const streamed = await deltas?.finish(textOf(reply.content));
+      const usage = { ...reply.usage, cost_usd: prices.cost(input.model, reply.usage) };
+      return {
+        content: reply.content,
+        stop_reason: reply.stop_reason,
+        model: reply.model,
+        // Earlier attempts' spend is this call's too: the ledger counts every billed attempt.
+        usage: addUsage(spent, usage),
+        tools: registry.flagsFor(toolUsesOf(reply.content).map((use) => use.name)),
+        ...streamed,
+      };
+    }, progress);
   };
 }

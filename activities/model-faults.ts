@@ -8,6 +8,8 @@
  */
 import { ApplicationFailure, msToNumber } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
+import { spentByAttempts, type ModelCallSpend } from '../common/activities';
+import { totalTokens, type Usage, zeroUsage } from '../common/usage';
 
 /** Faults of the model (errors, overloads, stalls) after which the run is told it failed. */
 export const modelFaultLimit = 6;
@@ -15,9 +17,20 @@ export const modelFaultLimit = 6;
 const firstBackoffMs = 1_000;
 const maxBackoffMs = 30_000;
 
-/** What a model call's heartbeats carry from one attempt to the next. */
-export interface ModelCallProgress {
+/** What a model call's heartbeats carry from one attempt to the next (and what it spent, 0425). */
+export interface ModelCallProgress extends ModelCallSpend {
   model_faults: number;
+}
+
+/**
+ * What the attempts before this one spent: what they were billed, and the reservation of one
+ * that never said (its worker died mid-call), counted as spent. Nothing on a first attempt, or
+ * for a local activity, which has no heartbeats to carry it.
+ */
+export function spentSoFar(): Usage {
+  const { info } = Context.current();
+  if (info.isLocal) return zeroUsage;
+  return spentByAttempts(info.heartbeatDetails) ?? zeroUsage;
 }
 
 /** Faults counted by the attempts before this one (0 on the first attempt). */
@@ -38,18 +51,27 @@ export function faultsSoFar(): number {
  * failure made final. The count travels in the last heartbeat, which the SDK flushes with the
  * failure.
  */
-export function countModelFault(error: unknown, before: number): unknown {
-  if (error instanceof ApplicationFailure && error.nonRetryable) return error;
+export function countModelFault(error: unknown, before: number, spend: ModelCallSpend = {}): unknown {
+  const billed = spend.billed;
+  const paid = billed !== undefined && (totalTokens(billed) > 0 || billed.cost_usd > 0);
+  if (error instanceof ApplicationFailure && error.nonRetryable)
+    return paid ? withBilled(error, billed) : error;
   const faults = before + 1;
   if (!Context.current().info.isLocal)
-    Context.current().heartbeat({ model_faults: faults } satisfies ModelCallProgress);
+    Context.current().heartbeat({ ...spend, model_faults: faults } satisfies ModelCallProgress);
   const known = error instanceof ApplicationFailure;
   const type = (known ? error.type : error instanceof Error ? error.name : undefined) ?? 'Error';
   const message = error instanceof Error ? error.message : String(error);
   // The new failure replaces an ApplicationFailure, so it keeps that one's cause, not itself.
   const cause = known ? error.cause : error instanceof Error ? error : undefined;
   if (faults >= modelFaultLimit)
-    return ApplicationFailure.create({ type, message, nonRetryable: true, ...(cause ? { cause } : {}) });
+    return ApplicationFailure.create({
+      type,
+      message,
+      nonRetryable: true,
+      ...(paid ? { details: [{ billed }] } : {}),
+      ...(cause ? { cause } : {}),
+    });
   const delayMs =
     known && error.nextRetryDelay !== undefined
       ? msToNumber(error.nextRetryDelay)
@@ -61,5 +83,16 @@ export function countModelFault(error: unknown, before: number): unknown {
     nextRetryDelay: delayMs,
     ...(known ? { details: error.details ?? [] } : {}),
     ...(cause ? { cause } : {}),
+  });
+}
+
+/** A final failure that also says what the call's attempts were billed, for the workflow's ledger. */
+function withBilled(error: ApplicationFailure, billed: Usage): ApplicationFailure {
+  return ApplicationFailure.create({
+    ...(error.type === undefined || error.type === null ? {} : { type: error.type }),
+    message: error.message,
+    nonRetryable: true,
+    details: [{ billed }],
+    ...(error.cause === undefined ? {} : { cause: error.cause }),
   });
 }

@@ -49,7 +49,11 @@ function failSpan(span: Span, error: unknown, type: string): void {
 export function observeModelClients(clients: ModelClients, metrics: WorkerMetrics): ModelClients {
   return (spec) => {
     const client = clients(spec);
+    const countInputTokens = client.countInputTokens?.bind(client);
     return {
+      // What the budget needs of the client passes through as it is (decision 0425).
+      ...(countInputTokens === undefined ? {} : { countInputTokens }),
+      ...(client.reportsAnswerStart === undefined ? {} : { reportsAnswerStart: client.reportsAnswerStart }),
       complete(request) {
         const { onTextDelta } = request;
         if (onTextDelta === undefined) return client.complete(request);

@@ -27,6 +27,7 @@ import { throughput } from './scenarios/throughput';
 import { tracingCost } from './scenarios/tracing';
 import { tokenLatency } from './scenarios/token-latency';
 import { longAnswers } from './scenarios/long-answers';
+import { budgetCeiling } from './scenarios/budget-ceiling';
 
 interface Sizes {
   quick: boolean;
@@ -140,6 +141,11 @@ const scenarios: Scenario[] = [
         firstTokenDelayMs: 600,
         tokens: { min: 400, max: 800 },
       }),
+  },
+  {
+    name: 'budget',
+    title: '14. budget ceilings: what the model server billed against a thread’s limit',
+    run: (system, { fake }) => budgetCeiling(system, fake),
   },
 ];
 

@@ -5,7 +5,7 @@
 import type { AssistantSettings } from './assistants';
 import type { ToolFlags, ToolOutcome } from './tools';
 import type { AssistantContent, ModelMessage, StopReason } from './transcript';
-import type { Usage } from './usage';
+import { addUsage, type Usage, zeroUsage } from './usage';
 
 export interface CallModelInput {
   thread_id: string;
@@ -34,6 +34,53 @@ export interface CallModelInput {
    * none is published; the call then always brings its messages, and runs as a local activity.
    */
   deltas?: false;
+  /**
+   * What this call may spend at most, all its attempts together: what is left of the thread's
+   * budget (decision 0425). The activity counts the input, lowers the answer's `max_tokens` to
+   * fit, or refuses the call (`BudgetExceeded`). Absent when the thread has no limits.
+   */
+  budget?: ModelCallBudget;
+}
+
+/** A model call's ceiling: tokens (every kind counted) and dollars, each when the thread limits it. */
+export interface ModelCallBudget {
+  tokens?: number;
+  cost_usd?: number;
+}
+
+/**
+ * What a model call's attempts spent, carried in its heartbeats from one attempt to the next and
+ * in the first detail of its final failure, so the workflow's ledger keeps what was paid for
+ * (decision 0425). `billed`: what the attempts that ended were billed, or may have been;
+ * `reserved`: what the attempt in flight may spend at most. An attempt whose worker died never
+ * says what it spent, so the next attempt (or the workflow) counts its reservation as spent.
+ */
+export interface ModelCallSpend {
+  billed?: Usage;
+  reserved?: Usage;
+}
+
+function usageIn(value: unknown): Usage | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const fields = value as Record<string, unknown>;
+  const keys = [
+    'input_tokens',
+    'output_tokens',
+    'cache_creation_input_tokens',
+    'cache_read_input_tokens',
+    'cost_usd',
+  ] as const;
+  if (!keys.every((key) => typeof fields[key] === 'number' && Number.isFinite(fields[key]))) return undefined;
+  return value as Usage;
+}
+
+/** Everything a model call's attempts spent, by what they carried (undefined when nothing). */
+export function spentByAttempts(spend: unknown): Usage | undefined {
+  if (typeof spend !== 'object' || spend === null) return undefined;
+  const { billed, reserved } = spend as Record<string, unknown>;
+  const parts = [usageIn(billed), usageIn(reserved)].filter((usage) => usage !== undefined);
+  if (parts.length === 0) return undefined;
+  return parts.reduce((sum, usage) => addUsage(sum, usage), zeroUsage);
 }
 
 /** Characters of JSON up to which a model call's messages travel inside its input. */
@@ -90,6 +137,8 @@ export interface StoppedModelCall {
    * workflow logs the stopped text whole, so a stream gets the characters it had not read.
    */
   streamed?: { attempt: number };
+  /** What the call's attempts were billed, or may have been (decision 0425). */
+  billed?: Usage;
 }
 
 export interface RunToolInput {

@@ -6,7 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { AssistantContent, ModelMessage, StopReason } from '../../common/transcript';
 import { failure } from '../errors';
 import { mapAnthropicError } from './anthropic-errors';
-import type { ModelClient, ModelReply, ModelRequest } from './client';
+import type { CountRequest, ModelClient, ModelReply, ModelRequest } from './client';
 import { watchForStalls } from './stall-watch';
 
 export interface AnthropicOptions {
@@ -77,6 +77,28 @@ export class AnthropicModel implements ModelClient {
     });
   }
 
+  readonly reportsAnswerStart = true;
+
+  /** The Messages API's own count (`POST /v1/messages/count_tokens`), which bills nothing. */
+  async countInputTokens(request: CountRequest): Promise<number> {
+    try {
+      const tools = request.tools.map((tool) => ({ ...tool }));
+      const counted = await this.#client(fetch).messages.countTokens(
+        {
+          model: request.model,
+          system: [{ type: 'text', text: request.system }],
+          messages: toAnthropicMessages(request.messages),
+          ...(tools.length === 0 ? {} : { tools }),
+        },
+        { signal: request.signal },
+      );
+      return counted.input_tokens;
+    } catch (error) {
+      if (request.signal.aborted) throw request.signal.reason;
+      throw mapAnthropicError(error) ?? error;
+    }
+  }
+
   async complete(request: ModelRequest): Promise<ModelReply> {
     const watch = watchForStalls(request.signal, this.#stallTimeoutMs);
     try {
@@ -96,6 +118,9 @@ export class AnthropicModel implements ModelClient {
         { signal: watch.signal },
       );
       stream.on('text', (delta) => request.onTextDelta?.(delta));
+      stream.on('streamEvent', (event) => {
+        if (event.type === 'message_start') request.onAnswerStarted?.();
+      });
       const message = await stream.finalMessage();
       return {
         content: message.content.flatMap((block): AssistantContent[] => {

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AssistantContent, ModelMessage, ToolResultBlock, ToolUseBlock } from '../../common/transcript';
-import type { ModelClient, ModelReply, ModelRequest } from './client';
+import type { CountRequest, ModelClient, ModelReply, ModelRequest } from './client';
 
 /** Milliseconds between streamed tokens, by scripted model name. */
 const tokenDelays: Record<string, number> = { demo: 0, typewriter: 25 };
@@ -111,8 +111,28 @@ function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+/** What the scripted model reads, counted as it reports it. */
+const promptOf = (request: CountRequest): string =>
+  request.system + JSON.stringify(request.tools) + JSON.stringify(request.messages);
+
+/**
+ * An answer of at most `maxTokens`, as a real model's: cut where the limit falls, its tool calls
+ * dropped (a cut-off call is never run), and said so by its stop reason.
+ */
+function withinMaxTokens(text: string, calls: Plan['calls'], maxTokens: number) {
+  if (estimateTokens(text) + 20 * calls.length <= maxTokens) return { text, calls, cut: false };
+  return { text: text.slice(0, maxTokens * 4), calls: [], cut: true };
+}
+
 export class ScriptedModel implements ModelClient {
+  readonly reportsAnswerStart = true;
+
+  countInputTokens(request: CountRequest): Promise<number> {
+    return Promise.resolve(estimateTokens(promptOf(request)));
+  }
+
   async complete(request: ModelRequest): Promise<ModelReply> {
+    request.onAnswerStarted?.();
     const { messages, signal } = request;
     const last = messages.at(-1);
     const results =
@@ -134,6 +154,8 @@ export class ScriptedModel implements ModelClient {
       text = plan.text;
       calls = plan.calls;
     }
+    const answer = withinMaxTokens(text, calls, request.maxTokens);
+    ({ text, calls } = answer);
     const delay = tokenDelays[request.model] ?? 0;
     for (const token of text.match(/\S+\s*|\s+/g) ?? []) {
       if (delay > 0) await sleep(delay, undefined, { signal });
@@ -149,12 +171,11 @@ export class ScriptedModel implements ModelClient {
         input: call.input,
       });
     }
-    const prompt = request.system + JSON.stringify(request.tools) + JSON.stringify(messages);
     return {
       content,
-      stop_reason: calls.length > 0 ? 'tool_use' : 'end_turn',
+      stop_reason: answer.cut ? 'max_tokens' : calls.length > 0 ? 'tool_use' : 'end_turn',
       usage: {
-        input_tokens: estimateTokens(prompt),
+        input_tokens: estimateTokens(promptOf(request)),
         output_tokens: estimateTokens(text) + 20 * calls.length,
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 0,

@@ -5,10 +5,11 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { lastAnswer, toolResults } from '../helpers/conversation';
+import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
 import { eventually } from '../helpers/temporal';
 import {
   alive,
+  anthropicModel,
   chaosHarness,
   anyToolResponder,
   threadProcesses,
@@ -66,6 +67,42 @@ describe('a worker process killed with SIGKILL', () => {
 
   it('does the same when the call is a local activity (its caller waits for the answer)', async () => {
     await killMidModelCall(true);
+  });
+
+  it('counts a call lost with its worker at what it reserved, so a tight ceiling holds through the retry (decision 0425)', async () => {
+    const first = await harness.fleet.start();
+    // Less than input + 8,192: the call is asked for what is left, and reserves the whole ceiling.
+    const ceiling = 3_000;
+    const conversation = await TestConversation.start(harness.client, harness.config, {
+      ...anthropicModel,
+      max_tokens: ceiling,
+    });
+    const requests = harness.fake.requests.length;
+    const billedFrom = harness.fake.billed.length;
+    harness.fake.enqueue({
+      kind: 'message',
+      content: [{ type: 'text', text: 'a slow answer that is billed as it goes '.repeat(20) }],
+      tokenDelayMs: 200,
+    });
+    const run = await conversation.submit('hello under a ceiling');
+    await harness.fake.waitForRequests(requests + 1, 30_000);
+    // The reservation reached Temporal in the call's heartbeat before the worker dies.
+    await heartbeatRecorded(conversation.handle, 'callModel');
+    await first.stop('SIGKILL');
+    await harness.fleet.start();
+    const done = await conversation.finished(run.run_id, 60_000);
+    // The retry found the lost attempt's reservation spent and nothing left: refused, not overrun.
+    expect(done).toMatchObject({ status: 'failed', status_reason: 'budget_exceeded' });
+    expect(done.error?.message).toContain('after the attempts before it');
+    expect(harness.fake.requests.length - requests).toBe(1);
+    const billed = harness.fake.billed
+      .slice(billedFrom)
+      .reduce((sum, entry) => sum + entry.input_tokens + entry.output_tokens, 0);
+    expect(billed).toBeGreaterThan(0);
+    expect(billed).toBeLessThanOrEqual(ceiling);
+    // The ledger holds the lost attempt at its reservation: never less than was billed.
+    const thread = await conversation.thread();
+    expect(thread.summary.tokens).toBe(ceiling);
   });
 
   it('does not run a side-effecting tool twice: the model hears it was interrupted and the run goes on', async () => {

@@ -66,11 +66,39 @@ export type Responder = (request: FakeRequest, index: number) => Reply;
 
 export type RecordedRequest = RequestRecord<FakeRequest, Reply['kind']>;
 
+/** What one request was billed, as the real API bills it: its input, and the output it sent. */
+export interface BilledRequest {
+  input_tokens: number;
+  output_tokens: number;
+}
+
 /**
  * `violations`: requests the real API would have rejected for breaking the tool_use/tool_result
- * rule; `enqueue`d replies are used before the responder, first in first out.
+ * rule; `enqueue`d replies are used before the responder, first in first out. `billed`: every
+ * answer the fake began (a stream that failed or stalled too), with the tokens it billed;
+ * `counts`: the requests to `/v1/messages/count_tokens`, which bill nothing.
  */
-export type FakeAnthropic = ScriptedFake<FakeRequest, Reply>;
+export type FakeAnthropic = ScriptedFake<FakeRequest, Reply> & {
+  billed: BilledRequest[];
+  counts: number;
+};
+
+/** Every token the fake billed, input and output. */
+export const billedTokens = (fake: FakeAnthropic): number =>
+  fake.billed.reduce((sum, billed) => sum + billed.input_tokens + billed.output_tokens, 0);
+
+/**
+ * The input tokens of a request, as both the answer and `count_tokens` count them: its system
+ * prompt, tools and messages, a token per four characters of their JSON (cache marks are not
+ * content, and are not counted).
+ */
+export function inputTokensOf(body: Pick<FakeRequest, 'system' | 'tools' | 'messages'>): number {
+  const content = JSON.stringify(
+    [body.system ?? '', body.tools ?? [], body.messages],
+    (key, value: unknown) => (key === 'cache_control' ? undefined : value),
+  );
+  return Math.ceil(content.length / 4);
+}
 
 /** Anthropic's wording, as its API answers it. */
 export function toolRuleViolation(messages: FakeRequest['messages']): string | undefined {
@@ -139,6 +167,7 @@ async function streamMessage(
   body: FakeRequest,
   reply: Extract<Reply, { kind: 'message' | 'stream-error' | 'stall' }>,
   isOpen: () => boolean,
+  bill: (billed: BilledRequest) => void,
 ) {
   response.writeHead(200, {
     'content-type': 'text/event-stream',
@@ -153,7 +182,10 @@ async function streamMessage(
         ? (reply.content ?? [{ type: 'text' as const, text: 'partial answer that will fail' }])
         : [{ type: 'text' as const, text: 'this stream goes silent' }];
   const usage = reply.kind === 'message' ? (reply.usage ?? {}) : {};
-  const inputTokens = usage.input_tokens ?? Math.ceil(JSON.stringify(body.messages).length / 4);
+  const inputTokens = usage.input_tokens ?? inputTokensOf(body);
+  // Billed from the moment the answer begins, whatever becomes of it.
+  const billed: BilledRequest = { input_tokens: inputTokens, output_tokens: 0 };
+  bill(billed);
   send('message_start', {
     type: 'message_start',
     message: {
@@ -182,6 +214,8 @@ async function streamMessage(
   let deltas = 0;
   const limit = reply.kind === 'message' ? Infinity : reply.afterDeltas;
   let outputTokens = 0;
+  // As the real API: never more output than `max_tokens`, the answer cut where it falls.
+  let cut = false;
   for (const [index, block] of content.entries()) {
     if (!isOpen()) return;
     if (block.type === 'text') {
@@ -192,6 +226,10 @@ async function streamMessage(
       });
       for (const piece of piecesOf(block.text)) {
         if (deltas >= limit) break;
+        if (outputTokens >= body.max_tokens) {
+          cut = true;
+          break;
+        }
         if (reply.kind === 'message' && reply.tokenDelayMs !== undefined) await sleep(reply.tokenDelayMs);
         if (!isOpen()) return;
         send('content_block_delta', {
@@ -202,15 +240,20 @@ async function streamMessage(
         if (reply.kind === 'message') reply.onSent?.(piece);
         deltas++;
         outputTokens++;
+        billed.output_tokens = outputTokens;
       }
     } else {
+      const json = JSON.stringify(block.input);
+      if (outputTokens + Math.ceil(json.length / 4) > body.max_tokens) {
+        cut = true;
+        break;
+      }
       send('content_block_start', {
         type: 'content_block_start',
         index,
         content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
       });
       // Real streams split tool input JSON across several deltas.
-      const json = JSON.stringify(block.input);
       const third = Math.ceil(json.length / 3);
       for (let start = 0; start < json.length; start += third) {
         send('content_block_delta', {
@@ -220,9 +263,11 @@ async function streamMessage(
         });
       }
       outputTokens += Math.ceil(json.length / 4);
+      billed.output_tokens = outputTokens;
     }
     if (deltas >= limit) break;
     send('content_block_stop', { type: 'content_block_stop', index });
+    if (cut) break;
   }
   if (reply.kind === 'stream-error') {
     send('error', { type: 'error', error: { type: reply.type, message: reply.message } });
@@ -230,14 +275,16 @@ async function streamMessage(
     return;
   }
   if (reply.kind === 'stall') return;
+  billed.output_tokens = Math.min(usage.output_tokens ?? Math.max(outputTokens, 1), body.max_tokens);
   send('message_delta', {
     type: 'message_delta',
     delta: {
-      stop_reason:
-        reply.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'),
+      stop_reason: cut
+        ? 'max_tokens'
+        : (reply.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn')),
       stop_sequence: null,
     },
-    usage: { output_tokens: usage.output_tokens ?? Math.max(outputTokens, 1) },
+    usage: { output_tokens: billed.output_tokens },
   });
   send('message_stop', { type: 'message_stop' });
   response.end();
@@ -247,8 +294,14 @@ function jsonMessage(
   response: ServerResponse,
   body: FakeRequest,
   reply: Extract<Reply, { kind: 'message' }>,
+  bill: (billed: BilledRequest) => void,
 ) {
   const usage = reply.usage ?? {};
+  const billed = {
+    input_tokens: usage.input_tokens ?? 10,
+    output_tokens: Math.min(usage.output_tokens ?? 10, body.max_tokens),
+  };
+  bill(billed);
   response.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${randomUUID()}` });
   response.end(
     JSON.stringify({
@@ -261,8 +314,7 @@ function jsonMessage(
         reply.stop_reason ?? (reply.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'),
       stop_sequence: null,
       usage: {
-        input_tokens: usage.input_tokens ?? 10,
-        output_tokens: usage.output_tokens ?? 10,
+        ...billed,
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 0,
       },
@@ -292,11 +344,21 @@ const defaultResponder: Responder = () => ({
   content: [{ type: 'text', text: 'Hello from the fake Anthropic API.' }],
 });
 
-export function startFakeAnthropic(
-  options: { apiKey?: string; responder?: Responder } = {},
+export async function startFakeAnthropic(
+  options: {
+    apiKey?: string;
+    responder?: Responder;
+    /** What `count_tokens` answers, for replies whose usage is scripted. @default inputTokensOf */
+    countTokens?: (body: FakeRequest) => number;
+  } = {},
 ): Promise<FakeAnthropic> {
   const apiKey = options.apiKey ?? 'test-key';
-  return startScriptedFake<FakeRequest, Reply>({
+  const billed: BilledRequest[] = [];
+  const bill = (entry: BilledRequest): void => {
+    billed.push(entry);
+  };
+  let counts = 0;
+  const fake = await startScriptedFake<FakeRequest, Reply>({
     name: 'fake Anthropic',
     path: '/v1/messages',
     responder: options.responder ?? defaultResponder,
@@ -333,9 +395,32 @@ export function startFakeAnthropic(
     streams: (body) => body.stream === true,
     error: ({ response }, reply) =>
       errorResponse(response, reply.status, reply.type, reply.message, reply.headers),
-    json: ({ body, response }, reply) => jsonMessage(response, body, reply),
-    stream: ({ body, response, isOpen }, reply) => streamMessage(response, body, reply, isOpen),
+    json: ({ body, response }, reply) => jsonMessage(response, body, reply, bill),
+    stream: ({ body, response, isOpen }, reply) => streamMessage(response, body, reply, isOpen, bill),
+    routes: {
+      // Counts as the answer bills: the same system prompt, tools and messages, the same tokens.
+      '/v1/messages/count_tokens': (body, request, response) => {
+        const presented =
+          request.headers['x-api-key'] ?? request.headers.authorization?.replace(/^Bearer /, '');
+        if (presented !== apiKey) {
+          errorResponse(response, 401, 'authentication_error', 'invalid x-api-key');
+          return;
+        }
+        const count = body as FakeRequest;
+        if (!Array.isArray(count.messages) || count.messages.length === 0) {
+          errorResponse(response, 400, 'invalid_request_error', 'messages: at least one message is required');
+          return;
+        }
+        counts++;
+        response.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${randomUUID()}` });
+        response.end(JSON.stringify({ input_tokens: (options.countTokens ?? inputTokensOf)(count) }));
+      },
+    },
   });
+  return Object.defineProperties(fake, {
+    billed: { value: billed, enumerable: true },
+    counts: { get: () => counts, enumerable: true },
+  }) as FakeAnthropic;
 }
 
 /**

@@ -71,6 +71,11 @@ export async function startScriptedFake<Body, Reply extends ScriptedReply>(optio
   admit(exchange: Exchange<Body, Reply>): boolean;
   /** Whether the request asks for a streamed answer (servers differ in their default). */
   streams(body: Body): boolean;
+  /**
+   * Other POST paths the server answers (a token count beside the messages), each with the
+   * request's JSON body: not recorded in `requests`, never scripted.
+   */
+  routes?: Record<string, (body: unknown, request: IncomingMessage, response: ServerResponse) => void>;
   /** The next scripted reply to an admitted request, in the server's format. */
   error(exchange: Exchange<Body, Reply>, reply: Extract<Reply, { kind: 'error' }>): void;
   json(exchange: Exchange<Body, Reply>, reply: Extract<Reply, { kind: 'message' }>): void;
@@ -101,6 +106,19 @@ export async function startScriptedFake<Body, Reply extends ScriptedReply>(optio
     await options.stream(exchange, reply as StreamedReply<Reply>);
   };
   const server = createServer((request, response) => {
+    const route = request.method === 'POST' ? options.routes?.[request.url?.split('?')[0] ?? ''] : undefined;
+    if (route !== undefined) {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        try {
+          route(JSON.parse(Buffer.concat(chunks).toString('utf8')), request, response);
+        } catch {
+          options.reject(response, 400, request);
+        }
+      });
+      return;
+    }
     if (request.method !== 'POST' || request.url?.split('?')[0] !== options.path) {
       options.reject(response, 404, request);
       return;

@@ -234,4 +234,128 @@ describe('budgets in the reducer', () => {
     state = play([toolDone('r1', t0 + 5, 'x')], state);
     expect(run(state)).toMatchObject({ status: 'failed', status_reason: 'budget_exceeded' });
   });
+
+  const modelInput = () => {
+    const call = commands.find((command) => command.type === 'callModel');
+    return call?.type === 'callModel' ? call.input : undefined;
+  };
+
+  it('gives each model call what is left of every limit as its ceiling, and none without limits', () => {
+    play([submit('r1')], fresh());
+    expect(modelInput()?.budget).toBeUndefined();
+    let state = play([submit('r1')], fresh({ approval: 'auto', max_tokens: 1_000, max_cost_usd: 0.5 }));
+    expect(modelInput()?.budget).toEqual({ tokens: 1_000, cost_usd: 0.5 });
+    state = play([responded('r1', 1, { ...toolsReply(0, 'read_file'), usage: usage(300, 0.123456) })], state);
+    play([toolDone('r1', t0 + 3)], state);
+    expect(modelInput()?.budget).toEqual({ tokens: 700, cost_usd: 0.376544 });
+  });
+
+  it('ends the run budget_exceeded when the call is refused, charging what its attempts were billed', () => {
+    let state = play([submit('r1')], fresh({ max_tokens: 1_000 }));
+    state = play(
+      [
+        {
+          type: 'modelFailed',
+          now: t0 + 3,
+          run_id: 'r1',
+          step: 1,
+          error: { type: 'BudgetExceeded', message: 'the next model call needs at least 1100 tokens' },
+          billed: usage(400, 0.002),
+        },
+      ],
+      state,
+    );
+    expect(kinds()).toEqual(expect.arrayContaining(['usage.updated', 'budget.exceeded', 'run.failed']));
+    expect(run(state)).toMatchObject({ status: 'failed', status_reason: 'budget_exceeded' });
+    expect(run(state).error).toEqual({
+      type: 'BudgetExceeded',
+      message: 'the next model call needs at least 1100 tokens',
+    });
+    expect(state.usage).toMatchObject({ input_tokens: 400, cost_usd: 0.002 });
+    expect(run(state).usage.input_tokens).toBe(400);
+  });
+
+  it('charges a failed call what its attempts were billed, whatever the failure', () => {
+    let state = play([submit('r1')], fresh());
+    state = play(
+      [
+        {
+          type: 'modelFailed',
+          now: t0 + 3,
+          run_id: 'r1',
+          step: 1,
+          error: { type: 'ModelOverloaded', message: 'overloaded' },
+          billed: usage(250, 0.001),
+        },
+      ],
+      state,
+    );
+    expect(run(state)).toMatchObject({ status: 'failed', status_reason: 'model_error' });
+    expect(state.usage).toMatchObject({ input_tokens: 250, cost_usd: 0.001 });
+  });
+
+  it("carves children's limits out of what is left, holds them until each reports, and gives the least when nothing is left", () => {
+    const spawnFlags = { sideEffects: true, sensitive: false };
+    const spawnReply = (...ids: string[]): CallModelResult => ({
+      content: ids.map((id) => ({
+        type: 'tool_use',
+        id,
+        name: 'spawn_agent',
+        input: { task: `task ${id}` },
+      })),
+      stop_reason: 'tool_use',
+      usage: usage(100, 0.01),
+      model: 'scripted-demo',
+      tools: { spawn_agent: spawnFlags },
+    });
+    let state = play(
+      [submit('r1'), responded('r1', 1, spawnReply('c1', 'c2', 'c3', 'c4', 'c5'))],
+      fresh({ approval: 'auto', max_tokens: 1_300, max_cost_usd: 0.13 }),
+    );
+    const started = commands.flatMap((command) => (command.type === 'startChild' ? [command] : []));
+    expect(started).toHaveLength(5);
+    // 1,200 tokens and $0.12 left, in six shares: one for each child, one kept for the parent.
+    for (const child of started) {
+      expect(child.allowance).toEqual({ tokens: 200, cost_usd: 0.02 });
+      expect(child.child.config).toMatchObject({ max_tokens: 200, max_cost_usd: 0.02 });
+    }
+    const report = (id: string, spent: number) => ({
+      type: 'childCompleted' as const,
+      now: t0 + 5,
+      report: {
+        parent_thread_id: 't1',
+        parent_run_id: 'r1',
+        tool_use_id: id,
+        task: `task ${id}`,
+        child_thread_id: `t1.${id}`,
+        run: {
+          run_id: 'task',
+          status: 'completed',
+          output: 'ok',
+          usage: usage(spent, spent / 10_000),
+        } as never,
+      },
+    });
+    const started_ = (id: string) => ({
+      type: 'childStarted' as const,
+      now: t0 + 4,
+      child_thread_id: `t1.${id}`,
+    });
+    state = play(['c1', 'c2', 'c3', 'c4', 'c5'].map(started_), state);
+    state = play([report('c1', 150), report('c2', 200), report('c3', 50), report('c4', 200)], state);
+    // c5 still holds its 200: the parent's next call could only be asked once it reports.
+    expect(state.children?.map((child) => child.allowance)).toEqual([{ tokens: 200, cost_usd: 0.02 }]);
+    play([report('c5', 10)], state);
+    expect(kinds()).toContain('callModel');
+    expect(modelInput()?.budget).toEqual({ tokens: 1_300 - 100 - 610, cost_usd: 0.059 });
+
+    // With almost nothing left a child still starts (as it did before the ceiling), with the
+    // least limit there is: it refuses its own first call and spends nothing.
+    play(
+      [submit('r1'), responded('r1', 1, { ...spawnReply('c1'), usage: usage(1_300, 0.01) })],
+      fresh({ approval: 'auto', max_tokens: 1_300 }),
+    );
+    const poor = commands.flatMap((command) => (command.type === 'startChild' ? [command] : []));
+    expect(poor.map((command) => command.child.config.max_tokens)).toEqual([1]);
+  });
 });

@@ -208,13 +208,15 @@ describe('budgets (real Temporal, fake Messages API)', () => {
   const model = 'anthropic:claude-sonnet-4-5';
 
   beforeAll(async () => {
-    // Every answer costs 450 tokens, so a 1,000-token budget warns after two calls and stops before the fourth.
+    // Every answer costs 450 tokens, its input counted as 400 before the call: a 1,000-token
+    // budget warns after two calls and refuses the third, which would not fit (decision 0425).
     fake = await startFakeAnthropic({
       responder: () => ({
         kind: 'message',
         content: [{ type: 'text', text: 'an answer' }],
         usage: { input_tokens: 400, output_tokens: 50 },
       }),
+      countTokens: () => 400,
     });
   });
   const setup = workerHarness(() => ({
@@ -224,21 +226,23 @@ describe('budgets (real Temporal, fake Messages API)', () => {
   }));
   afterAll(() => fake.close());
 
-  it('warns once at 80 %, makes no model request at 100 %, and continues once the limit is raised', async () => {
+  it('warns once at 80 %, makes no model request that would not fit, and continues once the limit is raised', async () => {
     const conversation = await TestConversation.start(setup.client, setup.config, {
       model,
       max_tokens: 1_000,
     });
     const first = await conversation.ask('one');
     expect(first.status).toBe('completed');
-    await conversation.ask('two');
-    const third = await conversation.ask('three');
-    expect(third.status).toBe('completed');
+    const second = await conversation.ask('two');
+    expect(second.status).toBe('completed');
+    // 450 + 450 spent; the second call was asked for no more than what was left after its input.
+    expect(fake.requests.at(-1)!.body.max_tokens).toBe(1_000 - 450 - 400);
     const requestsBefore = fake.requests.length;
 
-    const stopped = await conversation.ask('four');
+    const stopped = await conversation.ask('three');
     expect(stopped).toMatchObject({ status: 'failed', status_reason: 'budget_exceeded' });
-    expect(stopped.error?.message).toContain('1000-token budget');
+    expect(stopped.error?.message).toContain('needs at least 432 tokens');
+    expect(stopped.error?.message).toContain('the thread has 100 tokens left');
     expect(fake.requests.length).toBe(requestsBefore);
     const events = await eventsUntilRunEnds(setup.client, conversation.threadId, stopped.run_id);
     expect(events.filter((event) => event.event === 'budget.warning')).toHaveLength(1);
@@ -247,11 +251,11 @@ describe('budgets (real Temporal, fake Messages API)', () => {
     expect(warning.data).toMatchObject({ run_id: expect.any(String), limit: { max_tokens: 1_000 } });
 
     const thread = await conversation.thread();
-    expect(thread.usage.input_tokens + thread.usage.output_tokens).toBe(1_350);
+    expect(thread.usage.input_tokens + thread.usage.output_tokens).toBe(900);
     expect(thread.usage.cost_usd).toBeGreaterThan(0);
-    expect(thread.summary).toMatchObject({ runs: 4, steps: 3, tokens: 1_350 });
+    expect(thread.summary).toMatchObject({ runs: 3, steps: 2, tokens: 900 });
     expect(thread.status).toBe('error');
-    expect(stopped.summary).toMatchObject({ runs: 4, tokens: 1_350 });
+    expect(stopped.summary).toMatchObject({ runs: 3, tokens: 900 });
 
     const raised = await conversation.handle.executeUpdate(messages.updateLimitsUpdate, {
       args: [{ max_tokens: 5_000 }],
@@ -266,9 +270,11 @@ describe('budgets (real Temporal, fake Messages API)', () => {
   });
 
   it('stops on a cost budget the same way', async () => {
+    // The first call reserves 400 input tokens at $3.75/M and an answer at $15/M; it is billed
+    // $0.00195, and what is left does not pay for the second's input and a minimal answer.
     const conversation = await TestConversation.start(setup.client, setup.config, {
       model,
-      max_cost_usd: 0.001,
+      max_cost_usd: 0.0035,
     });
     expect((await conversation.ask('one')).status).toBe('completed');
     const before = fake.requests.length;

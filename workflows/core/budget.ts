@@ -1,8 +1,11 @@
 /**
- * Cost controls, pure. The budget is checked before every model call: at 80 % of either limit
- * `budget.warning` is emitted once; at 100 % no further model call is made and the run ends
- * `failed` with `budget_exceeded`. Child agents' usage counts against the same budget.
+ * Cost controls, pure. The thread is the ledger of its budget (decision 0425): what was spent,
+ * plus what its child agents were given as their own limits and have not reported yet. Each
+ * model call is given what is left as its ceiling (the activity fits the answer's `max_tokens`
+ * into it, or refuses the call); at 80 % of either limit `budget.warning` is emitted once; with
+ * nothing left no further model call is made and the run ends `failed` with `budget_exceeded`.
  */
+import type { ModelCallBudget } from '../../common/activities';
 import type { BudgetLimitView } from '../../common/events';
 import type { UpdateLimitsInput } from '../../common/approvals';
 import type { RunError } from '../../common/run';
@@ -31,23 +34,77 @@ export function budgetFraction(usage: Usage, config: ThreadConfig): number {
   return Math.max(...shares);
 }
 
+/** Micro-dollars: the unit usage is rounded to (see `addUsage`). */
+const roundDown = (dollars: number): number => Math.floor(Math.round(dollars * 1e9) / 1e3) / 1e6;
+
+/** What the thread's child agents hold of its budget: the limits they were given, not yet reported. */
+export function reserved(state: ThreadState): { tokens: number; cost_usd: number } {
+  let tokens = 0;
+  let cost = 0;
+  for (const child of state.children ?? []) {
+    tokens += child.allowance?.tokens ?? 0;
+    cost += child.allowance?.cost_usd ?? 0;
+  }
+  return { tokens, cost_usd: Math.round(cost * 1e6) / 1e6 };
+}
+
+/**
+ * What is left of each limit the thread has (limit − spent − reserved, never below 0), or
+ * undefined without limits: the ceiling of the next model call, or of a child's share.
+ */
+export function budgetLeft(state: ThreadState): ModelCallBudget | undefined {
+  const { config } = state.thread;
+  if (config.max_tokens === undefined && config.max_cost_usd === undefined) return undefined;
+  const held = reserved(state);
+  return {
+    ...(config.max_tokens === undefined
+      ? {}
+      : { tokens: Math.max(0, config.max_tokens - totalTokens(state.usage) - held.tokens) }),
+    ...(config.max_cost_usd === undefined
+      ? {}
+      : { cost_usd: Math.max(0, roundDown(config.max_cost_usd - state.usage.cost_usd - held.cost_usd)) }),
+  };
+}
+
+const heldNote = (held: number, unit: (value: number) => string): string =>
+  held > 0 ? ` (and ${unit(held)} held by sub-agents)` : '';
+
 /** Why the next model call may not be made, or undefined when the budget allows it. */
 export function budgetExceeded(state: ThreadState): RunError | undefined {
   const { config } = state.thread;
   const { usage } = state;
-  if (config.max_tokens !== undefined && totalTokens(usage) >= config.max_tokens) {
+  const held = reserved(state);
+  if (config.max_tokens !== undefined && totalTokens(usage) + held.tokens >= config.max_tokens) {
     return {
       type: 'BudgetExceeded',
-      message: `the thread used ${totalTokens(usage)} tokens of its ${config.max_tokens}-token budget; raise max_tokens to continue`,
+      message: `the thread used ${totalTokens(usage)} tokens${heldNote(held.tokens, (n) => `${n} more`)} of its ${config.max_tokens}-token budget; raise max_tokens to continue`,
     };
   }
-  if (config.max_cost_usd !== undefined && usage.cost_usd >= config.max_cost_usd) {
+  if (config.max_cost_usd !== undefined && usage.cost_usd + held.cost_usd >= config.max_cost_usd) {
     return {
       type: 'BudgetExceeded',
-      message: `the thread spent $${usage.cost_usd.toFixed(4)} of its $${config.max_cost_usd} budget; raise max_cost_usd to continue`,
+      message: `the thread spent $${usage.cost_usd.toFixed(4)}${heldNote(held.cost_usd, (n) => `$${n.toFixed(4)} more`)} of its $${config.max_cost_usd} budget; raise max_cost_usd to continue`,
     };
   }
   return undefined;
+}
+
+/**
+ * The limits a child agent gets, carved out of what is left here: an equal share for each of
+ * the `siblings` the same answer spawns, and one kept for this thread to read their reports. So
+ * children running at once can never spend more together than this thread has left. With
+ * nothing left a child still starts, with the least limit there is (a token, a micro-dollar):
+ * it refuses its own first call and spends nothing, and a history recorded before the ceiling,
+ * which started it, replays the same commands. Undefined without limits.
+ */
+export function childAllowance(state: ThreadState, siblings: number): ModelCallBudget | undefined {
+  const left = budgetLeft(state);
+  if (left === undefined) return undefined;
+  const shares = Math.max(1, siblings) + 1;
+  return {
+    ...(left.tokens === undefined ? {} : { tokens: Math.max(1, Math.floor(left.tokens / shares)) }),
+    ...(left.cost_usd === undefined ? {} : { cost_usd: Math.max(1e-6, roundDown(left.cost_usd / shares)) }),
+  };
 }
 
 export function exceededEvent(state: ThreadState, runId: string): Command {

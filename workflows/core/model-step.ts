@@ -9,8 +9,10 @@ import {
   type CallModelInput,
 } from '../../common/activities';
 import { type ModelMessage, textOf, toolUsesOf } from '../../common/transcript';
+import { FailureType, isFailureType } from '../../common/failures';
 import { addUsage } from '../../common/usage';
-import { exceededEvent, warnIfNear } from './budget';
+import { budgetLeft, exceededEvent, warnIfNear } from './budget';
+import { rollUpChildUsage } from './child-usage';
 import { emit } from './emit';
 import { finishRun, unchanged, updateRun } from './run-lifecycle';
 import { findRun, transcriptRevision, type ActiveRun, type Stopping, type ThreadState } from './state';
@@ -82,6 +84,7 @@ export function callModelCommand(state: ThreadState, active: ActiveRun, step: nu
   const quiet = active.deltas === false;
   const inline = quiet || fitsIn(messages, inlineMessagesLimit);
   const appended = inline ? undefined : appendedSincePreviousCall(state, messages);
+  const budget = budgetLeft(state);
   const input: CallModelInput = {
     thread_id,
     run_id: active.run_id,
@@ -91,6 +94,7 @@ export function callModelCommand(state: ThreadState, active: ActiveRun, step: nu
     ...(appended === undefined ? {} : { appended }),
     ...(config.system === undefined ? {} : { system: config.system }),
     ...(quiet ? { deltas: false as const } : {}),
+    ...(budget === undefined ? {} : { budget }),
   };
   return { type: 'callModel', run_id: active.run_id, step, input };
 }
@@ -179,6 +183,41 @@ export function modelResponded(
   return { state: finished.state, commands: [...commands, ...emitted, ...finished.commands] };
 }
 
+/**
+ * A model call failed after Temporal's retries. What its attempts were billed is charged first,
+ * so the ledger keeps what was paid for; a call the activity refused because not even a minimal
+ * answer fits what is left ends the run as the budget check before a call does (decision 0425).
+ */
+export function modelFailed(
+  state: ThreadState,
+  { run_id, step, error, billed, now }: Extract<ConversationEvent, { type: 'modelFailed' }>,
+): Transition {
+  if (!isCurrentModelStep(state, run_id, step)) return unchanged(state);
+  const charged = billed === undefined ? unchanged(state) : rollUpChildUsage(state, run_id, billed, now);
+  const then = (next: Transition): Transition => ({
+    state: next.state,
+    commands: [...charged.commands, ...next.commands],
+  });
+  // A call told to stop that failed instead ends the run as the Stop asked, with no text.
+  const stopping = stoppingOf(charged.state);
+  if (stopping !== undefined) return then(finishRun(charged.state, now, 'cancelled', stopping));
+  if (error.type === FailureType.budgetExceeded) {
+    const notice = exceededEvent(charged.state, run_id);
+    const finished = finishRun(charged.state, now, 'failed', {
+      reason: 'budget_exceeded',
+      error: { type: FailureType.budgetExceeded, message: error.message },
+    });
+    return then({ state: finished.state, commands: [notice, ...finished.commands] });
+  }
+  const type = isFailureType(error.type) ? error.type : FailureType.internal;
+  return then(
+    finishRun(charged.state, now, 'failed', {
+      reason: 'model_error',
+      error: { type, message: error.message },
+    }),
+  );
+}
+
 /** How the active run's model step is being stopped, if it is. */
 export function stoppingOf(state: ThreadState): Stopping | undefined {
   const step = state.active?.step;
@@ -188,7 +227,23 @@ export function stoppingOf(state: ThreadState): Stopping | undefined {
 /** The model call told to stop has: its text becomes the run's stopped answer, and the run ends. */
 export function modelStopped(
   state: ThreadState,
-  { run_id, step, text, now, streamed }: Extract<ConversationEvent, { type: 'modelStopped' }>,
+  { run_id, step, text, now, streamed, billed }: Extract<ConversationEvent, { type: 'modelStopped' }>,
+): Transition {
+  const current = currentModelStep(state, run_id, step);
+  if (current === undefined || stoppingOf(state) === undefined) return unchanged(state);
+  // What the stopped call was billed is charged first (decision 0425).
+  const charged = billed === undefined ? unchanged(state) : rollUpChildUsage(state, run_id, billed, now);
+  const stopped = stoppedAfterCharge(charged.state, run_id, step, text, now, streamed);
+  return { state: stopped.state, commands: [...charged.commands, ...stopped.commands] };
+}
+
+function stoppedAfterCharge(
+  state: ThreadState,
+  run_id: string,
+  step: number,
+  text: string,
+  now: number,
+  streamed: { attempt: number } | undefined,
 ): Transition {
   const active = currentModelStep(state, run_id, step);
   const stopping = stoppingOf(state);

@@ -3,25 +3,16 @@
  * Each event goes to the one transition that decides it; then, whenever the thread is free, the
  * oldest queued run starts. The interpreter carries out the commands; tests drive this directly.
  */
-import { FailureType, isFailureType } from '../../common/failures';
 import { updateLimits } from './budget';
 import { decideApproval, expireApproval } from './approvals';
 import { iso } from './emit';
 import { refuseInput } from './intake';
-import {
-  afterToolStep,
-  beginModelStep,
-  isCurrentModelStep,
-  modelResponded,
-  modelStopped,
-  stoppingOf,
-} from './model-step';
+import { afterToolStep, beginModelStep, modelFailed, modelResponded, modelStopped } from './model-step';
 import {
   cancelRun,
   closeThread,
   deferRun,
   deleteRun,
-  finishRun,
   patchMetadata,
   startQueuedRun,
   submit,
@@ -58,15 +49,8 @@ function apply(state: ThreadState, event: ConversationEvent): Transition {
       return refuseInput(state, event.input, event.refusal, now, event.next_offset);
     case 'modelResponded':
       return modelResponded(state, event);
-    case 'modelFailed': {
-      if (!isCurrentModelStep(state, event.run_id, event.step)) return unchanged(state);
-      // A call told to stop that failed instead ends the run as the Stop asked, with no text.
-      const stopping = stoppingOf(state);
-      if (stopping !== undefined) return finishRun(state, now, 'cancelled', stopping);
-      const { type, message } = event.error;
-      const error = { type: isFailureType(type) ? type : FailureType.internal, message };
-      return finishRun(state, now, 'failed', { reason: 'model_error', error });
-    }
+    case 'modelFailed':
+      return modelFailed(state, event);
     case 'modelStopped':
       return modelStopped(state, event);
     case 'toolFinished':

@@ -2,9 +2,12 @@
  * A `spawn_agent` call, when it may start: the `startChild` command that starts a child thread
  * with the task as its first run (see sub-agents.ts for what its reports become).
  */
+import type { ModelCallBudget } from '../../common/activities';
 import { defaultChildTimeoutS, type ChildOrigin, type SpawnAgentInput } from '../../common/children';
 import type { SubmitInput } from '../../common/messages';
+import type { ThreadConfig } from '../../common/thread';
 import type { ToolUseBlock } from '../../common/transcript';
+import { childAllowance } from './budget';
 import { iso } from './emit';
 import type { ChildRecord, ThreadState } from './state';
 import type { Command } from './transitions';
@@ -26,12 +29,28 @@ const childTask = (task: string): SubmitInput => ({
   metadata: {},
 });
 
-/** The `startChild` command for a `spawn_agent` call, or why the call cannot start one. */
+/** A thread's limits, as the child's share of them says (decision 0425). */
+function limitedTo(config: ThreadConfig, allowance: ModelCallBudget | undefined): ThreadConfig {
+  if (allowance === undefined) return config;
+  const { max_tokens: _tokens, max_cost_usd: _cost, ...kept } = config;
+  return {
+    ...kept,
+    ...(allowance.tokens === undefined ? {} : { max_tokens: allowance.tokens }),
+    ...(allowance.cost_usd === undefined ? {} : { max_cost_usd: allowance.cost_usd }),
+  };
+}
+
+/**
+ * The `startChild` command for a `spawn_agent` call, or why the call cannot start one. A thread
+ * with limits gives the child a share of what is left as its own limits (`allowance`, by default
+ * `childAllowance` for one child), held here until the child's report rolls its usage up.
+ */
 export function spawnCommand(
   state: ThreadState,
   runId: string,
   use: ToolUseBlock,
   now: number,
+  allowance: ModelCallBudget | undefined = childAllowance(state, 1),
 ): { command: Command } | { refusal: string } {
   const input = spawnInput(use.input);
   if (input.task === '') return { refusal: 'spawn_agent needs a non-empty task' };
@@ -58,9 +77,10 @@ export function spawnCommand(
         thread_id: `${thread.thread_id}.${use.id}`,
         ...(thread.owner === undefined ? {} : { owner: thread.owner }),
         metadata: { keel_child_of: origin },
-        config: thread.config,
+        config: limitedTo(thread.config, allowance),
         created_at: iso(now),
       },
+      ...(allowance === undefined ? {} : { allowance }),
     },
   };
 }
@@ -78,6 +98,7 @@ export function trackChildren(state: ThreadState, commands: readonly Command[]):
             background: command.background,
             wait_s: command.wait_s,
             phase: 'starting' as const,
+            ...(command.allowance === undefined ? {} : { allowance: command.allowance }),
           },
         ]
       : [],

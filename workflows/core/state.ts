@@ -2,6 +2,7 @@
  * The conversation's state: everything the workflow knows, carried whole across continue-as-new.
  * No Temporal import here; the reducer owns every change to it.
  */
+import type { ModelCallBudget } from '../../common/activities';
 import type { ChildCompleted } from '../../common/children';
 import { isTerminal, type Run, type RunError, type StatusReason } from '../../common/run';
 import type { ThreadSummary, ThreadConfig, ThreadStatus } from '../../common/thread';
@@ -137,6 +138,12 @@ export interface ChildRecord {
   phase: 'starting' | 'waiting' | 'background';
   /** A report that came before the child was known to run its task. */
   report?: ChildCompleted;
+  /**
+   * The share of this thread's budget the child was given as its own limits: held as reserved
+   * until its report rolls its usage up (decision 0425). Absent when this thread has no limits,
+   * and for children started by earlier releases.
+   */
+  allowance?: ModelCallBudget;
 }
 
 export interface ThreadState {

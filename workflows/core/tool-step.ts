@@ -8,6 +8,7 @@ import type { ToolFlags, ToolOutcome } from '../../common/tools';
 import { toolUsesOf, type ToolUseBlock } from '../../common/transcript';
 import { spawnAgentToolName } from '../../common/children';
 import { gateFor, markAwaiting, requestApproval } from './approval-gate';
+import { childAllowance } from './budget';
 import { spawnCommand, trackChildren } from './spawn';
 import { emit } from './emit';
 import {
@@ -78,11 +79,13 @@ export function startCall(
   use: ToolUseBlock,
   flags: ToolFlags,
   now: number,
+  siblings = 1,
 ): { commands: Command[]; refusal?: ToolOutcome } {
   const started = emit.toolStarted(runId, use);
   if (use.name !== spawnAgentToolName)
     return { commands: [started, runToolCommand(state, runId, use, flags)] };
-  const spawn = spawnCommand(state, runId, use, now);
+  // Children spawned by one answer share what is left of the budget (decision 0425).
+  const spawn = spawnCommand(state, runId, use, now, childAllowance(state, siblings));
   if ('refusal' in spawn) return { commands: [started], refusal: { is_error: true, content: spawn.refusal } };
   return { commands: [started, spawn.command] };
 }
@@ -113,7 +116,9 @@ export function startToolStep(
 ): ToolStepTransition {
   const commands: Command[] = [];
   const refused: Array<[string, ToolOutcome]> = [];
-  const calls = toolUsesOf(result.content).map((use, index): ToolCall => {
+  const uses = toolUsesOf(result.content);
+  const spawns = uses.filter((use) => use.name === spawnAgentToolName).length;
+  const calls = uses.map((use, index): ToolCall => {
     const flags = result.tools[use.name];
     if (flags === undefined) {
       const message = say.unknownTool(use.name, Object.keys(result.tools));
@@ -132,7 +137,7 @@ export function startToolStep(
       commands.push(...requested.commands);
       return { status: 'awaiting_approval', use, flags, approval: requested.approval };
     }
-    const started = startCall(state, active.run_id, use, flags, now);
+    const started = startCall(state, active.run_id, use, flags, now, spawns);
     commands.push(...started.commands);
     if (started.refusal !== undefined) refused.push([use.id, started.refusal]);
     return { status: 'running', use, flags };

@@ -5,6 +5,7 @@
 import type {
   CallModelInput,
   CallModelResult,
+  ModelCallBudget,
   RunToolInput,
   SendWebhookInput,
 } from '../../common/activities';
@@ -61,6 +62,8 @@ export type ConversationEvent =
       run_id: string;
       step: number;
       error: { type?: string | undefined; message: string };
+      /** What its attempts were billed, when its failure said (decision 0425). */
+      billed?: Usage;
     }
   | { type: 'toolFinished'; now: number; run_id: string; tool_use_id: string; outcome: ToolOutcome }
   /**
@@ -87,6 +90,8 @@ export type ConversationEvent =
       text: string;
       /** The attempt whose text streamed live (decision 0340), absent on the history channel. */
       streamed?: { attempt: number };
+      /** What its attempts were billed, or may have been (decision 0425). */
+      billed?: Usage;
     }
   /**
    * `keep_partial`: a model call in flight keeps what it said: the run ends once the call has
@@ -153,6 +158,8 @@ export type Command =
       background: boolean;
       wait_s: number;
       wait_ms: number;
+      /** The share of the thread's budget the child gets as its limits (decision 0425). */
+      allowance?: ModelCallBudget;
     };
 
 export interface Transition {

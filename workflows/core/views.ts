@@ -57,8 +57,9 @@ export function resumeCommands(state: ThreadState, now = Date.parse(state.update
     if (call.status !== 'running') return [];
     if (call.use.name !== spawnAgentToolName)
       return [runToolCommand(state, active.run_id, call.use, call.flags)];
-    const spawn = spawnCommand(state, active.run_id, call.use, now);
     const child = childOf(state, `${state.thread.thread_id}.${call.use.id}`);
+    // Its share was carved out when it was first started, and is held in its record since.
+    const spawn = spawnCommand(state, active.run_id, call.use, now, child?.allowance);
     return 'command' in spawn && child?.phase === 'starting' && child.report === undefined
       ? [spawn.command]
       : [];

@@ -4,6 +4,8 @@
  */
 import {
   ActivityCancellationType,
+  ApplicationFailure,
+  TimeoutFailure,
   CancellationScope,
   CancelledFailure,
   isCancellation,
@@ -11,13 +13,15 @@ import {
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
-import type {
-  KeelActivities,
-  SendWebhookInput,
-  StoppedModelCall,
-  ToolCallProgress,
+import {
+  spentByAttempts,
+  type KeelActivities,
+  type SendWebhookInput,
+  type StoppedModelCall,
+  type ToolCallProgress,
 } from '../../common/activities';
 import { droppedResultOf } from '../../common/tools';
+import type { Usage } from '../../common/usage';
 import { innermostMessage, urlForLogs } from '../../common/urls';
 import { summarizeModelCall, summarizeToolCall } from '../core/summaries';
 import type { Command, EventInput } from '../core/transitions';
@@ -68,16 +72,46 @@ export async function callModel(
       if (!patches.stopsKeepPartial) throw error;
       // Fed outside the cancelled run's scope: the next run's calls, which this may start, are not
       // cancelled with it.
-      const { text, streamed } = stoppedCall(error);
+      const { text, streamed, billed } = stoppedCall(error);
       await CancellationScope.nonCancellable(() => {
-        feed({ type: 'modelStopped', run_id, step, text, ...(streamed === undefined ? {} : { streamed }) });
+        feed({
+          type: 'modelStopped',
+          run_id,
+          step,
+          text,
+          ...(streamed === undefined ? {} : { streamed }),
+          ...(billed === undefined ? {} : { billed }),
+        });
         return Promise.resolve();
       });
       return;
     }
     const { type, message } = describeFailure(error);
-    feed({ type: 'modelFailed', run_id, step, error: { type, message } });
+    const billed = billedBy(error);
+    feed({
+      type: 'modelFailed',
+      run_id,
+      step,
+      error: { type, message },
+      ...(billed === undefined ? {} : { billed }),
+    });
   }
+}
+
+/**
+ * What a failed model call's attempts spent (decision 0425): its final failure's first detail
+ * says so, or, when Temporal gave up on it by a timeout, its last heartbeat, whose reservation
+ * counts as spent because that attempt never said what it was billed.
+ */
+function billedBy(error: unknown): Usage | undefined {
+  for (let node: unknown = error; node instanceof Error; node = node.cause) {
+    if (node instanceof ApplicationFailure) {
+      const spent = spentByAttempts(node.details?.[0]);
+      if (spent !== undefined) return spent;
+    }
+    if (node instanceof TimeoutFailure) return spentByAttempts(node.lastHeartbeatDetails);
+  }
+  return undefined;
 }
 
 /** What a stopped model call carried in its `CancelledFailure`'s details (no text if none). */
@@ -86,9 +120,11 @@ function stoppedCall(error: unknown): StoppedModelCall {
     if (!(node instanceof CancelledFailure)) continue;
     const detail = node.details[0] as Partial<StoppedModelCall> | undefined;
     const attempt = detail?.streamed?.attempt;
+    const billed = spentByAttempts({ billed: detail?.billed });
     return {
       text: typeof detail?.text === 'string' ? detail.text : '',
       ...(typeof attempt === 'number' ? { streamed: { attempt } } : {}),
+      ...(billed === undefined ? {} : { billed }),
     };
   }
   return { text: '' };

@@ -1,0 +1,170 @@
+/**
+ * 14. Budget ceilings (issue 37, decision 0425): how far past its limit a thread goes, measured
+ * from outside, by what the fake Anthropic server billed (input and output tokens, dollars at
+ * the worker's Sonnet prices), for the cases of the issue's table. Run on this tree, then on the
+ * commit before the ceiling, for BENCHMARKS.md's before/after table.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FakeAnthropic, FakeRequest, Reply } from '../../test/fakes/anthropic-server';
+import type { System } from '../harness';
+import { progress } from '../progress';
+import type { Row, ScenarioResult } from '../report';
+
+const model = 'anthropic:claude-sonnet-4-5';
+const price = { input: 3, output: 15 };
+
+const words = (count: number, seed: string): string =>
+  Array.from({ length: count }, (_, index) => `${seed}${index}`).join(' ');
+
+const textOf = (content: FakeRequest['messages'][number]['content']): string =>
+  typeof content === 'string'
+    ? content
+    : content.map((block) => (block.type === 'text' ? String(block.text) : '')).join('\n');
+
+/** Answers of varying length by turn; five sub-agents when asked; children answer at length. */
+const responder = (request: FakeRequest): Reply => {
+  const last = request.messages.at(-1)!;
+  if (Array.isArray(last.content) && last.content.some((block) => block.type === 'tool_result'))
+    return { kind: 'message', content: [{ type: 'text', text: 'All five reported.' }] };
+  if (textOf(last.content).startsWith('spawn five'))
+    return {
+      kind: 'message',
+      content: [1, 2, 3, 4, 5].map((n) => ({
+        type: 'tool_use' as const,
+        id: `toolu_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
+        name: 'spawn_agent',
+        input: { task: `sub-task ${n}: write at length` },
+      })),
+    };
+  if (textOf(request.messages[0]!.content).startsWith('sub-task'))
+    return { kind: 'message', content: [{ type: 'text', text: words(3_000, 'child') }] };
+  const turn = request.messages.filter((message) => message.role === 'assistant').length;
+  const lengths = [40, 700, 150, 2_000];
+  return { kind: 'message', content: [{ type: 'text', text: words(lengths[turn % 4]!, `t${turn}w`) }] };
+};
+
+interface Limits {
+  max_tokens?: number;
+  max_cost_usd?: number;
+}
+
+async function post(system: System, route: string, body: unknown): Promise<string> {
+  const response = await fetch(`${system.apiUrl}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (response.status >= 400) throw new Error(`POST ${route}: HTTP ${response.status} ${text.slice(0, 200)}`);
+  return text;
+}
+
+/** A new thread on the model with `limits`. */
+async function thread(system: System, limits: Limits): Promise<string> {
+  const threadId = `bench-budget-${randomUUID()}`;
+  await post(system, '/threads', { thread_id: threadId, config: { model, ...limits } });
+  return threadId;
+}
+
+/** One turn: the run's answer, or its error (which names the budget when it stopped the run). */
+const ask = (system: System, threadId: string, text: string): Promise<string> =>
+  post(system, `/threads/${threadId}/runs/wait?timeout_s=300`, {
+    input: { messages: [{ role: 'user', content: text }] },
+  });
+
+/** Runs `work`, and returns what the fake billed meanwhile. */
+async function billed(
+  fake: FakeAnthropic,
+  work: () => Promise<void>,
+): Promise<{ tokens: number; usd: number }> {
+  const from = fake.billed.length;
+  await work();
+  // Children may still be answering when their parent's turn ends: let the fake go quiet.
+  let seen = -1;
+  while (seen !== fake.billed.length) {
+    seen = fake.billed.length;
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+  }
+  const entries = fake.billed.slice(from);
+  return {
+    tokens: entries.reduce((sum, entry) => sum + entry.input_tokens + entry.output_tokens, 0),
+    usd: entries.reduce(
+      (sum, entry) => sum + (entry.input_tokens * price.input + entry.output_tokens * price.output) / 1e6,
+      0,
+    ),
+  };
+}
+
+/** Turns until a run ends on the budget (its answer says so), at most `most`. */
+async function turnsUntilStopped(system: System, limits: Limits, most = 6): Promise<void> {
+  const threadId = await thread(system, limits);
+  for (let turn = 0; turn < most; turn++) {
+    const body = await ask(system, threadId, `turn ${turn}: tell me more`);
+    if (/budget/i.test(body)) return;
+  }
+}
+
+export async function budgetCeiling(system: System, fake: FakeAnthropic): Promise<ScenarioResult> {
+  fake.setResponder(responder);
+  // One first turn without limits: what one call costs at the least, to size the ceilings by.
+  const probe = await billed(fake, async () => {
+    await ask(system, await thread(system, {}), 'turn 0: tell me more');
+  });
+  const cases: Array<{ name: string; unit: 'tokens' | 'usd'; ceiling: number; run: () => Promise<void> }> = [
+    {
+      name: 'max_tokens 300 (below one call)',
+      unit: 'tokens',
+      ceiling: 300,
+      run: () => turnsUntilStopped(system, { max_tokens: 300 }),
+    },
+    {
+      name: 'max_tokens: room for 2.5 turns',
+      unit: 'tokens',
+      ceiling: Math.round(probe.tokens * 2.5),
+      run: () => turnsUntilStopped(system, { max_tokens: Math.round(probe.tokens * 2.5) }),
+    },
+    {
+      name: 'max_cost_usd $0.02, answers of varying length',
+      unit: 'usd',
+      ceiling: 0.02,
+      run: () => turnsUntilStopped(system, { max_cost_usd: 0.02 }),
+    },
+    {
+      name: 'five sub-agents at once under one parent, $0.02',
+      unit: 'usd',
+      ceiling: 0.02,
+      run: async () => {
+        await ask(system, await thread(system, { max_cost_usd: 0.02 }), 'spawn five sub-agents');
+      },
+    },
+    {
+      name: 'a broken stream and a 529, then the answer, $0.01',
+      unit: 'usd',
+      ceiling: 0.01,
+      run: async () => {
+        fake.enqueue(
+          { kind: 'stream-error', type: 'overloaded_error', message: 'Overloaded', afterDeltas: 200 },
+          { kind: 'error', status: 529, type: 'overloaded_error', message: 'Overloaded' },
+        );
+        await turnsUntilStopped(system, { max_cost_usd: 0.01 });
+      },
+    },
+  ];
+  const rows: Row[] = [];
+  const data: Record<string, unknown> = { probe };
+  for (const [index, one] of cases.entries()) {
+    const spent = await billed(fake, one.run);
+    const recorded = one.unit === 'tokens' ? spent.tokens : spent.usd;
+    const over = (recorded / one.ceiling - 1) * 100;
+    data[one.name] = { ceiling: one.ceiling, recorded, over_percent: over };
+    const shown = (value: number) => (one.unit === 'tokens' ? `${value} tokens` : `$${value.toFixed(4)}`);
+    rows.push({
+      scenario: '14. budget',
+      metric: one.name,
+      value: `${shown(recorded)} of ${shown(one.ceiling)}`,
+      note: over > 0 ? `+${over.toFixed(0)} % over` : 'within',
+    });
+    progress.count('cases', index + 1, cases.length);
+  }
+  return { rows, data };
+}
