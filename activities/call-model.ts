@@ -11,7 +11,7 @@ import { DeltaPublisher } from './delta-publisher';
 import { LiveTextSink, type LiveTextHub } from './live-text';
 import { failure } from './errors';
 import { StepMessagesReader } from './model-messages';
-import { withHeartbeats } from './heartbeat';
+import { withHeartbeats, type BeatOnRequest } from './heartbeat';
 import { countModelFault, faultsSoFar, type ModelCallProgress } from './model-faults';
 import { stoppedByWorkerShutdown } from './shutdown';
 import type { ModelClients } from './model/clients';
@@ -52,6 +52,17 @@ function textSinkFor(input: CallModelInput, live: LiveTextHub | undefined) {
       attempt: info.attempt,
     });
   return DeltaPublisher.forCurrentActivity({ run_id: input.run_id, step: input.step });
+}
+
+/**
+ * On the live channel a model call beats slowly and at once when the API asks (decision 0420):
+ * the API that takes a Stop reaches this worker, so the Stop need not wait for a one-second beat.
+ */
+function beatOnRequest(live: LiveTextHub | undefined): BeatOnRequest | undefined {
+  const info = Context.current().info;
+  const execution = info.workflowExecution;
+  if (live === undefined || execution === undefined || info.isLocal) return undefined;
+  return { requests: live.beats, workflowId: execution.workflowId };
 }
 
 /** The messages of a call whose input left them out: read from the workflow that asked for it. */
@@ -133,6 +144,7 @@ export function createCallModel({
         };
       },
       { model_faults: faults } satisfies ModelCallProgress,
+      beatOnRequest(live),
     );
   };
 }

@@ -34,6 +34,7 @@ import { cronRoutes } from './routes/crons';
 import { Crons } from './protocol/crons';
 import { statelessRunRoutes } from './routes/stateless-runs';
 import { streamRoutes } from './routes/streams';
+import { beatRequester } from './live-beat';
 import { liveTextSource } from './live-text-reader';
 import { threadRoutes } from './routes/threads';
 import { webPageRoutes } from './web-page';
@@ -99,7 +100,8 @@ export function createApp({
   app.use(jsonBodies(maxBodyBytes));
   // A known path asked with another method answers 405 with `Allow`, from the same operations.
   app.use(methodGate(operations));
-  const conversations = new Conversations(client, config);
+  const askToBeat = beatRequester(client, config);
+  const conversations = new Conversations(client, config, askToBeat);
   const document = openApiDocument(operations, {
     tokens: config.api.tokens.length > 0,
     networkHosts: config.sandbox.networkHosts.map(formatHostEntry),
@@ -112,7 +114,7 @@ export function createApp({
   app.use(systemRoutes(config.sandbox.mode));
   app.use(codec);
   // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
-  const threadDirectory = new ThreadDirectory(listingClient(client), config.taskQueue);
+  const threadDirectory = new ThreadDirectory(listingClient(client), config.taskQueue, askToBeat);
   const assistants = new Assistants(client, config.taskQueue, config.model.default);
   const services = { conversations, assistants, threadDirectory };
   app.use(assistantRoutes(assistants, threadDirectory, config.sandbox.networkHosts));
