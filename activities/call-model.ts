@@ -12,7 +12,7 @@ import { DeltaPublisher } from './delta-publisher';
 import { LiveTextSink, type LiveTextHub } from './live-text';
 import { failure } from './errors';
 import { StepMessagesReader } from './model-messages';
-import { withHeartbeats } from './heartbeat';
+import { withHeartbeats, type BeatOnRequest } from './heartbeat';
 import { budgetRefusal, fitCall } from './model-budget';
 import { countModelFault, faultsSoFar, spentSoFar, type ModelCallProgress } from './model-faults';
 import { stoppedByWorkerShutdown } from './shutdown';
@@ -65,6 +65,17 @@ function estimateInputTokens(request: CountRequest): number {
   return Math.ceil((request.system.length + JSON.stringify([request.tools, request.messages]).length) / 2);
 }
 
+/**
+ * On the live channel a model call beats slowly and at once when the API asks (decision 0420):
+ * the API that takes a Stop reaches this worker, so the Stop need not wait for a one-second beat.
+ */
+function beatOnRequest(live: LiveTextHub | undefined): BeatOnRequest | undefined {
+  const info = Context.current().info;
+  const execution = info.workflowExecution;
+  if (live === undefined || execution === undefined || info.isLocal) return undefined;
+  return { requests: live.beats, workflowId: execution.workflowId };
+}
+
 /** The messages of a call whose input left them out: read from the workflow that asked for it. */
 function messagesFromWorkflow(reader: StepMessagesReader, input: CallModelInput): Promise<ModelMessage[]> {
   const context = Context.current();
@@ -94,100 +105,104 @@ export function createCallModel({
       model_faults: faults,
       ...(totalTokens(spent) > 0 || spent.cost_usd > 0 ? { billed: spent } : {}),
     };
-    return withHeartbeats(async (signal) => {
-      // Not a fault of the model: the workflow's worker may be gone, and the next attempt asks again.
-      const messages = input.messages ?? (await messagesFromWorkflow(reader, input));
-      const system = input.system ?? defaultSystemPrompt;
-      const tools = registry.schemas();
-      let maxTokens = maxOutputTokens;
-      let reserved: Usage | undefined;
-      let answerStarted = client.reportsAnswerStart !== true;
-      try {
-        if (input.budget !== undefined) {
-          const request = { model: spec.model, system, messages, tools, signal };
-          const inputTokens = await (client.countInputTokens?.(request) ?? estimateInputTokens(request));
-          const fit = fitCall({
-            budget: input.budget,
-            spent,
-            inputTokens,
-            price: prices.priceOf(input.model),
-            maxOutputTokens,
+    return withHeartbeats(
+      async (signal) => {
+        // Not a fault of the model: the workflow's worker may be gone, and the next attempt asks again.
+        const messages = input.messages ?? (await messagesFromWorkflow(reader, input));
+        const system = input.system ?? defaultSystemPrompt;
+        const tools = registry.schemas();
+        let maxTokens = maxOutputTokens;
+        let reserved: Usage | undefined;
+        let answerStarted = client.reportsAnswerStart !== true;
+        try {
+          if (input.budget !== undefined) {
+            const request = { model: spec.model, system, messages, tools, signal };
+            const inputTokens = await (client.countInputTokens?.(request) ?? estimateInputTokens(request));
+            const fit = fitCall({
+              budget: input.budget,
+              spent,
+              inputTokens,
+              price: prices.priceOf(input.model),
+              maxOutputTokens,
+            });
+            if (typeof fit === 'string') throw budgetRefusal(fit, spent);
+            ({ maxTokens, reserved } = fit);
+            progress.reserved = reserved;
+            // At once, before the request: a worker killed mid-call leaves this for the next attempt.
+            if (!Context.current().info.isLocal) Context.current().heartbeat(progress);
+          }
+        } catch (error) {
+          if (stoppedByWorkerShutdown() || Context.current().cancellationSignal.aborted) throw error;
+          throw countModelFault(error, faults, progress);
+        }
+        const deltas = textSinkFor(input, live);
+        // What has streamed so far: a stopped call hands it back (as text only) for the transcript.
+        let received = '';
+        const onTextDelta = (text: string): void => {
+          received += text;
+          deltas?.push(text);
+        };
+        let reply;
+        try {
+          reply = await client.complete({
+            model: spec.model,
+            system,
+            messages,
+            tools,
+            maxTokens,
+            signal,
+            onAnswerStarted: () => {
+              answerStarted = true;
+            },
+            // A call that publishes nothing still streams: its first token is timed all the same.
+            ...(deltas !== undefined || input.deltas === false ? { onTextDelta } : {}),
           });
-          if (typeof fit === 'string') throw budgetRefusal(fit, spent);
-          ({ maxTokens, reserved } = fit);
-          progress.reserved = reserved;
-          // At once, before the request: a worker killed mid-call leaves this for the next attempt.
-          if (!Context.current().info.isLocal) Context.current().heartbeat(progress);
+        } catch (error) {
+          // An attempt whose answer had begun is billed, by how much is not known: its reservation.
+          if (reserved !== undefined) {
+            const billed = answerStarted ? addUsage(spent, reserved) : spent;
+            delete progress.reserved;
+            if (totalTokens(billed) > 0 || billed.cost_usd > 0) progress.billed = billed;
+          }
+          // A failed attempt's partial text is published for what it is: the retry's deltas replace it.
+          await deltas?.close();
+          // A worker shutting down is not the model's fault (withHeartbeats turns it into WorkerShutdown).
+          if (stoppedByWorkerShutdown()) {
+            if (!Context.current().info.isLocal) Context.current().heartbeat(progress);
+            throw error;
+          }
+          // Nor is a cancelled call: it ends as cancelled (a local activity would otherwise retry),
+          // carrying what the model said until then (decision 0370).
+          if (Context.current().cancellationSignal.aborted) {
+            const stopped: StoppedModelCall = {
+              text: received,
+              ...(progress.billed === undefined ? {} : { billed: progress.billed }),
+              ...(deltas instanceof LiveTextSink
+                ? { streamed: { attempt: Context.current().info.attempt } }
+                : {}),
+            };
+            throw new CancelledFailure(
+              'model call stopped',
+              [stopped],
+              error instanceof Error ? error : undefined,
+            );
+          }
+          throw countModelFault(error, faults, progress);
         }
-      } catch (error) {
-        if (stoppedByWorkerShutdown() || Context.current().cancellationSignal.aborted) throw error;
-        throw countModelFault(error, faults, progress);
-      }
-      const deltas = textSinkFor(input, live);
-      // What has streamed so far: a stopped call hands it back (as text only) for the transcript.
-      let received = '';
-      const onTextDelta = (text: string): void => {
-        received += text;
-        deltas?.push(text);
-      };
-      let reply;
-      try {
-        reply = await client.complete({
-          model: spec.model,
-          system,
-          messages,
-          tools,
-          maxTokens,
-          signal,
-          onAnswerStarted: () => {
-            answerStarted = true;
-          },
-          // A call that publishes nothing still streams: its first token is timed all the same.
-          ...(deltas !== undefined || input.deltas === false ? { onTextDelta } : {}),
-        });
-      } catch (error) {
-        // An attempt whose answer had begun is billed, by how much is not known: its reservation.
-        if (reserved !== undefined) {
-          const billed = answerStarted ? addUsage(spent, reserved) : spent;
-          delete progress.reserved;
-          if (totalTokens(billed) > 0 || billed.cost_usd > 0) progress.billed = billed;
-        }
-        // A failed attempt's partial text is published for what it is: the retry's deltas replace it.
-        await deltas?.close();
-        // A worker shutting down is not the model's fault (withHeartbeats turns it into WorkerShutdown).
-        if (stoppedByWorkerShutdown()) {
-          if (!Context.current().info.isLocal) Context.current().heartbeat(progress);
-          throw error;
-        }
-        // Nor is a cancelled call: it ends as cancelled (a local activity would otherwise retry),
-        // carrying what the model said until then (decision 0370).
-        if (Context.current().cancellationSignal.aborted) {
-          const stopped: StoppedModelCall = {
-            text: received,
-            ...(progress.billed === undefined ? {} : { billed: progress.billed }),
-            ...(deltas instanceof LiveTextSink
-              ? { streamed: { attempt: Context.current().info.attempt } }
-              : {}),
-          };
-          throw new CancelledFailure(
-            'model call stopped',
-            [stopped],
-            error instanceof Error ? error : undefined,
-          );
-        }
-        throw countModelFault(error, faults, progress);
-      }
-      const streamed = await deltas?.finish(textOf(reply.content));
-      const usage = { ...reply.usage, cost_usd: prices.cost(input.model, reply.usage) };
-      return {
-        content: reply.content,
-        stop_reason: reply.stop_reason,
-        model: reply.model,
-        // Earlier attempts' spend is this call's too: the ledger counts every billed attempt.
-        usage: addUsage(spent, usage),
-        tools: registry.flagsFor(toolUsesOf(reply.content).map((use) => use.name)),
-        ...streamed,
-      };
-    }, progress);
+        const streamed = await deltas?.finish(textOf(reply.content));
+        const usage = { ...reply.usage, cost_usd: prices.cost(input.model, reply.usage) };
+        return {
+          content: reply.content,
+          stop_reason: reply.stop_reason,
+          model: reply.model,
+          // Earlier attempts' spend is this call's too: the ledger counts every billed attempt.
+          usage: addUsage(spent, usage),
+          tools: registry.flagsFor(toolUsesOf(reply.content).map((use) => use.name)),
+          ...streamed,
+        };
+      },
+      progress,
+      beatOnRequest(live),
+    );
   };
 }

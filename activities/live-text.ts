@@ -4,6 +4,7 @@
  * worker's live text endpoint (worker/live-text-server.ts) serves it to the API. Nothing of it
  * enters Temporal's history; the answer that counts is the activity's result.
  */
+import { BeatRequests } from './beat-requests';
 
 /** Which model call: a workflow's run, step and attempt. */
 export interface LiveCallKey {
@@ -63,6 +64,8 @@ export class LiveCall {
 }
 
 export class LiveTextHub {
+  /** The model calls this worker runs that beat at once when the API asks (decision 0420). */
+  readonly beats = new BeatRequests();
   readonly #calls = new Map<string, LiveCall>();
   readonly #waiting = new Map<string, Set<(call: LiveCall) => void>>();
 

@@ -34,6 +34,7 @@ import { cronRoutes } from './routes/crons';
 import { Crons } from './protocol/crons';
 import { statelessRunRoutes } from './routes/stateless-runs';
 import { streamRoutes } from './routes/streams';
+import { beatRequester } from './live-beat';
 import { liveTextSource } from './live-text-reader';
 import { mcpRoutes } from './mcp/mcp-route';
 import { threadRoutes } from './routes/threads';
@@ -97,9 +98,11 @@ export function createApp({
   app.use(codecUiRoutes(codec, config.encryption.uiToken));
   // Before any body is read: a caller without a token is answered at once, not after its upload.
   app.use(authenticate(config.api.tokens));
-  const conversations = new Conversations(client, config);
+  // A Stop reaches the model call's worker at once, not at its next slow beat (decision 0420).
+  const askToBeat = beatRequester(client, config);
+  const conversations = new Conversations(client, config, askToBeat);
   // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
-  const threadDirectory = new ThreadDirectory(listingClient(client), config.taskQueue);
+  const threadDirectory = new ThreadDirectory(listingClient(client), config.taskQueue, askToBeat);
   const assistants = new Assistants(client, config.taskQueue, config.model.default);
   const services = { conversations, assistants, threadDirectory };
   // Before the body parser: MCP's transport reads its body and answers bad JSON as JSON-RPC does.

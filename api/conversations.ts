@@ -19,7 +19,7 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
 import type { KeelConfig } from '../common/config';
 import * as messages from '../common/messages';
-import { queuedRun, type Run } from '../common/run';
+import { isTerminal, MultitaskStrategy, queuedRun, type Run } from '../common/run';
 import { formatHostEntry, notCoveredBy, parseHostEntry, type HostEntry } from '../common/network-hosts';
 import { searchAttributes } from '../common/search-attributes';
 import { ThreadStatus, type Thread, type ThreadConfig } from '../common/thread';
@@ -34,6 +34,7 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import { checkOutboundUrl, RefusedUrl, UnresolvedHost } from '../activities/outbound-address';
 import { ApiError, threadExists, threadNotFound } from './errors';
 import { withCallSignal } from './call-signal';
+import type { AskToBeat } from './live-beat';
 import { deliver, FleetActivity, isStall, type Delivery } from './intake';
 import type { ThreadConfigInput } from './schemas';
 import { threadRef, unscopedRef, type ThreadRef } from './thread-ref';
@@ -170,6 +171,11 @@ export class Conversations {
     > & {
       api: Pick<KeelConfig['api'], 'intakeWaitMs' | 'readTimeoutMs' | 'localModelCalls' | 'waitValuesChars'>;
     },
+    /**
+     * Asks the worker running a thread's model call to beat at once, after a Stop or an
+     * interrupting input (decision 0420). @default none: the call's own beat carries the cancel
+     */
+    private readonly askToBeat?: AskToBeat,
   ) {}
 
   /**
@@ -548,6 +554,7 @@ export class Conversations {
           () => this.#submitBySignal(thread, input, create),
           holdSignal,
         );
+        this.#stopsAnswer(thread, input);
         if (delivery.kind === 'taken') {
           const model = create?.config.model ?? this.config.model.default;
           // The run as the thread took it is only known at its end; until then, as its input says.
@@ -564,6 +571,7 @@ export class Conversations {
         () => this.#submitByUpdate(thread, input, create),
         () => this.#submitBySignal(thread, input, create),
       );
+      this.#stopsAnswer(thread, input);
       if (delivery.kind === 'taken') return { run: delivery.value };
       return { run: await this.#queued(thread, input, create) };
     } catch (error) {
@@ -576,6 +584,11 @@ export class Conversations {
       }
       throw error;
     }
+  }
+
+  /** An interrupting input, once delivered, stops the answer under way as a Stop does. */
+  #stopsAnswer(thread: ThreadRef, input: messages.SubmitInput): void {
+    if (input.multitask_strategy === MultitaskStrategy.interrupt) this.askToBeat?.(thread.workflow_id);
   }
 
   /**
@@ -771,12 +784,17 @@ export class Conversations {
   }
 
   /** Cancels a run; `queued` when the cancel went by signal (the thread applies it when it can). */
-  cancelRun(thread: ThreadRef, runId: string, reason: string | undefined): Promise<Delivery<Run>> {
+  async cancelRun(thread: ThreadRef, runId: string, reason: string | undefined): Promise<Delivery<Run>> {
     const input = { run_id: runId, ...(reason === undefined ? {} : { reason }) };
-    return this.#deliver(
+    const delivery = await this.#deliver(
       () => this.handle(thread).executeUpdate(messages.requestCancelUpdate, { args: [input] }),
       () => this.handle(thread).signal(messages.cancelRunSignal, input),
     );
+    // Taken, the cancel is on the call's activity already; queued, it is in history and the worker
+    // asked beats once more a second later, when the thread has likely applied it.
+    if (delivery.kind === 'queued' || !isTerminal(delivery.value.status))
+      this.askToBeat?.(thread.workflow_id);
+    return delivery;
   }
 
   /**

@@ -44,18 +44,17 @@ export const maxLiveLineChars = 256 * 1024;
 const { PENDING_ACTIVITY_STATE_STARTED: started, PENDING_ACTIVITY_STATE_CANCEL_REQUESTED: cancelRequested } =
   temporal.api.enums.v1.PendingActivityState;
 
-/** The attempt of the model call running now, and where its text is served; undefined when none runs. */
-async function runningAttempt(
-  client: Client,
-  workflowId: string,
-  signal: AbortSignal,
-): Promise<{ attempt: number; url: string | undefined; started: boolean } | undefined> {
-  const described = await withCallSignal(client, signal, () =>
-    client.workflowService.describeWorkflowExecution({
-      namespace: client.options.namespace,
-      execution: { workflowId },
-    }),
-  );
+/** A model call pending in a workflow's description: its attempt, where its text is served, whether it runs. */
+export interface PendingModelCall {
+  attempt: number;
+  url: string | undefined;
+  started: boolean;
+}
+
+/** The model call pending in `described`, if any. */
+export function pendingModelCall(
+  described: temporal.api.workflowservice.v1.IDescribeWorkflowExecutionResponse,
+): PendingModelCall | undefined {
   const pending = described.pendingActivities?.find(
     (activity) => activity.activityType?.name === 'callModel',
   );
@@ -67,6 +66,21 @@ async function runningAttempt(
     url: at === -1 ? undefined : identity.slice(at + liveUrlMarker.length),
     started: pending.state === started || pending.state === cancelRequested,
   };
+}
+
+/** The attempt of the model call running now, and where its text is served; undefined when none runs. */
+export async function runningAttempt(
+  client: Client,
+  workflowId: string,
+  signal: AbortSignal,
+): Promise<PendingModelCall | undefined> {
+  const described = await withCallSignal(client, signal, () =>
+    client.workflowService.describeWorkflowExecution({
+      namespace: client.options.namespace,
+      execution: { workflowId },
+    }),
+  );
+  return pendingModelCall(described);
 }
 
 /**

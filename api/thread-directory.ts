@@ -11,6 +11,7 @@ import { scopeOf, type ThreadStatus } from '../common/thread';
 import { searchAttributes } from '../common/search-attributes';
 import { deletedStatus, type Owner } from './conversations';
 import { threadNotFound } from './errors';
+import type { AskToBeat } from './live-beat';
 import { refOf, threadRef, unscopedRef, type ThreadRef } from './thread-ref';
 
 /** A thread as visibility sees it: no query to its workflow is needed. */
@@ -55,6 +56,11 @@ export class ThreadDirectory {
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
+    /**
+     * Asks the worker of a deleted thread's model call to beat, so that it learns at once that its
+     * workflow is gone (decision 0420). @default none: it learns at its next beat
+     */
+    private readonly askToBeat?: AskToBeat,
   ) {}
 
   /** The visibility query for a filter; owner is forced to the caller when the API authenticates. */
@@ -117,11 +123,14 @@ export class ThreadDirectory {
     const description = await handle.describe();
     if (description.status.name === deletedStatus) throw threadNotFound(thread.thread_id);
     if (description.status.name === 'RUNNING') {
-      await handle.terminate('thread deleted').catch(async (error: unknown) => {
-        // It closed meanwhile: delete it as a closed thread.
-        if (!(error instanceof WorkflowNotFoundError)) throw error;
-        await this.bury(workflowId);
-      });
+      await handle.terminate('thread deleted').then(
+        () => this.askToBeat?.(workflowId, description.raw),
+        async (error: unknown) => {
+          // It closed meanwhile: delete it as a closed thread.
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+          await this.bury(workflowId);
+        },
+      );
     } else {
       await this.bury(workflowId);
     }

@@ -44,7 +44,9 @@ export const keelWorkerTuning = {
   // continues on another worker (the default, 5 s, adds to every recovery).
   stickyQueueScheduleToStartTimeout: '2 seconds',
   // Cancellation reaches an activity only through a heartbeat response: sending heartbeats
-  // each second (instead of every 80 % of the timeout) makes a cancel land within a second.
+  // each second (instead of every 80 % of the timeout) makes a cancel land within a second. A
+  // model call on the live channel beats slowly and at once when the API asks (decision 0420):
+  // this throttle then bounds how often asking can make it beat.
   maxHeartbeatThrottleInterval: '1 second',
   defaultHeartbeatThrottleInterval: '1 second',
   // Half the workflow-task pollers on the shared queue, half on this worker's sticky one (the

@@ -3,6 +3,8 @@
  * streams one model call attempt's text as NDJSON, `{"text","chars"}` per piece as the model sent
  * it (what it had so far first), then `{"end":"completed"|"failed"}`. Only a bearer token the API
  * signed for that workflow id opens it (codec/live-text-token.ts); anything else is 401.
+ * `POST /beat?workflow_id` (the same token) makes that workflow's model calls on this worker beat
+ * at once, so that a Stop the API took reaches them (decision 0420).
  * `GET /worker` answers which process serves (decision 0412).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -56,6 +58,28 @@ const refuse = (response: ServerResponse, status: number, message: string): void
 /** The process serving, as a worker's identity names it (the SDK's `pid@host`). */
 const thisProcess = `${process.pid}@${hostname()}`;
 
+/** Whether the request carries a token the API signed for `workflowId`. */
+function authorized(options: LiveTextServerOptions, request: IncomingMessage, workflowId: string): boolean {
+  const authorization = request.headers.authorization ?? '';
+  const token = authorization.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : '';
+  return options.keys.verify(token, workflowId);
+}
+
+/**
+ * A beat asked for: only a heartbeat, whose answer from Temporal says whether the call stops. A
+ * workflow with no model call here is 404 and nothing is done.
+ */
+function beat(options: LiveTextServerOptions, request: IncomingMessage, response: ServerResponse, url: URL) {
+  if (request.method !== 'POST') return refuse(response, 405, 'POST only');
+  const workflowId = url.searchParams.get('workflow_id');
+  if (workflowId === null) return refuse(response, 400, 'workflow_id is required');
+  if (!authorized(options, request, workflowId)) return refuse(response, 401, 'no valid token');
+  const beats = options.hub.beats.beatNow(workflowId);
+  if (beats === 0) return refuse(response, 404, 'no model call of that workflow on this worker');
+  response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  response.end(JSON.stringify({ beats }));
+}
+
 async function serve(options: LiveTextServerOptions, request: IncomingMessage, response: ServerResponse) {
   const url = new URL(request.url ?? '/', 'http://worker');
   // Which process serves here: what tells a tool call's workflow its worker still runs (decision
@@ -64,13 +88,12 @@ async function serve(options: LiveTextServerOptions, request: IncomingMessage, r
     response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
     return void response.end(JSON.stringify({ worker: thisProcess }));
   }
+  if (url.pathname === '/beat') return beat(options, request, response, url);
   if (url.pathname !== '/live-text') return refuse(response, 404, 'not found');
   if (request.method !== 'GET') return refuse(response, 405, 'GET only');
   const key = keyOf(url);
   if (key === undefined) return refuse(response, 400, 'workflow_id, run_id, step and attempt are required');
-  const authorization = request.headers.authorization ?? '';
-  const token = authorization.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : '';
-  if (!options.keys.verify(token, key.workflow_id)) return refuse(response, 401, 'no valid token');
+  if (!authorized(options, request, key.workflow_id)) return refuse(response, 401, 'no valid token');
   const gone = new AbortController();
   response.on('close', () => gone.abort());
   const call = await options.hub.find(key, registrationWaitMs, gone.signal);
