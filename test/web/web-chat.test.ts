@@ -320,7 +320,11 @@ describe('the web chat in a browser', () => {
         if (new URL(response.url()).pathname === `/threads/${threadId}/approvals`) approvalReads += 1;
       });
       const approval = await awaitApproval(page, threadId, 'run: echo in-order');
-      await eventually(async () => (approvalReads >= 2 ? true : undefined), 30_000, 'the page to wait');
+      await eventually(
+        () => Promise.resolve(approvalReads >= 2 ? true : undefined),
+        30_000,
+        'the page to wait',
+      );
       // Deciding re-attaches the page, which reads the thread's state and its runs at once. Its
       // state is answered as it was before the run ended, its runs only once the run has ended:
       // the order a loaded machine can give them.
