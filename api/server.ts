@@ -7,7 +7,7 @@ import { setMaxListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { AppOptions } from './app';
-import { createApp } from './app';
+import { configuredStore, createApp } from './app';
 import { ApiError } from './errors';
 
 /**
@@ -61,7 +61,8 @@ export async function startApi(
   // Every waiting request listens for the stop (and unhooks when it ends), so the count of
   // listeners is the count of waits in flight: past Node's default of 10 that is load, not a leak.
   setMaxListeners(0, stopping.signal);
-  const app = createApp({ ...options, stopping: stopping.signal });
+  const store = options.store ?? configuredStore(options.config);
+  const app = createApp({ ...options, store, stopping: stopping.signal });
   const server = createServer(
     {
       headersTimeout: timeouts.headersMs,
@@ -100,6 +101,7 @@ export async function startApi(
       const timer = setTimeout(() => server.closeAllConnections(), graceMs);
       await closed;
       clearTimeout(timer);
+      await store.close();
     },
   };
 }
