@@ -34,8 +34,9 @@ function rawAnswer(status: number, reason: string, error: ApiError): string {
  * error shape: Node's own 408 has no body. Nothing is written once a response has begun.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket, timeouts: RequestTimeouts): void {
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage;
-  if (socket.writable && (inFlight === undefined || !inFlight.headersSent)) {
+  // Node sets `_httpMessage` to null once a response is done with the socket, not undefined.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
+  if (socket.writable && inFlight?.headersSent !== true) {
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       const message = `the request was not received in time: headers within ${timeouts.headersMs / 1000} s, the whole request within ${timeouts.requestMs / 1000} s`;
       socket.write(rawAnswer(408, 'Request Timeout', new ApiError(408, 'request_timeout', message)));

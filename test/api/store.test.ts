@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
+import { connect as openSocket } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Client as TemporalClient } from '@temporalio/client';
@@ -193,6 +194,28 @@ describe("the Store API on SQLite, through LangGraph's SDKs", () => {
       ),
     ).toMatchObject({ status: 422, body: { error: { code: 'invalid_filter', param: 'filter' } } });
     expect((await call(api.url, 'GET', '/store/items?namespace=a&key=k')).status).toBe(401);
+  });
+
+  it("answers a URL past Node's header limit with 431 on a connection that already had an answer, and goes on", async () => {
+    const { port } = new URL(api.url);
+    const socket = openSocket(Number(port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write('GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await eventually(
+      () => Promise.resolve(received.includes('\r\n\r\n') ? true : undefined),
+      5_000,
+      'the first answer',
+    );
+    // Once an answer is done Node sets the socket's message to null: the door once read it as
+    // an object and threw, taking the API down (the fuzzer's long namespaces found it).
+    socket.write(
+      `GET /store/items?namespace=${'a'.repeat(20_000)}&key=k HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+    );
+    await closed;
+    expect(received).toMatch(/HTTP\/1\.1 431 /);
+    expect((await call(api.url, 'GET', '/ok')).status).toBe(200);
   });
 
   (hasPython ? it : it.skip)(
