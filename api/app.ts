@@ -39,6 +39,9 @@ import { liveTextSource } from './live-text-reader';
 import { mcpRoutes } from './mcp/mcp-route';
 import { threadRoutes } from './routes/threads';
 import { webPageRoutes } from './web-page';
+import { storeRoutes } from './routes/store';
+import { Store } from './store/store';
+import { loadEncryptionKeys } from '../codec/keys';
 
 /** Request bodies above this are refused with 413 (run input itself is limited to 100,000 characters). */
 export const maxBodyBytes = 1024 * 1024;
@@ -56,13 +59,20 @@ export interface AppOptions {
     | 'encryption'
     | 'sandbox'
     | 'tokens'
+    | 'store'
   >;
   logger: Logger;
   /** Aborted when the API begins to stop: waiting requests answer at once. */
   stopping?: AbortSignal;
   /** Served at `/metrics`. @default a registry of its own, without process metrics */
   metrics?: ApiMetrics;
+  /** The Store API's items. @default a store on `config.store`, opened at its first call */
+  store?: Store;
 }
+
+/** The store `config` names, sealing with the configured encryption keys. */
+export const configuredStore = (config: Pick<KeelConfig, 'store' | 'encryption'>): Store =>
+  new Store({ config: config.store, keys: () => loadEncryptionKeys(config.encryption) });
 
 export function createApp({
   client,
@@ -70,6 +80,7 @@ export function createApp({
   logger,
   stopping,
   metrics = new ApiMetrics(),
+  store = configuredStore(config),
 }: AppOptions): Express {
   const app = express();
   (app.locals as SseLocals).streamClients = metrics.streamClients;
@@ -139,6 +150,7 @@ export function createApp({
   app.use(cronRoutes(new Crons(client, config.taskQueue, conversations, assistants)));
   app.use(runRoutes(services, stopping));
   app.use(statelessRunRoutes(services, stopping));
+  app.use(storeRoutes(store));
   app.use((request, _response, next) => {
     next(new ApiError(404, 'route_not_found', `no route for ${request.method} ${request.path}`));
   });

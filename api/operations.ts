@@ -18,6 +18,7 @@ import { streamOperations } from './routes/streams';
 import { systemOperations } from './routes/system';
 import { threadStateOperations } from './routes/thread-state';
 import { threadOperations } from './routes/threads';
+import { storeOperations } from './routes/store';
 import { openApiOperation } from './openapi';
 import { webPage } from './web-page';
 
@@ -37,5 +38,6 @@ export const operations: readonly AnyOperation[] = [
   ...activeRunOperations,
   ...statelessRunOperations,
   ...cronOperations,
+  ...storeOperations,
   ...codecOperations,
 ];

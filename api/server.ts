@@ -7,7 +7,7 @@ import { setMaxListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { AppOptions } from './app';
-import { createApp } from './app';
+import { configuredStore, createApp } from './app';
 import { ApiError } from './errors';
 
 /**
@@ -34,8 +34,9 @@ function rawAnswer(status: number, reason: string, error: ApiError): string {
  * error shape: Node's own 408 has no body. Nothing is written once a response has begun.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket, timeouts: RequestTimeouts): void {
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage;
-  if (socket.writable && (inFlight === undefined || !inFlight.headersSent)) {
+  // Node sets `_httpMessage` to null once a response is done with the socket, not undefined.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
+  if (socket.writable && inFlight?.headersSent !== true) {
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       const message = `the request was not received in time: headers within ${timeouts.headersMs / 1000} s, the whole request within ${timeouts.requestMs / 1000} s`;
       socket.write(rawAnswer(408, 'Request Timeout', new ApiError(408, 'request_timeout', message)));
@@ -61,7 +62,8 @@ export async function startApi(
   // Every waiting request listens for the stop (and unhooks when it ends), so the count of
   // listeners is the count of waits in flight: past Node's default of 10 that is load, not a leak.
   setMaxListeners(0, stopping.signal);
-  const app = createApp({ ...options, stopping: stopping.signal });
+  const store = options.store ?? configuredStore(options.config);
+  const app = createApp({ ...options, store, stopping: stopping.signal });
   const server = createServer(
     {
       headersTimeout: timeouts.headersMs,
@@ -100,6 +102,7 @@ export async function startApi(
       const timer = setTimeout(() => server.closeAllConnections(), graceMs);
       await closed;
       clearTimeout(timer);
+      await store.close();
     },
   };
 }

@@ -116,6 +116,7 @@ const schema = z
     KEEL_SANDBOX_INODE_RESERVE: z.coerce.number().int().min(0).default(100_000),
     KEEL_EXTENSIONS_FILE: optionalString,
     KEEL_WORKFLOW_BUNDLE: optionalString,
+    KEEL_STORE_URL: optionalString,
     KEEL_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     KEEL_LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
     ...telemetryEnvShape,
@@ -308,6 +309,23 @@ export interface TokenChannelConfig {
   liveWorkers: LiveWorkerEntry[];
 }
 
+/**
+ * The Store API's database (`KEEL_STORE_URL`): SQLite in a file, or PostgreSQL by URL.
+ * @default SQLite at `<data dir>/store.db`
+ */
+export type StoreConfig = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+
+/** `KEEL_STORE_URL` read: `postgres://…` (or `postgresql://…`), `sqlite:<path>`, or unset. */
+export function parseStoreUrl(raw: string | undefined, dataDir: string, cwd: string): StoreConfig | string {
+  if (raw === undefined) return { kind: 'sqlite', file: `${dataDir}/store.db` };
+  if (/^postgres(ql)?:\/\//i.test(raw)) return { kind: 'postgres', url: raw };
+  if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) {
+    const file = raw.slice('sqlite:'.length);
+    return { kind: 'sqlite', file: file.startsWith('/') ? file : `${cwd}/${file}` };
+  }
+  return 'KEEL_STORE_URL: give postgres://user:password@host:port/database or sqlite:<path>';
+}
+
 export interface KeelConfig {
   temporal: {
     /** Unset: `keel up` starts a dev server on `devServerPort`. */
@@ -428,6 +446,8 @@ export interface KeelConfig {
   encryption: EncryptionConfig;
   extensionsFile: string | undefined;
   workflowBundle: string | undefined;
+  /** Where the Store API keeps its items (decision 0435). */
+  store: StoreConfig;
   /** How a model call's text reaches the streams while it is generated (decision 0340). */
   tokens: TokenChannelConfig;
   /** Where Keel caches what it builds once (the Temporal CLI): `$XDG_CACHE_HOME/keel` or `~/.cache/keel`. */
@@ -556,6 +576,8 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
   // `KEEL_MODEL=ollama` alone means the model `OLLAMA_MODEL` names.
   const configured = env.KEEL_MODEL === 'ollama' ? `ollama:${env.OLLAMA_MODEL}` : env.KEEL_MODEL;
   const model = configured ?? (env.ANTHROPIC_API_KEY === undefined ? 'scripted:demo' : defaultAnthropicModel);
+  const store = parseStoreUrl(env.KEEL_STORE_URL, dataDir, cwd);
+  if (typeof store === 'string') throw new ConfigError(`invalid configuration: ${store}`);
   return {
     temporal: {
       address: env.TEMPORAL_ADDRESS,
@@ -650,6 +672,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     },
     extensionsFile: env.KEEL_EXTENSIONS_FILE,
     workflowBundle: env.KEEL_WORKFLOW_BUNDLE,
+    store,
     tokens: {
       channel: env.KEEL_TOKEN_CHANNEL,
       host: env.KEEL_WORKER_LIVE_HOST,

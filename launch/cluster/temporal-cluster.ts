@@ -20,6 +20,7 @@ import { ensureNamespace } from './namespace';
 import type { ClusterPorts, TemporalService } from './ports';
 import { preparePostgres, waitForPostgres } from './postgres';
 import { setUpSchemas } from './schema';
+import { ensureStoreDatabase, storeDatabaseUrl } from './store-database';
 import { guardedInterceptors } from '../../api/grpc-closed-guard';
 
 const databaseUser = 'temporal';
@@ -54,6 +55,8 @@ export class TemporalCluster {
   readonly logsDirectory: string;
   readonly frontend: string;
   readonly uiUrl: string;
+  /** The Store API's database in this cluster's PostgreSQL; set by `start`. */
+  storeUrl: string | undefined;
   readonly processes = new Map<string, Supervised>();
   readonly #started: Supervised[] = [];
   readonly #logFiles: number[] = [];
@@ -119,6 +122,9 @@ export class TemporalCluster {
 
     progress('Creating or upgrading the Temporal schemas (temporal-sql-tool)…');
     await setUpSchemas({ sqlTool: binaries.sqlTool, port: ports.postgres, user: databaseUser, password });
+    const store = { port: ports.postgres, user: databaseUser, password };
+    await ensureStoreDatabase(store);
+    this.storeUrl = storeDatabaseUrl(store);
     const files = await writeClusterConfig({
       directory: this.directory,
       ports,

@@ -147,13 +147,18 @@ export async function upCluster(config: KeelConfig): Promise<number> {
         KEEL_WORKSPACES_DIR: config.workspacesDir,
         KEEL_WORKER_METRICS_PORT: String(metricsOf.get(dataDir)?.port ?? 'off'),
       });
-    const spawnKeel = (name: string, command: string, dataDir: string) => {
+    const spawnKeel = (
+      name: string,
+      command: string,
+      dataDir: string,
+      extra: Record<string, string> = {},
+    ) => {
       const child = new Supervised({
         name,
         command: process.execPath,
         args: keelCommandArgs(command),
         cwd: packageRoot,
-        env: keelEnv(dataDir),
+        env: { ...keelEnv(dataDir), ...extra },
         report: say,
         output: relay,
         graceMs: command === 'worker' ? (config.shutdownGraceS + 10) * 1000 : 15_000,
@@ -173,7 +178,10 @@ export async function upCluster(config: KeelConfig): Promise<number> {
       if (metrics !== undefined) metricsOf.set(dataDir, metrics);
       hosts.push({ name, dataDir, process: spawnKeel(name, 'worker', dataDir) });
     }
-    api = spawnKeel('API', 'api', config.dataDir);
+    // Only the API reaches the store's database, the cluster's PostgreSQL unless the
+    // configuration names another (decision 0435).
+    const storeUrl = config.store.kind === 'postgres' ? config.store.url : cluster.storeUrl;
+    api = spawnKeel('API', 'api', config.dataDir, storeUrl === undefined ? {} : { KEEL_STORE_URL: storeUrl });
     const stopped = () => shuttingDown() !== undefined;
     await waitForReady(apiUrl, 120_000, stopped);
     // The banner names the Web UI: it must answer, and be ours (a UI server that lost its port restarts).

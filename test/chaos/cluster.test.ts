@@ -10,11 +10,12 @@
  * by its worker host's death says its worker stopped (decision 0412). Each host serves metrics.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
 import pino from 'pino';
 import { startApi } from '../../api/server';
 import { parseConfig } from '../../common/config';
@@ -166,6 +167,26 @@ describe('keel up --cluster', () => {
       if (found.length === 0) await sleep(500);
     }
     expect(found).toEqual([expect.objectContaining({ thread_id: 'visible' })]);
+
+    // The Store API keeps its items in the cluster's PostgreSQL, in a database of its own (decision 0435).
+    const put = await call(api, 'PUT', '/store/items', {
+      namespace: ['cluster', 'prefs'],
+      key: 'tea',
+      value: { likes: 'green tea' },
+    });
+    expect(put.status).toBe(204);
+    expect((await call(api, 'GET', '/store/items?namespace=cluster.prefs&key=tea')).body).toMatchObject({
+      value: { likes: 'green tea' },
+    });
+    const password = (await readFile(path.join(dataDir!, 'cluster', 'postgres-password'), 'utf8')).trim();
+    const database = new pg.Client({
+      connectionString: `postgres://temporal:${password}@127.0.0.1:${env.KEEL_POSTGRES_PORT}/keel_store`,
+    });
+    await database.connect();
+    const { rows } = await database.query<{ key: string }>('SELECT key FROM store_items');
+    await database.end();
+    expect(rows).toEqual([{ key: 'tea' }]);
+    await expect(readFile(path.join(dataDir!, 'store.db'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('refuses nothing while each worker host is replaced in turn mid-conversation (SIGUSR2)', async () => {

@@ -20,6 +20,7 @@ interface ComposeService {
   security_opt?: string[];
   cap_drop?: string[];
   user?: string;
+  command?: string[];
 }
 
 /** What a user sets before `docker compose up`, each as the file's own message says to make it. */
@@ -87,6 +88,14 @@ describe('docker-compose.yml', () => {
     const uiPort = services['temporal-ui']?.ports?.[0]?.split(':')[1];
     expect(api.encryption.corsOrigins).toEqual(
       expect.arrayContaining([`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`]),
+    );
+  });
+
+  it("keeps the Store's items in the compose PostgreSQL, in the database its schema step makes (decision 0435)", () => {
+    const store = parseConfig(environmentOf('keel-api'), '/app').store;
+    expect(store).toEqual({ kind: 'postgres', url: expect.stringMatching(/@postgresql:5432\/keel_store$/) });
+    expect(JSON.stringify(services['temporal-schema']?.command)).toContain(
+      '--database keel_store create-database',
     );
   });
 

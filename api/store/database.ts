@@ -1,0 +1,73 @@
+/**
+ * What the Store API asks of a database: one small adapter per engine (SQLite in
+ * `api/store/sqlite.ts`, PostgreSQL in `api/store/postgres.ts`), the same calls and the same
+ * rows. Values arrive sealed (api/store/sealing.ts) and their search terms blinded, so no
+ * adapter ever holds a value in plaintext. Times are milliseconds since the epoch.
+ */
+
+/** An item as the database keeps it. */
+export interface StoredItem {
+  /** The owner (`''` without API tokens), as threads are scoped (decision 0085). */
+  owner: string;
+  /** The labels joined by `.`, which no label holds. */
+  namespace: string;
+  key: string;
+  /** The id of the key that sealed `sealed`. */
+  keyId: string;
+  /** Nonce, ciphertext and tag of the value's JSON. */
+  sealed: Uint8Array;
+  createdAt: number;
+  updatedAt: number;
+  /** When the item expires, or null for never. */
+  expiresAt: number | null;
+  /** The TTL the item was written with, in minutes, to refresh `expiresAt` on reads. */
+  ttlMinutes: number | null;
+}
+
+/** A stored item and what it is written with: its blinded search terms, space-separated. */
+export interface ItemWrite extends StoredItem {
+  /** Blinded terms for the full-text index; empty when the item is not indexed. */
+  terms: string;
+}
+
+/** A search's page of candidates; `rank` (larger is better) when terms were matched. */
+export interface Candidate extends StoredItem {
+  rank: number | null;
+}
+
+export interface CandidateQuery {
+  owner: string;
+  /** The joined prefix (`''` for every namespace). */
+  prefix: string;
+  /** Blinded terms, any of which matches; ranked by the database's full-text index. */
+  terms?: readonly string[];
+  now: number;
+  limit: number;
+  offset: number;
+}
+
+export interface StoreDatabase {
+  /** Which engine, for logs and errors. */
+  readonly engine: 'sqlite' | 'postgres';
+  /** Inserts or replaces the item, whole. */
+  put(item: ItemWrite): Promise<void>;
+  /** The live item, if there is one. */
+  get(owner: string, namespace: string, key: string, now: number): Promise<StoredItem | undefined>;
+  /** Moves the expiry of these items (those written with a TTL) to `now` plus their TTL. */
+  refresh(owner: string, items: readonly { namespace: string; key: string }[], now: number): Promise<void>;
+  delete(owner: string, namespace: string, key: string): Promise<void>;
+  /**
+   * Live items under `prefix`: by rank when `terms` are given (only items that match one),
+   * else the most recently updated first.
+   */
+  candidates(query: CandidateQuery): Promise<Candidate[]>;
+  /** Every joined namespace with a live item under `prefix`. */
+  namespaces(owner: string, prefix: string, now: number): Promise<string[]>;
+  /** Deletes expired items; returns how many. */
+  sweep(now: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** `namespace` is `prefix` or lies under it (labels hold no `.`, so the joined forms compare). */
+export const underPrefix = (namespace: string, prefix: string): boolean =>
+  prefix === '' || namespace === prefix || namespace.startsWith(`${prefix}.`);
