@@ -25,6 +25,35 @@ export interface StoredItem {
 }
 
 /** A stored item and what it is written with: its blinded search terms, space-separated. */
+/**
+ * An item's row as either database answers it: PostgreSQL gives its BIGINTs as strings and its
+ * BYTEA as a Buffer, SQLite numbers and a Uint8Array.
+ */
+export interface ItemRow {
+  owner: string;
+  namespace: string;
+  key: string;
+  key_id: string;
+  sealed: Uint8Array;
+  created_at: number | string;
+  updated_at: number | string;
+  expires_at: number | string | null;
+  ttl_minutes: number | null;
+  rank?: number | null;
+}
+
+export const itemOfRow = (row: ItemRow): StoredItem => ({
+  owner: row.owner,
+  namespace: row.namespace,
+  key: row.key,
+  keyId: row.key_id,
+  sealed: new Uint8Array(row.sealed),
+  createdAt: Number(row.created_at),
+  updatedAt: Number(row.updated_at),
+  expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+  ttlMinutes: row.ttl_minutes,
+});
+
 export interface ItemWrite extends StoredItem {
   /** Blinded terms for the full-text index; empty when the item is not indexed. */
   terms: string;

@@ -5,7 +5,14 @@
  * start under an advisory lock, so APIs starting together apply each once.
  */
 import pg from 'pg';
-import type { Candidate, CandidateQuery, ItemWrite, StoreDatabase, StoredItem } from './database';
+import {
+  itemOfRow,
+  type Candidate,
+  type CandidateQuery,
+  type ItemRow,
+  type ItemWrite,
+  type StoreDatabase,
+} from './database';
 
 /** Each migration once, in order, recorded in `store_migrations`; never edit one that shipped. */
 const migrations: readonly string[] = [
@@ -29,31 +36,6 @@ const migrations: readonly string[] = [
 
 /** Any number taken for this lock: it only keeps two starting APIs from migrating at once. */
 const migrationLock = 4_350_435;
-
-interface Row {
-  owner: string;
-  namespace: string;
-  key: string;
-  key_id: string;
-  sealed: Buffer;
-  created_at: string;
-  updated_at: string;
-  expires_at: string | null;
-  ttl_minutes: number | null;
-  rank?: number | null;
-}
-
-const toItem = (row: Row): StoredItem => ({
-  owner: row.owner,
-  namespace: row.namespace,
-  key: row.key,
-  keyId: row.key_id,
-  sealed: new Uint8Array(row.sealed),
-  createdAt: Number(row.created_at),
-  updatedAt: Number(row.updated_at),
-  expiresAt: row.expires_at === null ? null : Number(row.expires_at),
-  ttlMinutes: row.ttl_minutes,
-});
 
 const columns = 'owner, namespace, key, key_id, sealed, created_at, updated_at, expires_at, ttl_minutes';
 
@@ -127,12 +109,12 @@ export async function openPostgresStore(url: string): Promise<StoreDatabase> {
       );
     },
     async get(owner, namespace, key, now) {
-      const { rows } = await pool.query<Row>(
+      const { rows } = await pool.query<ItemRow>(
         `SELECT ${columns} FROM store_items WHERE owner = $1 AND namespace = $2 AND key = $3
            AND (expires_at IS NULL OR expires_at > $4)`,
         [owner, namespace, key, now],
       );
-      return rows[0] === undefined ? undefined : toItem(rows[0]);
+      return rows[0] === undefined ? undefined : itemOfRow(rows[0]);
     },
     async refresh(owner, items, now) {
       if (items.length === 0) return;
@@ -155,18 +137,18 @@ export async function openPostgresStore(url: string): Promise<StoreDatabase> {
       if (terms !== undefined && terms.length === 0) return [];
       const { rows } =
         terms === undefined
-          ? await pool.query<Row>(
+          ? await pool.query<ItemRow>(
               `SELECT ${columns}, NULL::float8 AS rank FROM store_items WHERE owner = $1 AND ${livePrefix(2)}
                ORDER BY updated_at DESC, namespace, key LIMIT $4 OFFSET $5`,
               [owner, now, prefix, limit, offset],
             )
-          : await pool.query<Row>(
+          : await pool.query<ItemRow>(
               `SELECT ${columns}, ts_rank(terms, to_tsquery('simple', $6)) AS rank FROM store_items
                WHERE owner = $1 AND ${livePrefix(2)} AND terms @@ to_tsquery('simple', $6)
                ORDER BY rank DESC, updated_at DESC LIMIT $4 OFFSET $5`,
               [owner, now, prefix, limit, offset, terms.join(' | ')],
             );
-      return rows.map((row) => ({ ...toItem(row), rank: row.rank ?? null }));
+      return rows.map((row) => ({ ...itemOfRow(row), rank: row.rank ?? null }));
     },
     async namespaces(owner, prefix, now) {
       const { rows } = await pool.query<{ namespace: string }>(

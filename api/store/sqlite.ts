@@ -8,7 +8,14 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'libsql';
-import type { Candidate, CandidateQuery, ItemWrite, StoreDatabase, StoredItem } from './database';
+import {
+  itemOfRow,
+  type Candidate,
+  type CandidateQuery,
+  type ItemRow,
+  type ItemWrite,
+  type StoreDatabase,
+} from './database';
 
 /** Each migration once, in order, recorded in `store_migrations`; never edit one that shipped. */
 const migrations: readonly string[] = [
@@ -29,31 +36,9 @@ const migrations: readonly string[] = [
    CREATE VIRTUAL TABLE store_terms USING fts5 (terms, tokenize = 'unicode61');`,
 ];
 
-interface Row {
+interface Row extends ItemRow {
   rowid: number;
-  owner: string;
-  namespace: string;
-  key: string;
-  key_id: string;
-  sealed: Uint8Array;
-  created_at: number;
-  updated_at: number;
-  expires_at: number | null;
-  ttl_minutes: number | null;
-  rank?: number | null;
 }
-
-const toItem = (row: Row): StoredItem => ({
-  owner: row.owner,
-  namespace: row.namespace,
-  key: row.key,
-  keyId: row.key_id,
-  sealed: new Uint8Array(row.sealed),
-  createdAt: Number(row.created_at),
-  updatedAt: Number(row.updated_at),
-  expiresAt: row.expires_at === null ? null : Number(row.expires_at),
-  ttlMinutes: row.ttl_minutes,
-});
 
 /** The SQL that keeps a query to live items under a prefix (`?` ×4: now, prefix, its range). */
 const livePrefix = `(i.expires_at IS NULL OR i.expires_at > ?)
@@ -156,7 +141,7 @@ export function openSqliteStore(file: string): StoreDatabase {
     get: (owner, namespace, key, now) =>
       settle(() => {
         const row = find.get(owner, namespace, key, now) as Row | undefined;
-        return row === undefined ? undefined : toItem(row);
+        return row === undefined ? undefined : itemOfRow(row);
       }),
     refresh: (owner, items, now) =>
       settle(() =>
@@ -180,7 +165,7 @@ export function openSqliteStore(file: string): StoreDatabase {
               ? []
               : matched.all(anyOf(terms), owner, ...prefixParameters(now, prefix), limit, offset)
         ) as Row[];
-        return rows.map((row) => ({ ...toItem(row), rank: row.rank ?? null }));
+        return rows.map((row) => ({ ...itemOfRow(row), rank: row.rank ?? null }));
       }),
     namespaces: (owner, prefix, now) =>
       settle(() =>
