@@ -5,7 +5,6 @@
  * the API's token and only for calls it runs; a request that cannot reach it leaves the Stop to
  * the slow beat, late but never lost. The history channel keeps its one-second beat.
  */
-import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { loadEncryptionKeys } from '../../codec/keys';
 import { LiveTextKeys } from '../../codec/live-text-token';
@@ -14,7 +13,7 @@ import type { Run } from '../../common/run';
 import { workflowIdFor } from '../../common/thread';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
 import { apiHarness, call, freePort, userInput, type ApiHarness } from '../helpers/api';
-import { deltaText, readSse, type SseEvent } from '../helpers/sse';
+import { longQuestion, streamLongAnswer } from '../helpers/long-answer';
 import { eventually } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -29,9 +28,6 @@ const anthropicModel = 'anthropic:claude-sonnet-4-6';
 const slowWord = 'word ';
 /** 200 words 100 ms apart: twenty seconds, longer than the slow beat's eight. */
 const slowAnswer = slowWord.repeat(200);
-
-/** A typewriter answer (25 ms a token, a few seconds), ended by its first slow beat only after it is done. */
-const longQuestion = `Please repeat: ${'every word of this sentence, '.repeat(60)}`;
 
 /** The pending model call as Temporal describes it: when it last beat, and whether it is still pending. */
 async function modelCall(client: Client, workflowId: string) {
@@ -103,26 +99,7 @@ describe('a Stop on the live channel, with model calls beating slowly', () => {
   afterAll(() => anthropic.close());
 
   it('ends a typewriter answer within about two seconds of the Stop and keeps the partial text', async () => {
-    const { base } = harness;
-    const thread = await call<{ thread_id: string }>(base, 'POST', '/threads', {
-      config: { model: 'scripted:typewriter' },
-    });
-    const threadId = thread.body.thread_id;
-    const runId = randomUUID();
-    const events: SseEvent[] = [];
-    await readSse(
-      `${base}/threads/${threadId}/runs/stream`,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(userInput(longQuestion, { run_id: runId, stream_mode: 'keel' })),
-      },
-      (event) => {
-        events.push(event);
-        return event.event === 'message.delta' && deltaText(events).length >= 60;
-      },
-    );
-    const streamed = deltaText(events);
+    const { threadId, runId, streamed } = await streamLongAnswer(harness.base, 60);
     const { cancelled, stopMs, answer } = await stop(harness, threadId, runId);
     expect(cancelled.body).toMatchObject({ status: 'cancelled', status_reason: 'cancelled_by_user' });
     expect(stopMs).toBeLessThan(2_500);

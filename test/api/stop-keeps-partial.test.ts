@@ -13,7 +13,7 @@ import { loadDataConverter } from '../../codec/data-converter';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server';
 import { apiHarness, call, userInput, type ApiHarness } from '../helpers/api';
-import { deltaText, readSse, type SseEvent } from '../helpers/sse';
+import { longQuestion, streamLongAnswer } from '../helpers/long-answer';
 import { eventually, startTestWorker } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -29,7 +29,6 @@ interface StateView {
 }
 
 /** A long answer from the typewriter model (25 ms a token): about ten seconds of streaming. */
-const longQuestion = `Please repeat: ${'every word of this sentence, '.repeat(60)}`;
 
 /** 'ok' when the thread's history replays against the current bundle, else the error. */
 async function replayed(harness: ApiHarness, threadId: string): Promise<string> {
@@ -66,35 +65,10 @@ describe('Stop keeps what was said', () => {
     expect(openai.violations).toEqual([]);
   });
 
-  /** Starts a long answer and waits until `chars` of it have streamed. */
-  async function streamLongAnswer(chars: number) {
-    const { base } = harness;
-    const thread = await call<{ thread_id: string }>(base, 'POST', '/threads', {
-      config: { model: 'scripted:typewriter' },
-    });
-    const threadId = thread.body.thread_id;
-    const runId = randomUUID();
-    // Keel's own events from the run's start, as `keel chat` reads them.
-    const events: SseEvent[] = [];
-    await readSse(
-      `${base}/threads/${threadId}/runs/stream`,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(userInput(longQuestion, { run_id: runId, stream_mode: 'keel' })),
-      },
-      (event) => {
-        events.push(event);
-        return event.event === 'message.delta' && deltaText(events).length >= chars;
-      },
-    );
-    return { threadId, runId, streamed: deltaText(events) };
-  }
-
   /** Starts a long answer, waits until `chars` of it have streamed, and presses Stop. */
   async function stopMidStream(chars: number) {
     const { base } = harness;
-    const { threadId, runId, streamed } = await streamLongAnswer(chars);
+    const { threadId, runId, streamed } = await streamLongAnswer(harness.base, chars);
     const pressed = Date.now();
     const cancelled = await call<Run>(base, 'POST', `/threads/${threadId}/runs/${runId}/cancel`, {
       reason: 'stopped by the user',
@@ -172,7 +146,7 @@ describe('Stop keeps what was said', () => {
 
   it('keeps the answer a new message interrupted (multitask_strategy interrupt), before the new turn', async () => {
     const { base } = harness;
-    const { threadId, runId, streamed } = await streamLongAnswer(40);
+    const { threadId, runId, streamed } = await streamLongAnswer(harness.base, 40);
     const next = await call<{ messages: AiView[] }>(
       base,
       'POST',
@@ -193,7 +167,7 @@ describe('Stop keeps what was said', () => {
 
   it('keeps the answer of a thread closed while it streams, and the workflow ends once it is in', async () => {
     const { base, client } = harness;
-    const { threadId, runId, streamed } = await streamLongAnswer(40);
+    const { threadId, runId, streamed } = await streamLongAnswer(harness.base, 40);
     const handle = client.workflow.getHandle(workflowIdFor(threadId));
     await handle.signal(closeSignal, { reason: 'closed by its owner' });
     await handle.result();
