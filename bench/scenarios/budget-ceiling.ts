@@ -5,43 +5,14 @@
  * commit before the ceiling, for BENCHMARKS.md's before/after table.
  */
 import { randomUUID } from 'node:crypto';
-import type { FakeAnthropic, FakeRequest, Reply } from '../../test/fakes/anthropic-server';
+import type { FakeAnthropic } from '../../test/fakes/anthropic-server';
+import { costlyResponder as responder } from '../../test/fakes/costly-responder';
 import type { System } from '../harness';
 import { progress } from '../progress';
 import type { Row, ScenarioResult } from '../report';
 
 const model = 'anthropic:claude-sonnet-4-5';
 const price = { input: 3, output: 15 };
-
-const words = (count: number, seed: string): string =>
-  Array.from({ length: count }, (_, index) => `${seed}${index}`).join(' ');
-
-const textOf = (content: FakeRequest['messages'][number]['content']): string =>
-  typeof content === 'string'
-    ? content
-    : content.map((block) => (block.type === 'text' ? String(block.text) : '')).join('\n');
-
-/** Answers of varying length by turn; five sub-agents when asked; children answer at length. */
-const responder = (request: FakeRequest): Reply => {
-  const last = request.messages.at(-1)!;
-  if (Array.isArray(last.content) && last.content.some((block) => block.type === 'tool_result'))
-    return { kind: 'message', content: [{ type: 'text', text: 'All five reported.' }] };
-  if (textOf(last.content).startsWith('spawn five'))
-    return {
-      kind: 'message',
-      content: [1, 2, 3, 4, 5].map((n) => ({
-        type: 'tool_use' as const,
-        id: `toolu_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
-        name: 'spawn_agent',
-        input: { task: `sub-task ${n}: write at length` },
-      })),
-    };
-  if (textOf(request.messages[0]!.content).startsWith('sub-task'))
-    return { kind: 'message', content: [{ type: 'text', text: words(3_000, 'child') }] };
-  const turn = request.messages.filter((message) => message.role === 'assistant').length;
-  const lengths = [40, 700, 150, 2_000];
-  return { kind: 'message', content: [{ type: 'text', text: words(lengths[turn % 4]!, `t${turn}w`) }] };
-};
 
 interface Limits {
   max_tokens?: number;

@@ -4,67 +4,15 @@
  * limit — through answers of any length, a storm of provider faults and retries, and five
  * sub-agents spending at once. And the thread's ledger never holds less than was billed.
  */
-import { randomUUID } from 'node:crypto';
 import type { Run } from '../../common/run';
-import {
-  type FakeAnthropic,
-  type FakeRequest,
-  type Reply,
-  startFakeAnthropic,
-} from '../fakes/anthropic-server';
+import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
+import { costlyResponder as responder, firstText } from '../fakes/costly-responder';
 import { TestConversation } from '../helpers/conversation';
 import { workerHarness } from '../helpers/worker-harness';
 
 const model = 'anthropic:claude-sonnet-4-5';
 /** What the worker's price table charges for it, dollars per million tokens. */
 const price = { input: 3, output: 15 };
-
-/** Answers of varying length, by turn: short, long, middling, very long. */
-const answerWords = [40, 700, 150, 2_000];
-
-const words = (count: number, seed: string): string =>
-  Array.from({ length: count }, (_, index) => `${seed}${index}`).join(' ');
-
-function lastText(request: FakeRequest): string {
-  const last = request.messages.at(-1)!;
-  if (typeof last.content === 'string') return last.content;
-  return last.content.map((block) => (block.type === 'text' ? String(block.text) : '')).join('\n');
-}
-
-const firstText = (request: FakeRequest): string => {
-  const first = request.messages[0]!;
-  return typeof first.content === 'string'
-    ? first.content
-    : first.content.map((block) => (block.type === 'text' ? String(block.text) : '')).join('\n');
-};
-
-/**
- * A model like a real one in what it costs: a parent told to "spawn five" asks for five
- * sub-agents at once, each of which answers at length; any other turn is answered with a length
- * from `answerWords`, by how many answers the conversation already holds.
- */
-const responder = (request: FakeRequest): Reply => {
-  const last = request.messages.at(-1)!;
-  const hasResults =
-    Array.isArray(last.content) && last.content.some((block) => block.type === 'tool_result');
-  if (hasResults) return { kind: 'message', content: [{ type: 'text', text: 'All five reported.' }] };
-  if (lastText(request).startsWith('spawn five'))
-    return {
-      kind: 'message',
-      content: [1, 2, 3, 4, 5].map((n) => ({
-        type: 'tool_use' as const,
-        id: `toolu_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
-        name: 'spawn_agent',
-        input: { task: `sub-task ${n}: write at length` },
-      })),
-    };
-  if (lastText(request).startsWith('at length'))
-    return { kind: 'message', content: [{ type: 'text', text: words(2_000, 'long') }] };
-  if (firstText(request).startsWith('sub-task'))
-    return { kind: 'message', content: [{ type: 'text', text: words(3_000, 'child') }] };
-  const turn = request.messages.filter((message) => message.role === 'assistant').length;
-  return { kind: 'message', content: [{ type: 'text', text: words(answerWords[turn % 4]!, `t${turn}w`) }] };
-};
 
 describe('budgets as ceilings (real Temporal, fake Messages API)', () => {
   let fake: FakeAnthropic;
