@@ -41,27 +41,41 @@ export default class TemporalTestEnvironment extends TestEnvironment {
       throw new Error('no Temporal CLI: run the tests through jest (its global setup has one)');
     const dataDir = await mkdtemp(path.join(process.env.KEEL_TEST_DIR ?? os.tmpdir(), 'temporal-'));
     let logged = 0;
-    this.server = await startDevServer({
-      cliPath,
-      dataDir,
-      inMemory: true,
-      port: await freePort(),
-      uiPort: await freePort(),
-      namespace: 'default',
-      extraArgs: [
-        '--headless',
-        '--dynamic-config-value',
-        `limit.historyCount.suggestContinueAsNew=${testContinueAsNewEvents}`,
-      ],
-      // Its log (errors only), not its start-up banner; the first lines of a file are enough to
-      // tell what went wrong.
-      onOutput: (line) => {
-        if (!line.includes('level=')) return;
-        logged += 1;
-        if (logged <= 20) process.stderr.write(`[temporal] ${line}\n`);
-        else if (logged === 21) process.stderr.write('[temporal] … (more lines left out)\n');
-      },
-    });
+    // Its ports are free when picked, not reserved: a server started at the same moment (the
+    // other jest worker's, or its own internal ones) can take one first. Three tries, new ports each.
+    const start = async (): Promise<DevServer> =>
+      startDevServer({
+        cliPath,
+        dataDir,
+        inMemory: true,
+        port: await freePort(),
+        uiPort: await freePort(),
+        namespace: 'default',
+        extraArgs: [
+          '--headless',
+          '--dynamic-config-value',
+          `limit.historyCount.suggestContinueAsNew=${testContinueAsNewEvents}`,
+        ],
+        // Its log (errors only), not its start-up banner; the first lines of a file are enough to
+        // tell what went wrong.
+        onOutput: (line) => {
+          if (!line.includes('level=')) return;
+          logged += 1;
+          if (logged <= 20) process.stderr.write(`[temporal] ${line}\n`);
+          else if (logged === 21) process.stderr.write('[temporal] … (more lines left out)\n');
+        },
+      });
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        this.server = await start();
+        break;
+      } catch (error) {
+        if (attempt === 3) throw error;
+        process.stderr.write(
+          `[temporal] start ${attempt} failed, trying again: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
+      }
+    }
     // The file's own environment, and the worker process's for what it spawns without one (a
     // jest worker runs one file at a time).
     this.global.process.env.KEEL_TEST_TEMPORAL_ADDRESS = this.server.address;
