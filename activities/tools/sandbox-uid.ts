@@ -1,12 +1,12 @@
 /**
- * Each thread's own uid under a root worker (decision 0325). The kernel counts the process limit
- * (`ulimit -u`, RLIMIT_NPROC) per uid, across the whole host: threads whose commands share a uid
- * share that budget, and one thread's fork flood leaves the others `fork: retry`. So a workspace's
- * commands run as a uid of their own, hashed from the workspace's name into a range no one else
- * uses; the workspace directory's owner records that it was handed over.
+ * Each thread's own uid under a root worker (decisions 0325 and 0460). The kernel counts the
+ * process limit (`ulimit -u`, RLIMIT_NPROC) per uid, across the whole host: threads whose commands
+ * share a uid share that budget, and one thread's fork flood leaves the others `fork: retry`. So a
+ * workspace's commands run as a uid no other workspace has: the registry beside the workspaces
+ * gives each its own, and the workspace directory's owner records that it was handed over.
  */
-import { createHash } from 'node:crypto';
-import { chown, lstat, readdir } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { chown, link, lstat, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface UidRange {
@@ -15,13 +15,100 @@ export interface UidRange {
 }
 
 /**
- * The uid of the workspace named `name` (its directory's name, `<thread_id>` or
- * `<thread_id>~<scope>`): the same on every worker host, so two hosts handing one workspace over
- * at once agree.
+ * Where the probe for the workspace named `name` (its directory's name, `<thread_id>` or
+ * `<thread_id>~<scope>`) starts: a hash of the name into the range, the same on every worker host.
  */
 export function uidOfWorkspace(name: string, range: UidRange): number {
   const digest = createHash('sha256').update(name).digest();
   return range.base + (digest.readUIntBE(0, 6) % range.count);
+}
+
+/**
+ * The uids given to workspaces, in `.uids/` beside them (`KEEL_WORKSPACES_DIR`, shared by every
+ * worker host of a cluster), so that no two workspaces share one and a workspace keeps its uid:
+ * - `by-uid/<uid>` names the workspace the uid is given to. It is made by `link(2)` of a complete
+ *   file, which fails if the entry exists, so of two hosts claiming one uid at once exactly one
+ *   gets it, and no reader sees half an entry. An entry is never changed or removed.
+ * - A workspace's uid is the first, from its hash on through the range, whose entry is free or
+ *   names it. Every host probes in the same order and entries are permanent, so all agree.
+ * - `by-name/<workspace>` remembers the answer, so a later call reads one file; it is only a
+ *   shortcut: `by-uid/` decides.
+ * A workspace keeps its uid when the operator changes the range: the range places new ones.
+ */
+export class UidRegistry {
+  readonly #range: UidRange;
+  /** Answers already found: an entry never changes. */
+  readonly #known = new Map<string, number>();
+
+  constructor(range: UidRange) {
+    this.#range = range;
+  }
+
+  /** The uid of the workspace directory `workspace`, registered beside it on first use. */
+  async uidOf(workspace: string): Promise<number> {
+    const known = this.#known.get(workspace);
+    if (known !== undefined) return known;
+    const uid = await this.#find(path.dirname(workspace), path.basename(workspace));
+    this.#known.set(workspace, uid);
+    return uid;
+  }
+
+  async #find(workspaces: string, name: string): Promise<number> {
+    const root = path.join(workspaces, '.uids');
+    const remembered = await readFile(path.join(root, 'by-name', name), 'utf8').catch(() => '');
+    if (/^\d+$/.test(remembered)) return Number(remembered);
+    for (const dir of ['by-uid', 'by-name', 'new'])
+      await mkdir(path.join(root, dir), { recursive: true, mode: 0o700 });
+    const { base, count } = this.#range;
+    const start = uidOfWorkspace(name, this.#range) - base;
+    for (let step = 0; step < count; step += 1) {
+      const uid = base + ((start + step) % count);
+      if (await this.#claim(root, uid, name)) {
+        await writeWhole(root, path.join(root, 'by-name', name), String(uid), true);
+        return uid;
+      }
+    }
+    throw new Error(
+      `no sandbox uid is free in [${base}, ${base + count}) (KEEL_SANDBOX_UID_BASE, KEEL_SANDBOX_UID_COUNT)`,
+    );
+  }
+
+  /** Whether `uid` is `name`'s: given to it now, or before by this or another host. */
+  async #claim(root: string, uid: number, name: string): Promise<boolean> {
+    const entry = path.join(root, 'by-uid', String(uid));
+    if (await writeWhole(root, entry, name, false)) return true;
+    // Taken: by this workspace (another host, a moment ago) or another. An unreadable entry
+    // is someone's.
+    return (await readFile(entry, 'utf8').catch(() => '')) === name;
+  }
+}
+
+/**
+ * Writes `text` to `target` whole and durable: into a file of its own under `new/`, flushed, then
+ * renamed over `target` when `replace`, else linked to it (false if `target` exists).
+ */
+async function writeWhole(root: string, target: string, text: string, replace: boolean): Promise<boolean> {
+  const draft = path.join(root, 'new', randomUUID());
+  const handle = await open(draft, 'wx', 0o600);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  if (replace) {
+    await rename(draft, target);
+    return true;
+  }
+  try {
+    await link(draft, target);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    await rm(draft, { force: true });
+  }
 }
 
 /**
@@ -32,21 +119,21 @@ export type HandOver = (workspace: string, from: number, to: number) => Promise<
 
 /** Finds, and hands over once, each workspace's uid. */
 export class WorkspaceOwners {
-  readonly #range: UidRange;
+  readonly #registry: UidRegistry;
   readonly #legacyUid: number;
   readonly #handOver: HandOver;
   /** Hand-overs under way in this process, so parallel calls of one thread wait for the same one. */
   readonly #handing = new Map<string, Promise<void>>();
 
   constructor(range: UidRange, legacyUid: number, handOver: HandOver) {
-    this.#range = range;
+    this.#registry = new UidRegistry(range);
     this.#legacyUid = legacyUid;
     this.#handOver = handOver;
   }
 
   /** The uid `workspace`'s commands run as; a workspace not yet its uid's is handed over first. */
   async uidFor(workspace: string): Promise<number> {
-    const uid = uidOfWorkspace(path.basename(workspace), this.#range);
+    const uid = await this.#registry.uidOf(workspace);
     // The workspace directory itself is the worker's: a command sees it only as its mount point.
     const owner = (await lstat(workspace)).uid;
     if (owner === uid) return uid;
@@ -60,8 +147,9 @@ export class WorkspaceOwners {
   }
 
   async #take(workspace: string, owner: number, uid: number): Promise<void> {
-    // A new workspace is root's and empty. One from before decision 0325 (or from another range)
-    // is the old uid's, and so is what the file tools handed over in it.
+    // A new workspace is root's and empty. One from before decision 0325 is the old uid's, and so
+    // is what the file tools handed over in it; one from before decision 0460 (or another range)
+    // is the uid its hash gave it.
     const from = owner === 0 ? this.#legacyUid : owner;
     if (owner !== 0 || (await readdir(workspace)).length > 0) await this.#handOver(workspace, from, uid);
     // Last: the directory's owner says the tree was handed over.

@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
@@ -110,18 +110,45 @@ const floodSeconds = 12;
 
 /**
  * Bob's `victimCommand`, timed, while Alice's thread floods its process budget; Bob's workspace is
- * handed over first, so the measure is of the command alone.
+ * handed over first, so the measure is of the command alone. `beforeFlood` may prepare Alice's
+ * flooding thread, which has not run yet.
  */
 async function victimDuringFlood(
   base: string,
+  beforeFlood: (victim: string, flooder: string) => Promise<void> = () => Promise.resolve(),
 ): Promise<{ answer: ToolOutput | undefined; seconds: number; flood: Promise<ToolOutput[]> }> {
   const victim = await newThread(base, 'bob');
   await runLines(base, 'bob', victim, ['true']);
   const flooder = await newThread(base, 'alice');
+  await beforeFlood(victim, flooder);
   const { flood } = await startFlood(base, flooder, processLimit);
   const started = performance.now();
   const [answer] = await runLines(base, 'bob', victim, [victimCommand]);
   return { answer, seconds: (performance.now() - started) / 1000, flood };
+}
+
+/**
+ * Puts Alice's `flooder` on the uid of Bob's `victim`, as a hash collision did before the uid
+ * registry (decision 0460), which no longer lets two workspaces share one: the registry's
+ * shortcut entry for the flooder's workspace names the victim's uid before its first call.
+ */
+async function shareVictimsUid(
+  base: string,
+  workspacesDir: string,
+  victim: string,
+  flooder: string,
+): Promise<void> {
+  const scout = await newThread(base, 'alice');
+  await runLines(base, 'alice', scout, ['true']);
+  const byName = path.join(workspacesDir, '.uids', 'by-name');
+  const names = await readdir(byName);
+  const victims = names.find((name) => name.startsWith(victim))!;
+  const scouts = names.find((name) => name.startsWith(scout))!;
+  const aliceScope = scouts.slice(scout.length);
+  await writeFile(
+    path.join(byName, `${flooder}${aliceScope}`),
+    await readFile(path.join(byName, victims), 'utf8'),
+  );
 }
 
 describe('two owners on one worker: a fork flood', () => {
@@ -148,19 +175,20 @@ describe('two owners on one worker: a fork flood', () => {
   );
 });
 
-describe('the control: every thread on one uid (KEEL_SANDBOX_UID_COUNT=1), as before', () => {
+describe('the control: two threads on one uid, as a hash collision put them before the registry', () => {
   const harness = processApiHarness(() => ({
     KEEL_MODEL: 'scripted:demo',
     KEEL_API_TOKENS: `alice:${owners.alice},bob:${owners.bob}`,
     KEEL_SANDBOX_TIMEOUT_S: String(floodSeconds),
     KEEL_SANDBOX_PROCESSES: String(processLimit),
-    KEEL_SANDBOX_UID_COUNT: '1',
   }));
 
   (root ? it : it.skip)(
     "stalls or fails the other owner's command while the flood holds the shared uid's budget",
     async () => {
-      const { answer, seconds, flood } = await victimDuringFlood(harness.base);
+      const { answer, seconds, flood } = await victimDuringFlood(harness.base, (victim, flooder) =>
+        shareVictimsUid(harness.base, harness.config.workspacesDir, victim, flooder),
+      );
       console.log(
         `[figure] the same on one shared uid: ${seconds.toFixed(2)} s, ${JSON.stringify(answer!.content.slice(0, 120))}`,
       );
