@@ -9,7 +9,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { hostname } from 'node:os';
+import { hostname, networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import type { EncryptionKey } from '../codec/aes-gcm-codec';
 import { LiveTextKeys } from '../codec/live-text-token';
 import { LiveTextHub, type LiveCallKey } from '../activities/live-text';
@@ -24,7 +24,10 @@ export interface LiveTextServerOptions {
   host: string;
   /** 0: any free port. */
   port: number;
-  /** The URL the API reaches this server at; @default `http://<host>:<port>` */
+  /**
+   * The URL the API reaches this server at; @default `http://<host>:<port>`, with a wildcard
+   * `host` replaced by an address of this machine (`reachableHost`)
+   */
   advertisedUrl?: string | undefined;
 }
 
@@ -134,7 +137,8 @@ export async function startLiveTextServer(options: LiveTextServerOptions): Promi
     server.listen(options.port, options.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const reachable = reachableHost(options.host);
+  const host = reachable.includes(':') ? `[${reachable}]` : reachable;
   return {
     url: options.advertisedUrl ?? `http://${host}:${port}`,
     close: () =>
@@ -144,6 +148,23 @@ export async function startLiveTextServer(options: LiveTextServerOptions): Promi
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * The address an API can reach a server bound to `host` at: `host` itself, or for a wildcard
+ * bind (`0.0.0.0`, `::`) this machine's first external address, IPv4 first — a container's
+ * address on its network, which is how each worker of a scaled compose service is told apart
+ * (decision 0461). Loopback when there is none.
+ */
+export function reachableHost(
+  host: string,
+  interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces(),
+): string {
+  if (!['0.0.0.0', '::', '[::]'].includes(host)) return host;
+  const external = Object.values(interfaces)
+    .flatMap((entries) => entries ?? [])
+    .filter((entry) => !entry.internal && !entry.address.startsWith('fe80:'));
+  return (external.find((entry) => entry.family === 'IPv4') ?? external[0])?.address ?? '127.0.0.1';
 }
 
 /** A worker's live channel: the hub its model calls write to, the server, and the identity to poll with. */

@@ -8,9 +8,12 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import type { NetworkInterfaceInfo } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { parseConfig } from '../../common/config';
+import { refusedLiveUrl } from '../../common/live-workers';
+import { reachableHost } from '../../worker/live-text-server';
 import { repositoryRoot, run } from '../helpers/shipping';
 
 interface ComposeService {
@@ -89,6 +92,38 @@ describe('docker-compose.yml', () => {
     expect(api.encryption.corsOrigins).toEqual(
       expect.arrayContaining([`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`]),
     );
+  });
+
+  it('streams answers live: each worker advertises its address on the compose network, and the API reads from it (decision 0461)', () => {
+    const worker = parseConfig(environmentOf('keel-worker'), '/app').tokens;
+    const api = parseConfig(environmentOf('keel-api'), '/app').tokens;
+    expect(worker.channel).toBe('live');
+    expect(api.channel).toBe('live');
+    expect(worker.advertisedUrl).toBeUndefined();
+    // Docker gives a container an address on the compose network from one of the private ranges.
+    for (const address of ['172.18.0.5', '192.168.32.3', '10.0.9.4']) {
+      const container = {
+        lo: [
+          { address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', mac: '', internal: true, cidr: null },
+        ],
+        eth0: [
+          {
+            address,
+            netmask: '255.255.0.0',
+            family: 'IPv4',
+            mac: '02:42:ac:12:00:05',
+            internal: false,
+            cidr: null,
+          },
+        ],
+      } satisfies NodeJS.Dict<NetworkInterfaceInfo[]>;
+      const advertised = `http://${reachableHost(worker.host, container)}:41234`;
+      expect(advertised).toBe(`http://${address}:41234`);
+      expect(refusedLiveUrl(api.liveWorkers, advertised)).toBeUndefined();
+    }
+    for (const elsewhere of ['http://169.254.169.254:80', 'http://8.8.8.8:443', 'http://0.0.0.0:41234']) {
+      expect(refusedLiveUrl(api.liveWorkers, elsewhere)).toMatch(/not in KEEL_API_LIVE_WORKERS/);
+    }
   });
 
   it("keeps the Store's items in the compose PostgreSQL, in the database its schema step makes (decision 0435)", () => {

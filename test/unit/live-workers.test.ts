@@ -1,3 +1,4 @@
+import type { NetworkInterfaceInfo } from 'node:os';
 import {
   loopbackLiveWorkers,
   parseLiveWorkerEntry,
@@ -5,6 +6,7 @@ import {
   refusedLiveUrl,
 } from '../../common/live-workers';
 import { parseConfig } from '../../common/config';
+import { reachableHost } from '../../worker/live-text-server';
 
 describe('the worker addresses an API reads live text from', () => {
   const loopback = parseLiveWorkers(loopbackLiveWorkers);
@@ -70,5 +72,38 @@ describe('the request timeouts', () => {
     expect(() =>
       parseConfig({ KEEL_API_HEADERS_TIMEOUT_MS: '20000', KEEL_API_REQUEST_TIMEOUT_MS: '10000' }, '/'),
     ).toThrow(/KEEL_API_REQUEST_TIMEOUT_MS/);
+  });
+});
+
+describe('the address a worker bound to every interface advertises (decision 0461)', () => {
+  const entry = (address: string, family: 'IPv4' | 'IPv6', internal = false): NetworkInterfaceInfo =>
+    family === 'IPv4'
+      ? { address, netmask: '255.255.0.0', family, mac: '02:42:ac:12:00:05', internal, cidr: null }
+      : {
+          address,
+          netmask: 'ffff:ffff:ffff:ffff::',
+          family,
+          mac: '02:42:ac:12:00:05',
+          internal,
+          cidr: null,
+          scopeid: 0,
+        };
+
+  it('is a bound address itself', () => {
+    expect(reachableHost('127.0.0.1', {})).toBe('127.0.0.1');
+    expect(reachableHost('10.1.2.3', { eth0: [entry('172.18.0.5', 'IPv4')] })).toBe('10.1.2.3');
+  });
+
+  it("is the machine's first external IPv4 for a wildcard, else an external IPv6, else loopback", () => {
+    const container = {
+      lo: [entry('127.0.0.1', 'IPv4', true)],
+      eth0: [entry('fe80::1', 'IPv6'), entry('fd00::5', 'IPv6'), entry('172.18.0.5', 'IPv4')],
+    };
+    expect(reachableHost('0.0.0.0', container)).toBe('172.18.0.5');
+    expect(reachableHost('::', container)).toBe('172.18.0.5');
+    expect(reachableHost('0.0.0.0', { eth0: [entry('fe80::1', 'IPv6'), entry('fd00::5', 'IPv6')] })).toBe(
+      'fd00::5',
+    );
+    expect(reachableHost('0.0.0.0', { lo: [entry('127.0.0.1', 'IPv4', true)] })).toBe('127.0.0.1');
   });
 });
