@@ -3,6 +3,7 @@
  * runs are `submitInput` updates, reads are queries. Routes reach a thread's workflow through
  * this; finding threads across the namespace is the thread directory's (thread-directory.ts).
  */
+import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -58,23 +59,6 @@ const heldQueryLastMs = 500;
 
 /** How many threads `#running` remembers. */
 const runningKept = 10_000;
-
-/** A set of ids that forgets its oldest past `max`. */
-class RecentIds {
-  readonly #ids = new Set<string>();
-  constructor(private readonly max: number) {}
-  has(id: string): boolean {
-    return this.#ids.has(id);
-  }
-  add(id: string): void {
-    this.#ids.delete(id);
-    this.#ids.add(id);
-    if (this.#ids.size > this.max) this.#ids.delete(this.#ids.values().next().value as string);
-  }
-  delete(id: string): void {
-    this.#ids.delete(id);
-  }
-}
 
 const authorizedKey = (thread: ThreadRef, owner: Owner): string =>
   `${owner ?? ''}\u0000${thread.workflow_id}`;
@@ -159,9 +143,9 @@ export class Conversations {
   /** Whether threads are accepting waiting inputs right now (intake.ts). */
   readonly #fleet = new FleetActivity();
   /** Threads' workflows that accepted a waiting input through this API, most recent last. */
-  readonly #running = new RecentIds(runningKept);
+  readonly #running = new LRUCache<string, true>({ max: runningKept });
   /** Owner and workflow of the threads `authorize` found visible to that owner (see `knownThread`). */
-  readonly #authorized = new RecentIds(runningKept);
+  readonly #authorized = new LRUCache<string, true>({ max: runningKept });
 
   constructor(
     readonly client: Client,
@@ -413,7 +397,7 @@ export class Conversations {
       return unscoped;
     }
     requireVisible(thread, description, owner);
-    this.#authorized.add(authorizedKey(thread, owner));
+    this.#authorized.set(authorizedKey(thread, owner), true);
     return thread;
   }
 
@@ -638,7 +622,7 @@ export class Conversations {
     ];
     const accepted = (handle: WorkflowUpdateHandle<Run | messages.WaitedRun>) => {
       this.#fleet.accepted();
-      this.#running.add(thread.workflow_id);
+      this.#running.set(thread.workflow_id, true);
       return handle;
     };
     const update = () =>

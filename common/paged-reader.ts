@@ -5,6 +5,7 @@
  * says whether what is kept is still the transcript's front; when a page says otherwise (a
  * compaction, a fork), the read starts over. Each reader asks its own query for a page.
  */
+import { LRUCache } from 'lru-cache';
 
 /** What a reader holds of one thread: the front of its transcript, read under `revision`. */
 export interface HeldMessages<Message> {
@@ -82,46 +83,37 @@ export async function readPages<Message>(options: ReadPagesOptions<Message>): Pr
  * recently read go first, and a thread larger than the limit is not kept.
  */
 export class KeptMessages<Message> {
-  /** A Map iterates in insertion order, so re-inserting on use makes it an LRU. */
-  readonly #kept = new Map<string, HeldMessages<Message>>();
-  #chars = 0;
+  readonly #kept: LRUCache<string, HeldMessages<Message>>;
 
-  constructor(readonly limitChars: number) {}
+  constructor(readonly limitChars: number) {
+    // A thread larger than the limit is not stored at all; an empty one still counts one.
+    this.#kept = new LRUCache({ maxSize: limitChars, sizeCalculation: (held) => Math.max(1, held.chars) });
+  }
 
   /** Characters kept now (for tests and metrics). */
   get chars(): number {
-    return this.#chars;
+    return this.#kept.calculatedSize;
   }
 
   /** What is kept of a thread, left kept (and where it was in the order). */
   peek(key: string): HeldMessages<Message> | undefined {
-    return this.#kept.get(key);
+    return this.#kept.peek(key);
   }
 
   /** What is kept of a thread, no longer kept until given back with `keep`. */
   take(key: string): HeldMessages<Message> | undefined {
-    const kept = this.#kept.get(key);
-    if (kept === undefined) return undefined;
+    const kept = this.#kept.peek(key);
     this.#kept.delete(key);
-    this.#chars -= kept.chars;
     return kept;
   }
 
   /** Forgets every thread. */
   clear(): void {
     this.#kept.clear();
-    this.#chars = 0;
   }
 
   keep(key: string, held: HeldMessages<Message>): void {
-    this.take(key);
-    if (held.chars > this.limitChars) return;
+    this.#kept.delete(key);
     this.#kept.set(key, held);
-    this.#chars += held.chars;
-    for (const [oldestKey, oldest] of this.#kept) {
-      if (this.#chars <= this.limitChars) break;
-      this.#kept.delete(oldestKey);
-      this.#chars -= oldest.chars;
-    }
   }
 }

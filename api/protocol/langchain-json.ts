@@ -9,6 +9,7 @@
  * reader hands back the same objects for the messages it kept, and new ones after a compaction
  * or a fork, so any other transcript is converted whole.
  */
+import { LRUCache } from 'lru-cache';
 import type { Message } from '../../common/transcript';
 import { toLangChainMessage } from './langchain-messages';
 
@@ -27,17 +28,20 @@ export interface LangChainJsonOptions {
 }
 
 export class LangChainJson {
-  readonly #kept = new Map<string, Kept>();
-  #keptChars = 0;
-  readonly #keptCharsLimit: number;
+  /** The least recently used go first; a body larger than the limit is not kept. */
+  readonly #kept: LRUCache<string, Kept>;
 
   constructor(options: LangChainJsonOptions = {}) {
-    this.#keptCharsLimit = options.keptChars ?? 16 * 1024 * 1024;
+    this.#kept = new LRUCache({
+      maxSize: options.keptChars ?? 16 * 1024 * 1024,
+      sizeCalculation: (kept) => Math.max(1, kept.body.length),
+    });
   }
 
   /** `JSON.stringify(toLangChainMessages(messages))`, for the transcript of `threadId`. */
   of(threadId: string, messages: readonly Message[]): string {
-    const kept = this.#take(threadId);
+    const kept = this.#kept.peek(threadId);
+    this.#kept.delete(threadId);
     const start =
       kept !== undefined && isFrontOf(kept.messages, messages)
         ? kept
@@ -49,27 +53,8 @@ export class LangChainJson {
         body = body === '' ? json : `${body},${json}`;
       }
     }
-    this.#keep(threadId, { messages: messages.slice(), body, toolNames: start.toolNames });
+    this.#kept.set(threadId, { messages: messages.slice(), body, toolNames: start.toolNames });
     return `[${body}]`;
-  }
-
-  #take(threadId: string): Kept | undefined {
-    const kept = this.#kept.get(threadId);
-    if (kept === undefined) return undefined;
-    this.#kept.delete(threadId);
-    this.#keptChars -= kept.body.length;
-    return kept;
-  }
-
-  #keep(threadId: string, kept: Kept): void {
-    if (kept.body.length > this.#keptCharsLimit) return;
-    this.#kept.set(threadId, kept);
-    this.#keptChars += kept.body.length;
-    for (const [id, oldest] of this.#kept) {
-      if (this.#keptChars <= this.#keptCharsLimit) break;
-      this.#kept.delete(id);
-      this.#keptChars -= oldest.body.length;
-    }
   }
 }
 
