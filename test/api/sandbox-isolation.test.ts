@@ -151,13 +151,16 @@ async function shareVictimsUid(
   );
 }
 
+/** Two owners on the offline model, each call held to `processLimit` processes for `floodSeconds`. */
+const floodEnvironment = (): Record<string, string> => ({
+  KEEL_MODEL: 'scripted:demo',
+  KEEL_API_TOKENS: `alice:${owners.alice},bob:${owners.bob}`,
+  KEEL_SANDBOX_TIMEOUT_S: String(floodSeconds),
+  KEEL_SANDBOX_PROCESSES: String(processLimit),
+});
+
 describe('two owners on one worker: a fork flood', () => {
-  const harness = processApiHarness(() => ({
-    KEEL_MODEL: 'scripted:demo',
-    KEEL_API_TOKENS: `alice:${owners.alice},bob:${owners.bob}`,
-    KEEL_SANDBOX_TIMEOUT_S: String(floodSeconds),
-    KEEL_SANDBOX_PROCESSES: String(processLimit),
-  }));
+  const harness = processApiHarness(floodEnvironment);
 
   (root ? it : it.skip)(
     "leaves the other owner's thread answering in time (root worker: a uid per thread)",
@@ -176,12 +179,7 @@ describe('two owners on one worker: a fork flood', () => {
 });
 
 describe('the control: two threads on one uid, as a hash collision put them before the registry', () => {
-  const harness = processApiHarness(() => ({
-    KEEL_MODEL: 'scripted:demo',
-    KEEL_API_TOKENS: `alice:${owners.alice},bob:${owners.bob}`,
-    KEEL_SANDBOX_TIMEOUT_S: String(floodSeconds),
-    KEEL_SANDBOX_PROCESSES: String(processLimit),
-  }));
+  const harness = processApiHarness(floodEnvironment);
 
   (root ? it : it.skip)(
     "stalls or fails the other owner's command while the flood holds the shared uid's budget",

@@ -1,6 +1,6 @@
 /** For reducer tests: a thread whose run `r1` asked the model once and got `result` back. */
 import type { CallModelResult } from '../../common/activities';
-import type { ApprovalMode } from '../../common/thread';
+import type { ApprovalMode, ThreadConfig } from '../../common/thread';
 import { reduce } from '../../workflows/core/reducer';
 import { type ThreadState, initialState } from '../../workflows/core/state';
 import type { Command } from '../../workflows/core/transitions';
@@ -15,28 +15,29 @@ export const usage = {
   cost_usd: 0,
 };
 
+/** A new thread `t1`, made at `t0`, on the scripted model: `config` over Keel's test defaults. */
+export const freshThread = (config: Partial<ThreadConfig> = {}): ThreadState =>
+  initialState({
+    thread_id: 't1',
+    metadata: {},
+    config: { model: 'scripted:demo', approval: 'auto', approval_timeout_s: 300, max_steps: 5, ...config },
+    created_at: new Date(t0).toISOString(),
+  });
+
 export function afterFirstAnswer(
   result: CallModelResult,
   approval: ApprovalMode = 'auto',
 ): { state: ThreadState; commands: Command[] } {
-  const submitted = reduce(
-    initialState({
-      thread_id: 't1',
+  const submitted = reduce(freshThread({ approval, approval_timeout_s: 60 }), {
+    type: 'inputSubmitted',
+    now: t0 + 1,
+    input: {
+      run_id: 'r1',
+      assistant_id: 'agent',
+      content: [{ type: 'text', text: 'go' }],
+      multitask_strategy: 'enqueue',
       metadata: {},
-      config: { model: 'scripted:demo', approval, approval_timeout_s: 60, max_steps: 5 },
-      created_at: new Date(t0).toISOString(),
-    }),
-    {
-      type: 'inputSubmitted',
-      now: t0 + 1,
-      input: {
-        run_id: 'r1',
-        assistant_id: 'agent',
-        content: [{ type: 'text', text: 'go' }],
-        multitask_strategy: 'enqueue',
-        metadata: {},
-      },
     },
-  );
+  });
   return reduce(submitted.state, { type: 'modelResponded', now: t0 + 2, run_id: 'r1', step: 1, result });
 }

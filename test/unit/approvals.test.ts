@@ -3,12 +3,12 @@ import type { ThreadConfig } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
 import { pendingApprovals } from '../../workflows/core/approvals';
 import { reduce } from '../../workflows/core/reducer';
-import { type ThreadState, initialState, threadStatus } from '../../workflows/core/state';
+import { type ThreadState, threadStatus } from '../../workflows/core/state';
 import { modelMessages } from '../../workflows/core/transcript';
 import type { Command, ConversationEvent } from '../../workflows/core/transitions';
 import { currentDetails, resumeCommands } from '../../workflows/core/views';
+import { freshThread, t0 } from '../helpers/reducer';
 
-const t0 = Date.parse('2026-01-01T00:00:00Z');
 const sensitive = { sideEffects: true, sensitive: true };
 const readOnly = { sideEffects: false, sensitive: false };
 const usage = (tokens: number, cost = 0) => ({
@@ -20,12 +20,7 @@ const usage = (tokens: number, cost = 0) => ({
 });
 
 const fresh = (config: Partial<ThreadConfig> = {}): ThreadState =>
-  initialState({
-    thread_id: 't1',
-    metadata: {},
-    config: { model: 'scripted:demo', approval: 'require', approval_timeout_s: 60, max_steps: 10, ...config },
-    created_at: new Date(t0).toISOString(),
-  });
+  freshThread({ approval: 'require', approval_timeout_s: 60, max_steps: 10, ...config });
 
 const submit = (run_id: string, now = t0 + 1): ConversationEvent => ({
   type: 'inputSubmitted',

@@ -9,26 +9,16 @@ import type { Message } from '../../common/transcript';
 import { forkAt } from '../../workflows/core/branches';
 import { callModelCommand } from '../../workflows/core/model-step';
 import { stepMessagesAnswer, transcriptPage } from '../../workflows/core/pages';
-import {
-  type ActiveRun,
-  type ThreadState,
-  initialState,
-  transcriptRevision,
-} from '../../workflows/core/state';
+import { type ActiveRun, type ThreadState, transcriptRevision } from '../../workflows/core/state';
 import { appendMessages, modelMessages } from '../../workflows/core/transcript';
 import { carriedPartChars, joinCarried, splitCarried } from '../../workflows/interpreter/carried';
+import { freshThread, t0 } from '../helpers/reducer';
 
-const t0 = Date.parse('2026-01-01T00:00:00Z');
 /** A run at its model step. */
 const active: ActiveRun = { run_id: 'r', steps: 1, step: { kind: 'model' }, started_at_ms: t0, model: 'm' };
 
 function thread(): ThreadState {
-  return initialState({
-    thread_id: 't1',
-    metadata: {},
-    config: { model: 'scripted:demo', approval: 'auto', approval_timeout_s: 60, max_steps: 5 },
-    created_at: new Date(t0).toISOString(),
-  });
+  return freshThread({ approval_timeout_s: 60 });
 }
 
 /** `turns` runs of a question and an answer, each `chars` characters long. */

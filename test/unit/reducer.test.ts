@@ -2,21 +2,14 @@ import type { CallModelResult } from '../../common/activities';
 import type { SubmitInput } from '../../common/messages';
 import { findTranscriptViolation, type AssistantContent } from '../../common/transcript';
 import { reduce } from '../../workflows/core/reducer';
-import { type ThreadState, initialState, threadStatus } from '../../workflows/core/state';
+import { type ThreadState, threadStatus } from '../../workflows/core/state';
 import { modelMessages } from '../../workflows/core/transcript';
 import type { Command, ConversationEvent, Transition } from '../../workflows/core/transitions';
 import { validateSubmit } from '../../workflows/core/validate';
 import { resumeCommands } from '../../workflows/core/views';
+import { freshThread, t0 } from '../helpers/reducer';
 
-const t0 = Date.parse('2026-01-01T00:00:00Z');
-
-const fresh = (): ThreadState =>
-  initialState({
-    thread_id: 't1',
-    metadata: {},
-    config: { model: 'scripted:demo', approval: 'auto', approval_timeout_s: 300, max_steps: 5 },
-    created_at: new Date(t0).toISOString(),
-  });
+const fresh = (): ThreadState => freshThread();
 
 const input = (
   run_id: string,

@@ -3,19 +3,12 @@ import type { SubmitInput } from '../../common/messages';
 import type { Run } from '../../common/run';
 import { reduce } from '../../workflows/core/reducer';
 import { activeRunStatuses } from '../../workflows/core/run-index';
-import { type ThreadState, findRun, initialState } from '../../workflows/core/state';
+import { type ThreadState, findRun } from '../../workflows/core/state';
 import type { Command } from '../../workflows/core/transitions';
 import { webhookDeliveries } from '../../workflows/core/webhooks';
+import { freshThread, t0 } from '../helpers/reducer';
 
-const t0 = Date.parse('2026-01-01T00:00:00Z');
-
-const fresh = (): ThreadState =>
-  initialState({
-    thread_id: 't1',
-    metadata: {},
-    config: { model: 'scripted:demo', approval: 'auto', approval_timeout_s: 300, max_steps: 5 },
-    created_at: new Date(t0).toISOString(),
-  });
+const fresh = (): ThreadState => freshThread();
 
 const input = (run_id: string, extra: Partial<SubmitInput> = {}): SubmitInput => ({
   run_id,

@@ -4,19 +4,13 @@ import type { ConversationTask } from '../../common/agents';
 import type { SubmitInput } from '../../common/messages';
 import { findTranscriptViolation } from '../../common/transcript';
 import { reduce } from '../../workflows/core/reducer';
-import { initialState, type ThreadState } from '../../workflows/core/state';
+import { type ThreadState } from '../../workflows/core/state';
 import { modelMessages } from '../../workflows/core/transcript';
 import type { ConversationEvent } from '../../workflows/core/transitions';
 import { agentFinished, withEarlierMessages } from '../../workflows/core/task';
+import { freshThread, t0 } from '../helpers/reducer';
 
-const t0 = Date.parse('2026-01-01T00:00:00Z');
-const fresh = (): ThreadState =>
-  initialState({
-    thread_id: 't1',
-    metadata: {},
-    config: { model: 'scripted:demo', approval: 'auto', approval_timeout_s: 300, max_steps: 5 },
-    created_at: new Date(t0).toISOString(),
-  });
+const fresh = (): ThreadState => freshThread();
 const input = (run_id: string, text: string): SubmitInput => ({
   run_id,
   assistant_id: 'agent',
