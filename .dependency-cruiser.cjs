@@ -9,7 +9,9 @@
  *   common/                                 the shared vocabulary: imports no other folder
  *   workflows/core/                         the pure reducer: common/ only
  *   workflows/ (the rest)                   the interpreter, agents, small workflows: common/, core
- *   codec/, telemetry/                      Node-side services below every process: common/
+ *   codec/, telemetry/, platform/           Node-side services below every process: common/
+ *                                           (platform/: the Temporal connection, the package's
+ *                                           own files)
  *   activities/                             the worker's I/O: common/, telemetry/, codec/
  *   worker/, api/                           the two processes: anything below, never each other;
  *                                           api/ takes only types from workflows/, and nothing
@@ -29,6 +31,7 @@ const productFolders = [
   'workflows',
   'codec',
   'telemetry',
+  'platform',
   'activities',
   'worker',
   'api',
@@ -74,12 +77,23 @@ module.exports = {
       'workflows-import-only-common',
       'Workflow code is deterministic: besides workflows/ it imports only common/ (ESLint bans Node and SDKs; this counts type imports too).',
       '^workflows/',
-      folders(['codec', 'telemetry', 'activities', 'worker', 'api', 'launch', 'cli', ...users, 'web']),
+      folders([
+        'codec',
+        'telemetry',
+        'platform',
+        'activities',
+        'worker',
+        'api',
+        'launch',
+        'cli',
+        ...users,
+        'web',
+      ]),
     ),
     notUp(
       'codec-and-telemetry-import-only-common',
-      'codec/ and telemetry/ serve every process: they stand on common/ alone.',
-      '^(codec|telemetry)/',
+      'codec/, telemetry/ and platform/ serve every process: they stand on common/ alone.',
+      '^(codec|telemetry|platform)/',
       folders(['workflows', 'activities', 'worker', 'api', 'launch', 'cli', ...users, 'web']),
     ),
     notUp(

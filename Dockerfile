@@ -10,6 +10,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY common ./common
 COPY codec ./codec
 COPY telemetry ./telemetry
+COPY platform ./platform
 COPY workflows ./workflows
 COPY activities ./activities
 COPY worker ./worker

@@ -82,7 +82,9 @@ export default tseslint.config(
         'error',
         {
           paths: forbiddenInDeterministicCode,
-          patterns: [forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch', 'telemetry'])],
+          patterns: [
+            forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch', 'telemetry', 'platform']),
+          ],
         },
       ],
       'no-restricted-globals': [
@@ -105,7 +107,7 @@ export default tseslint.config(
         {
           paths: forbiddenInDeterministicCode,
           patterns: [
-            forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch', 'telemetry']),
+            forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch', 'telemetry', 'platform']),
             {
               group: ['@temporalio/*'],
               message: 'The core is pure: Temporal belongs in workflows/interpreter/.',

@@ -5,7 +5,7 @@
 import { Client, Connection, defaultGrpcRetryOptions } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
-import type { TemporalConnectionOptions } from '../launch/connection';
+import type { TemporalConnectionOptions } from '../platform/connection';
 import { guardedInterceptors } from './grpc-closed-guard';
 
 export const apiRetryAttempts = 4;

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import express, { Router } from 'express';
-import { packageRoot } from '../launch/package-root';
+import { packageRoot } from '../platform/package-root';
 import { operation, route } from './contract';
 import { ApiError } from './errors';
 

@@ -5,7 +5,7 @@ import { loadDataConverter } from '../codec/data-converter';
 import { ApiMetrics } from '../telemetry/api-metrics';
 import { startTracing } from '../telemetry/tracing';
 import { runWorker } from '../worker/run-worker';
-import { temporalConnectionOptions } from './connection';
+import { temporalConnectionOptions } from '../platform/connection';
 import { createLogger, loadConfig } from './env';
 import { refusedExitCode } from './supervisor';
 

@@ -8,7 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { packageRoot } from './package-root';
+import { packageRoot } from '../platform/package-root';
 
 /** The exit code of a process that refuses to start (a taken port): restarting it cannot help. */
 export const refusedExitCode = 78;

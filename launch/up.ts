@@ -21,7 +21,7 @@ import { childProcessEnvironment } from './env';
 import { type PortUse, requireFreePorts } from './free-ports';
 import { Supervised } from './supervisor';
 import { modelBanner } from './model-banner';
-import { keelCommandArgs, packageRoot } from './package-root';
+import { keelCommandArgs, packageRoot } from '../platform/package-root';
 import { ensureTemporalCli } from './temporal-cli';
 
 /** Signals closer together than this are one signal delivered twice (npm forwards what the terminal sent). */

@@ -13,7 +13,7 @@ import { Sandbox } from '../activities/tools/sandbox';
 import { keelDataConverter } from '../codec/data-converter';
 import { loadEncryptionKeys } from '../codec/keys';
 import type { KeelConfig } from '../common/config';
-import type { TemporalConnectionOptions } from '../launch/connection';
+import type { TemporalConnectionOptions } from '../platform/connection';
 import { freeLoopbackPort, startMetricsServer, type MetricsServer } from '../telemetry/metrics-server';
 import { startTracing } from '../telemetry/tracing';
 import { WorkerMetrics } from '../telemetry/worker-metrics';

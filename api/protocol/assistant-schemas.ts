@@ -1,7 +1,7 @@
 /** Request bodies of the assistants endpoints, as LangGraph's SDKs send them. */
 import { z } from 'zod';
 import { id, threadConfigInput } from '../schemas';
-import { graphId } from './checkpoints';
+import { graphId } from './graph';
 
 /** Keel serves one graph: the document says so (enum), and any other answers `graph_not_found`. */
 const graph = z

@@ -25,7 +25,7 @@ import type { assistantWorkflow } from '../../workflows/assistant-workflow';
 import type { Owner } from '../conversations';
 import { ApiError } from '../errors';
 import type { CreateAssistantBody, SearchAssistantsBody, UpdateAssistantBody } from './assistant-schemas';
-import { graphId } from './checkpoints';
+import { graphId } from './graph';
 
 export type { Assistant } from '../../common/assistants';
 

@@ -5,13 +5,10 @@
  */
 import type { Branch, Message } from '../../common/transcript';
 import { sequenceOf, toolUsesOf } from '../../common/transcript';
+import { agentNode, toolsNode } from './graph';
 import type { Interrupt } from './interrupts';
 import { toLangChainMessages, type LangChainMessage } from './langchain-messages';
 
-/** The graph Keel serves: one agent loop, with LangGraph's node names for it. */
-export const graphId = 'agent';
-export const agentNode = 'agent';
-export const toolsNode = 'tools';
 
 export interface CheckpointRef {
   thread_id: string;

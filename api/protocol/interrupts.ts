@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { DecideApprovalInput, PendingApproval } from '../../common/approvals';
 import { ApiError } from '../errors';
-import { toolsNode } from './checkpoints';
+import { toolsNode } from './graph';
 
 /** What a human is asked, as LangGraph's `HumanInterrupt`. */
 export interface HumanInterrupt {

@@ -26,15 +26,14 @@ import type { KeelEvent } from '../../common/events';
 import type { AssistantMessage, Message } from '../../common/transcript';
 import { sequenceOf, toolUsesOf } from '../../common/transcript';
 import {
-  agentNode,
   commitUnits,
   initialCheckpointId,
   messagesThroughStep,
   threadCheckpoints,
-  toolsNode,
   type CheckpointRef,
   type ThreadState,
 } from './checkpoints';
+import { agentNode, toolsNode } from './graph';
 import type { PendingApproval } from '../../common/approvals';
 import { toInterrupt } from './interrupts';
 import { toAiMessage, toLangChainMessages, toToolCall, type LangChainMessage } from './langchain-messages';

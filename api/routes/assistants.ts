@@ -18,7 +18,7 @@ import {
 } from '../protocol/assistant-schemas';
 import { assistantNotFound, sortAssistants, type Assistants } from '../protocol/assistants';
 import { pageOf } from '../protocol/pagination';
-import { agentNode, graphId, toolsNode } from '../protocol/checkpoints';
+import { agentNode, graphId, toolsNode } from '../protocol/graph';
 import { assistant } from '../response-schemas';
 import { id } from '../schemas';
 import { ownerOf } from '../validate';

@@ -1,7 +1,7 @@
 /** LangGraph's system endpoints: `/ok` (liveness) and `/info` (what this server is and can do). */
 import { Router } from 'express';
 import { z } from 'zod';
-import { keelVersion as version } from '../../launch/package-root';
+import { keelVersion as version } from '../../platform/package-root';
 import { operation, route } from '../contract';
 
 /** Keel's version, as `/info` reports it (and the MCP server names itself). */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
 import { patchThreadBody } from '../thread-schemas';
-import { graphId, toolsNode } from '../protocol/checkpoints';
+import { graphId, toolsNode } from '../protocol/graph';
 import { toInterrupt } from '../protocol/interrupts';
 import { thread } from '../response-schemas';
 import { createThreadBody, threadPath } from '../schemas';

@@ -6,7 +6,7 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { packageRoot } from '../package-root';
+import { packageRoot } from '../../platform/package-root';
 import type { ClusterPorts, TemporalService } from './ports';
 import { temporalServices } from './ports';
 

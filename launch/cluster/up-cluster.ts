@@ -15,7 +15,7 @@ import { guardedInterceptors } from '../../api/grpc-closed-guard';
 import { loadEncryptionKeys } from '../../codec/keys';
 import { childProcessEnvironment, createLogger } from '../env';
 import { modelBanner } from '../model-banner';
-import { keelCommandArgs, packageRoot } from '../package-root';
+import { keelCommandArgs, packageRoot } from '../../platform/package-root';
 import { Supervised } from '../supervisor';
 import { requireFreePorts } from '../free-ports';
 import {
