@@ -12,7 +12,7 @@ import { Webhook } from 'standardwebhooks';
 import type { SendWebhookInput } from '../common/activities';
 import { innermostMessage, urlForLogs } from '../common/urls';
 import { failure } from './errors';
-import { checkOutboundUrl, guardedLookup, RefusedUrl, UnresolvedHost } from './outbound-address';
+import { checkOutboundUrl, guardedLookup, RefusedUrl, UnresolvedHost } from '../platform/outbound-address';
 
 /** One attempt may take this long before it is abandoned and retried. */
 const attemptTimeoutMs = 10_000;

@@ -32,7 +32,7 @@ import { splitCarried } from '../workflows/interpreter/carried';
 import { initialState, type ThreadState } from '../workflows/core/state';
 import { summarizeThread } from '../workflows/core/summaries';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { checkOutboundUrl, RefusedUrl, UnresolvedHost } from '../activities/outbound-address';
+import { checkOutboundUrl, RefusedUrl, UnresolvedHost } from '../platform/outbound-address';
 import { ApiError, threadExists, threadNotFound } from './errors';
 import { withCallSignal } from './call-signal';
 import type { AskToBeat } from './live-beat';

@@ -1,4 +1,4 @@
-import { checkOutboundUrl, redactUrl, refusedAddress } from '../../activities/outbound-address';
+import { checkOutboundUrl, redactUrl, refusedAddress } from '../../platform/outbound-address';
 
 describe('outbound addresses', () => {
   it.each([
