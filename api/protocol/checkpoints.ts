@@ -9,7 +9,6 @@ import { agentNode, toolsNode } from './graph';
 import type { Interrupt } from './interrupts';
 import { toLangChainMessages, type LangChainMessage } from './langchain-messages';
 
-
 export interface CheckpointRef {
   thread_id: string;
   checkpoint_ns: '';
