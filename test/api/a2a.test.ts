@@ -9,7 +9,7 @@ import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk
 import { ClientFactoryOptions, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { randomUUID } from 'node:crypto';
-import { apiHarness, call } from '../helpers/api';
+import { apiHarness, call, startTestApi } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -241,6 +241,24 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
     expect((await errorOf(client.cancelTask({ tenant: '', id: task.id, metadata: undefined }))).name).toBe(
       'TaskNotCancelableError',
     );
+  });
+
+  it('reads the same task after the API restarts between GetTask calls: the run lives in Temporal', async () => {
+    const client = await connect();
+    const task = asTask(
+      await client.sendMessage({
+        ...send('think: 3'),
+        configuration: { returnImmediately: true },
+      } as SendMessageRequest),
+    );
+    expect(await stateOf(client, task.id)).not.toBe(TaskState.TASK_STATE_COMPLETED);
+    await harness.api.stop();
+    harness.api = await startTestApi(harness.client, harness.config);
+    harness.base = harness.api.url;
+    const afterRestart = await connect();
+    await taskIn(afterRestart, task.id, TaskState.TASK_STATE_COMPLETED);
+    const read = await afterRestart.getTask({ tenant: '', id: task.id });
+    expect(textOf(read.status?.message)).toContain('think: 3');
   });
 
   it('answers bad input with A2A’s and JSON-RPC’s own error codes, and holds the API doors', async () => {
