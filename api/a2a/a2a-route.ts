@@ -10,13 +10,12 @@ import express, {
   type ErrorRequestHandler,
   type NextFunction,
   type Request,
+  type RequestHandler,
   type Response,
-  Router,
 } from 'express';
 import type { Logger } from 'pino';
 import { jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { User } from '@a2a-js/sdk/server';
-import type { Assistant } from '../../common/assistants';
 import { defaultAssistantId } from '../protocol/assistants';
 import type { RunServices } from '../protocol/run-submission';
 import { ownerOf } from '../validate';
@@ -52,6 +51,23 @@ const bodyErrors: ErrorRequestHandler = (error: unknown, _request, response, nex
   else next(error);
 };
 
+/** `/a2a/{assistant_id}/.well-known/agent-card.json` and `/a2a/{assistant_id}`. */
+const assistantCardPattern = /^\/a2a\/([^/]+)\/\.well-known\/agent-card\.json$/;
+const interfacePattern = /^\/a2a\/([^/]+)\/?$/;
+
+/** The assistant id a path names, or undefined for one that cannot be decoded. */
+function idOf(match: RegExpExecArray): string | undefined {
+  try {
+    return decodeURIComponent(match[1]!);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A handler, not Express routes: the A2A paths' contract is A2A's, not the OpenAPI document,
+ * which describes (and whose test compares) the LangGraph protocol's routes, as `/mcp` is.
+ */
 export function a2aRoutes({
   services,
   waitMs,
@@ -59,72 +75,86 @@ export function a2aRoutes({
   tokens,
   logger,
   stopping,
-}: A2aRouteOptions): Router {
+}: A2aRouteOptions): RequestHandler {
   // One listener per waiting request: many at once is load, not a leak (each is removed).
   if (stopping !== undefined) setMaxListeners(0, stopping);
-  const router = Router();
-  const card = (request: Request, assistant: Assistant) =>
-    agentCardJsonOf(assistant, { base: baseOf(request), tokens });
+  const parseBody = express.json({ limit: maxBodyBytes });
 
-  router.get(agentCardPath, async (request, response) => {
-    const assistant = await services.assistants.get(defaultAssistantId, ownerOf(response));
-    response.json(card(request, assistant));
-  });
+  const serveCard = async (request: Request, response: Response, assistantId: string) => {
+    const assistant = await services.assistants.get(assistantId, ownerOf(response));
+    response.json(agentCardJsonOf(assistant, { base: baseOf(request), tokens }));
+  };
 
-  router.get(`/a2a/:assistant_id${agentCardPath}`, async (request, response) => {
-    const assistant = await services.assistants.get(String(request.params.assistant_id), ownerOf(response));
-    response.json(card(request, assistant));
-  });
+  const serveRpc = async (request: Request, response: Response, next: NextFunction, assistantId: string) => {
+    const assistant = await services.assistants.get(assistantId, ownerOf(response));
+    // The caller going away or the API stopping ends a wait or a stream; the run goes on.
+    const waiting = new AbortController();
+    const abort = (): void => waiting.abort();
+    if (stopping?.aborted === true) abort();
+    stopping?.addEventListener('abort', abort, { once: true });
+    response.on('close', () => {
+      if (!response.writableFinished) abort();
+      stopping?.removeEventListener('abort', abort);
+    });
+    const user: User = { isAuthenticated: tokens, userName: ownerOf(response) ?? 'local' };
+    const handler = jsonRpcHandler({
+      requestHandler: new AgentHandler({
+        services,
+        assistant,
+        card: { base: baseOf(request), tokens },
+        response,
+        waitMs,
+        signal: waiting.signal,
+        logger,
+      }),
+      userBuilder: () => Promise.resolve(user),
+    });
+    // The SDK's router answers at its own root.
+    request.url = '/';
+    handler(request, response, next);
+  };
 
-  router.all('/a2a/:assistant_id', (request, response, next) => {
-    if (request.method === 'POST') {
+  const methodNotAllowed = (response: Response, allow: string): void => {
+    response
+      .status(405)
+      .set('Allow', allow)
+      .json({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `use ${allow}` } });
+  };
+
+  return (request, response, next) => {
+    const failed = (error: unknown): void => next(error);
+    if (request.path === agentCardPath) {
+      if (request.method !== 'GET') methodNotAllowed(response, 'GET');
+      else serveCard(request, response, defaultAssistantId).catch(failed);
+      return;
+    }
+    const card = assistantCardPattern.exec(request.path);
+    const rpc = card === null ? interfacePattern.exec(request.path) : null;
+    const match = card ?? rpc;
+    if (match === null) {
       next();
       return;
     }
-    response
-      .status(405)
-      .set('Allow', 'POST')
-      .json({
-        jsonrpc: '2.0',
-        id: null,
-        error: { code: -32600, message: 'A2A JSON-RPC requests are POSTed' },
-      });
-  });
-
-  router.post(
-    '/a2a/:assistant_id',
-    express.json({ limit: maxBodyBytes }),
-    bodyErrors,
-    async (request: Request, response: Response, next: NextFunction) => {
-      const assistant = await services.assistants.get(String(request.params.assistant_id), ownerOf(response));
-      // The caller going away or the API stopping ends a wait or a stream; the run goes on.
-      const waiting = new AbortController();
-      const abort = (): void => waiting.abort();
-      if (stopping?.aborted === true) abort();
-      stopping?.addEventListener('abort', abort, { once: true });
-      response.on('close', () => {
-        if (!response.writableFinished) abort();
-        stopping?.removeEventListener('abort', abort);
-      });
-      const owner = ownerOf(response) ?? 'local';
-      const user: User = { isAuthenticated: tokens, userName: owner };
-      const handler = jsonRpcHandler({
-        requestHandler: new AgentHandler({
-          services,
-          assistant,
-          card: { base: baseOf(request), tokens },
-          response,
-          waitMs,
-          signal: waiting.signal,
-          logger,
-        }),
-        userBuilder: () => Promise.resolve(user),
-      });
-      // The SDK's router answers at its own root.
-      request.url = '/';
-      handler(request, response, next);
-    },
-  );
-
-  return router;
+    const assistantId = idOf(match);
+    if (assistantId === undefined) {
+      next();
+      return;
+    }
+    if (card !== null) {
+      if (request.method !== 'GET') methodNotAllowed(response, 'GET');
+      else serveCard(request, response, assistantId).catch(failed);
+      return;
+    }
+    if (request.method !== 'POST') {
+      methodNotAllowed(response, 'POST');
+      return;
+    }
+    parseBody(request, response, (error?: unknown) => {
+      if (error !== undefined) {
+        bodyErrors(error, request, response, next);
+        return;
+      }
+      serveRpc(request, response, next, assistantId).catch(failed);
+    });
+  };
 }
