@@ -9,6 +9,7 @@ import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk
 import { ClientFactoryOptions, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { apiHarness, call, startTestApi } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 
@@ -312,6 +313,24 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
     // The doors: a token, the Host check, the Origin check.
     expect((await rpc(list, { authorization: '' })).status).toBe(401);
     expect((await rpc(list, { origin: 'http://evil.example' })).status).toBe(403);
+    // A rebound host name (fetch cannot send another Host): 421 before anything is read.
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const sent = httpRequest(`${harness.base}/a2a/agent`, {
+        method: 'POST',
+        headers: {
+          host: 'evil.example:8080',
+          'content-type': 'application/json',
+          authorization: `Bearer ${aliceToken}`,
+        },
+      });
+      sent.on('error', reject);
+      sent.on('response', (answer) => {
+        answer.resume();
+        resolve(answer.statusCode ?? 0);
+      });
+      sent.end(list);
+    });
+    expect(rebound).toBe(421);
     expect(
       (await fetch(`${harness.base}/a2a/agent`, { headers: { authorization: `Bearer ${aliceToken}` } }))
         .status,
