@@ -1,5 +1,5 @@
-/** Dependencies of `@langchain/langgraph-sdk` published as ES modules only. */
-const esmOnly = ['p-retry', 'p-queue', 'p-timeout', 'is-network-error'];
+/** ES-module-only dependencies of `@langchain/langgraph-sdk` and `@a2a-js/sdk` (jose), required from their CommonJS builds. */
+const esmOnly = ['p-retry', 'p-queue', 'p-timeout', 'is-network-error', 'jose'];
 
 /** @type {import('jest').Config} */
 module.exports = {

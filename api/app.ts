@@ -37,6 +37,7 @@ import { streamRoutes } from './routes/streams';
 import { beatRequester } from './live-beat';
 import { liveTextSource } from './live-text-reader';
 import { mcpRoutes } from './mcp/mcp-route';
+import { a2aRoutes } from './a2a/a2a-route';
 import { threadRoutes } from './routes/threads';
 import { webPageRoutes } from './web-page';
 import { storeRoutes } from './routes/store';
@@ -118,6 +119,17 @@ export function createApp({
   const services = { conversations, assistants, threadDirectory };
   // Before the body parser: MCP's transport reads its body and answers bad JSON as JSON-RPC does.
   app.use(mcpRoutes({ services, waitMs: config.api.mcpWaitMs, maxBodyBytes, logger, stopping }));
+  // So does A2A's, which answers bad JSON with -32700 (decision 0445).
+  app.use(
+    a2aRoutes({
+      services,
+      waitMs: config.api.mcpWaitMs,
+      maxBodyBytes,
+      tokens: config.api.tokens.length > 0,
+      logger,
+      stopping,
+    }),
+  );
   app.use(jsonBodies(maxBodyBytes));
   // A known path asked with another method answers 405 with `Allow`, from the same operations.
   app.use(methodGate(operations));

@@ -9,7 +9,15 @@ import type { RequestHandler } from 'express';
 import type { ApiToken } from '../common/config';
 import { ApiError } from './errors';
 
-const publicPaths = new Set(['/healthz', '/readyz', '/openapi.json', '/ok', '/info']);
+// The default agent's A2A card: discovery reads it before it has a token (decision 0445).
+const publicPaths = new Set([
+  '/healthz',
+  '/readyz',
+  '/openapi.json',
+  '/ok',
+  '/info',
+  '/.well-known/agent-card.json',
+]);
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 

@@ -1,0 +1,421 @@
+/**
+ * One assistant over A2A 1.0 (decision 0445), for one HTTP request: the SDK's JSON-RPC transport
+ * parses, checks and serializes; this answers each method over the same runs every other door
+ * makes. A message is a turn on the thread its `contextId` names (a new one without it), and the
+ * task is that run; a message on a task that waits for approval answers the approval. Nothing is
+ * kept in this process: any API process answers any request.
+ */
+import { randomUUID } from 'node:crypto';
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  GetTaskRequest,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import { Role, StreamResponse as StreamResponses, TaskState } from '@a2a-js/sdk';
+import {
+  JsonRpcTransportError,
+  PushNotificationNotSupportedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import type { Response } from 'express';
+import type { Logger } from 'pino';
+import type { Assistant } from '../../common/assistants';
+import type { DecideApprovalInput, PendingApproval } from '../../common/approvals';
+import { idPattern, limits } from '../../common/limits';
+import { isTerminal, type Run } from '../../common/run';
+import { fromTemporal } from '../errors';
+import { runOfTaskId, taskStatusOf } from '../mcp/run-tasks';
+import { startRun, waitForRunOrInterrupt, type RunServices } from '../protocol/run-submission';
+import { protocolRunBody } from '../protocol/run-schemas';
+import { waitForRun } from '../run-waiter';
+import type { ThreadRef } from '../thread-ref';
+import { ownerOf } from '../validate';
+import { agentCardOf, type AgentCardOptions } from './agent-card';
+import { runEvents } from './run-events';
+import {
+  answerUpdateOf,
+  progressUpdateOf,
+  statusUpdateOf,
+  taskJsonOf,
+  taskOf,
+  viewOfEvent,
+} from './task-views';
+
+export interface AgentHandlerOptions {
+  services: RunServices;
+  assistant: Assistant;
+  card: AgentCardOptions;
+  /** The HTTP exchange: its owner (tokens) and headers. */
+  response: Response;
+  /** How long a blocking `SendMessage` waits for the task to end or ask for input. */
+  waitMs: number;
+  /** Aborts when the caller went away or the API stops: waits and streams end, runs go on. */
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+/** How long `CancelTask` waits for a stopping run to end before answering it as it is. */
+const cancelWaitMs = 10_000;
+
+const shown = (text: string): string => (text.length > 100 ? `${text.slice(0, 100)}…` : text);
+
+/** JSON-RPC's -32602, for params the transport parsed but Keel cannot take. */
+export const invalidParams = (message: string): JsonRpcTransportError =>
+  new JsonRpcTransportError({ jsonrpc: '2.0', id: null, error: { code: -32602, message } });
+
+const taskNotFound = (id: string) => new TaskNotFoundError(`task ${shown(id)} not found`);
+
+/** Keel's errors in A2A's codes: the caller's mistakes -32602, Temporal out of reach -32603. */
+function toA2AError(error: unknown, logger: Logger): Error {
+  if (error instanceof Error && 'toErrorInfo' in error) return error;
+  const api = fromTemporal(error);
+  if (api !== undefined && api.status < 500) return invalidParams(api.message);
+  if (api !== undefined)
+    return new JsonRpcTransportError({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32603, message: api.message, data: { code: api.code } },
+    });
+  logger.error({ err: error }, 'A2A request failed');
+  return new JsonRpcTransportError({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32603, message: 'internal error' },
+  });
+}
+
+/** The text a message carries, its text parts joined. */
+const textOf = (message: Message): string =>
+  message.parts
+    .map((part) => (part.content?.$case === 'text' ? part.content.value : ''))
+    .filter((text) => text !== '')
+    .join('\n');
+
+/** A data part's object, the first one the message carries. */
+function dataOf(message: Message): Record<string, unknown> | undefined {
+  for (const part of message.parts)
+    if (
+      part.content?.$case === 'data' &&
+      typeof part.content.value === 'object' &&
+      part.content.value !== null
+    )
+      return part.content.value as Record<string, unknown>;
+  return undefined;
+}
+
+/**
+ * The decisions a follow-up message makes for the task's pending approvals: a data part
+ * `{decision, input?, reason?, approval_id?}`, or text `approve`/`yes` or `deny`/`no` (a reason
+ * may follow a colon). One answer without `approval_id` decides every pending approval.
+ */
+export function decisionsOf(message: Message, pending: readonly PendingApproval[]): DecideApprovalInput[] {
+  const data = dataOf(message);
+  const text = textOf(message).trim();
+  let decision: unknown = data?.decision;
+  let reason: unknown = data?.reason;
+  if (data === undefined) {
+    const [word = '', ...rest] = text.split(':');
+    decision = { approve: 'approve', yes: 'approve', deny: 'deny', no: 'deny' }[word.trim().toLowerCase()];
+    reason = rest.join(':').trim() || undefined;
+  }
+  if (decision !== 'approve' && decision !== 'edit' && decision !== 'deny')
+    throw invalidParams(
+      'the task waits for approval: answer "approve", "deny: <reason>", or a data part {"decision": "approve" | "edit" | "deny", "input": {…}, "reason": "…"}',
+    );
+  const only = data?.approval_id;
+  const chosen = only === undefined ? pending : pending.filter(({ approval_id }) => approval_id === only);
+  if (chosen.length === 0) throw invalidParams(`the task has no pending approval ${shown(String(only))}`);
+  return chosen.map(({ approval_id }) => {
+    if (decision === 'deny')
+      return {
+        approval_id,
+        decision: 'deny' as const,
+        reason: typeof reason === 'string' && reason !== '' ? reason : 'denied over A2A',
+      };
+    if (decision === 'approve') return { approval_id, decision: 'approve' as const };
+    const input = data?.input;
+    if (typeof input !== 'object' || input === null || Array.isArray(input))
+      throw invalidParams("with edit, input must be the tool's arguments as a JSON object");
+    return { approval_id, decision: 'approve' as const, input: input as Record<string, unknown> };
+  });
+}
+
+export class AgentHandler implements A2ARequestHandler {
+  readonly #options: AgentHandlerOptions;
+  readonly #owner: string | undefined;
+
+  constructor(options: AgentHandlerOptions) {
+    this.#options = options;
+    this.#owner = ownerOf(options.response);
+  }
+
+  getAgentCard(): Promise<AgentCard> {
+    return Promise.resolve(agentCardOf(this.#options.assistant, this.#options.card));
+  }
+
+  getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    return Promise.reject(new UnsupportedOperationError('Keel has no extended agent card'));
+  }
+
+  async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
+    return this.#answering(async () => {
+      const { waitMs, signal } = this.#options;
+      const conversations = this.#options.services.conversations;
+      const started = await this.#take(params, params.configuration?.returnImmediately !== true);
+      if (params.configuration?.returnImmediately === true) return taskOf(started.run, started.pending);
+      const deadline = Date.now() + waitMs;
+      const settled = await waitForRunOrInterrupt(
+        conversations,
+        started.thread,
+        started.submitted,
+        waitMs,
+        signal,
+      );
+      if (settled !== undefined) return taskOf(settled, await this.#pendingOf(started.thread, settled));
+      if (Date.now() < deadline) return taskOf(started.run);
+      // No answer in time: the task goes on, and says it is still working.
+      return taskOf(await conversations.deferRun(started.thread, started.run));
+    });
+  }
+
+  async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const started = await this.#answering(() => this.#take(params, false));
+    yield StreamResponses.fromJSON({ task: taskJsonOf(started.run, started.pending) });
+    yield* this.#follow(started.thread, started.run, started.fromOffset);
+  }
+
+  async getTask(params: GetTaskRequest): Promise<Task> {
+    return this.#answering(async () => {
+      const { thread, run } = await this.#taskRun(params.id);
+      return taskOf(run, await this.#pendingOf(thread, run));
+    });
+  }
+
+  async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    return this.#answering(async () => {
+      if (params.contextId === '')
+        throw invalidParams('Keel lists the tasks of one context: name its contextId (the thread)');
+      const { conversations } = this.#options.services;
+      const thread = await this.#thread(params.contextId);
+      const pageSize = params.pageSize ?? 50;
+      if (pageSize < 1 || pageSize > 100) throw invalidParams('pageSize must be 1 to 100');
+      const offset = params.pageToken === '' ? 0 : Number(params.pageToken);
+      if (!Number.isSafeInteger(offset) || offset < 0) throw invalidParams('pageToken is not one Keel gave');
+      const runs = (await conversations.listRuns(thread, 1_000)).filter(
+        (run) =>
+          run.assistant_id === this.#options.assistant.assistant_id &&
+          (params.statusTimestampAfter === undefined || run.updated_at >= params.statusTimestampAfter),
+      );
+      const pending = runs.some((run) => taskStatusOf(run) === 'input_required')
+        ? await conversations.pendingApprovals(thread)
+        : [];
+      const tasks = runs
+        .map((run) => taskOf(run, pending))
+        .filter(
+          (task) =>
+            params.status === TaskState.TASK_STATE_UNSPECIFIED || task.status?.state === params.status,
+        );
+      const page = tasks.slice(offset, offset + pageSize);
+      return {
+        tasks: page,
+        nextPageToken: offset + pageSize < tasks.length ? String(offset + pageSize) : '',
+        pageSize,
+        totalSize: tasks.length,
+      };
+    });
+  }
+
+  async cancelTask(params: CancelTaskRequest): Promise<Task> {
+    return this.#answering(async () => {
+      const { conversations } = this.#options.services;
+      const { thread, run } = await this.#taskRun(params.id);
+      if (isTerminal(run.status))
+        throw new TaskNotCancelableError(`task ${shown(params.id)} has ended (${run.status})`);
+      const delivery = await conversations.cancelRun(thread, run.run_id, 'cancelled over A2A');
+      if (delivery.kind !== 'taken') return taskOf(run);
+      const ended = isTerminal(delivery.value.status)
+        ? delivery.value
+        : await waitForRun(conversations.client, thread, run.run_id, cancelWaitMs, this.#options.signal);
+      return taskOf(ended ?? delivery.value);
+    });
+  }
+
+  async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const { conversations } = this.#options.services;
+    const { thread, run } = await this.#answering(() => this.#taskRun(params.id));
+    if (isTerminal(run.status))
+      throw new UnsupportedOperationError(
+        `task ${shown(params.id)} has ended (${run.status}): read it with GetTask`,
+      );
+    const pending = await this.#answering(() => this.#pendingOf(thread, run));
+    yield StreamResponses.fromJSON({ task: taskJsonOf(run, pending) });
+    // From the run's first event: the stream replays what the log holds, then follows it live.
+    const base = await this.#answering(() => conversations.streamBase(thread));
+    yield* this.#follow(thread, run, Math.max(run.first_event_offset ?? base, base));
+  }
+
+  createTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    return Promise.reject(new PushNotificationNotSupportedError('push notifications are not offered yet'));
+  }
+
+  getTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    return Promise.reject(new PushNotificationNotSupportedError('push notifications are not offered yet'));
+  }
+
+  listTaskPushNotificationConfigs(): Promise<never> {
+    return Promise.reject(new PushNotificationNotSupportedError('push notifications are not offered yet'));
+  }
+
+  deleteTaskPushNotificationConfig(): Promise<void> {
+    return Promise.reject(new PushNotificationNotSupportedError('push notifications are not offered yet'));
+  }
+
+  async #answering<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw toA2AError(error, this.#options.logger);
+    }
+  }
+
+  /** The thread a context id names, visible to this caller. */
+  async #thread(contextId: string): Promise<ThreadRef> {
+    if (contextId.length > limits.maxIdChars || !idPattern.test(contextId))
+      throw invalidParams(`contextId ${shown(contextId)} is not a thread id`);
+    return this.#options.services.conversations.authorize(contextId, this.#owner);
+  }
+
+  /** The run a task id names, visible to this caller; TaskNotFound for any other. */
+  async #taskRun(taskId: string): Promise<{ thread: ThreadRef; run: Run }> {
+    const { conversations } = this.#options.services;
+    const ref = runOfTaskId(taskId);
+    if (ref === undefined) throw taskNotFound(taskId);
+    try {
+      const thread = await conversations.authorize(ref.thread_id, this.#owner);
+      const run = await conversations.getRun(thread, ref.run_id);
+      if (run.assistant_id !== this.#options.assistant.assistant_id) throw taskNotFound(taskId);
+      return { thread, run };
+    } catch (error) {
+      if (fromTemporal(error)?.status === 404) throw taskNotFound(taskId);
+      throw error;
+    }
+  }
+
+  async #pendingOf(thread: ThreadRef, run: Run): Promise<PendingApproval[]> {
+    if (taskStatusOf(run) !== 'input_required') return [];
+    const pending = await this.#options.services.conversations.pendingApprovals(thread);
+    return pending.filter((approval) => approval.run_id === run.run_id);
+  }
+
+  /**
+   * Takes a message: on a task, the answer to its pending approvals; else a new turn on the
+   * context's thread (created when absent) or on a new thread.
+   */
+  async #take(params: SendMessageRequest, blocking: boolean) {
+    const { services, assistant, response, waitMs } = this.#options;
+    const { conversations } = services;
+    const message = params.message;
+    if (message === undefined || message.parts.length === 0)
+      throw invalidParams('message: a message with at least one part');
+    if (message.role !== Role.ROLE_USER) throw invalidParams('message.role: ROLE_USER');
+    if (message.taskId !== '') {
+      const { thread, run } = await this.#taskRun(message.taskId);
+      if (message.contextId !== '' && message.contextId !== run.thread_id)
+        throw invalidParams('message.contextId is not the task’s context');
+      if (isTerminal(run.status))
+        throw new UnsupportedOperationError(
+          `task ${shown(message.taskId)} has ended (${run.status}); send a new message`,
+        );
+      const pending = await this.#pendingOf(thread, run);
+      if (pending.length === 0)
+        throw new UnsupportedOperationError(
+          `task ${shown(message.taskId)} is working and asks for no input; send a new message without taskId for a new turn`,
+        );
+      const decisions = decisionsOf(message, pending);
+      const fromOffset = await conversations.currentOffset(thread);
+      for (const decision of decisions) await conversations.decideApproval(thread, decision);
+      const current = await conversations.getRun(thread, run.run_id);
+      // Not settled: the wait that follows watches for the run's end or its next approval.
+      const { status_reason: _reason, ...going } = current;
+      return {
+        thread,
+        run: current,
+        pending: await this.#pendingOf(thread, current),
+        submitted: { run: going as Run },
+        fromOffset,
+      };
+    }
+    const text = textOf(message);
+    const data = dataOf(message);
+    const content = [text, data === undefined ? '' : JSON.stringify(data)]
+      .filter((part) => part !== '')
+      .join('\n');
+    if (content === '') throw invalidParams('message.parts: a text or data part');
+    if (content.length > limits.maxInputChars)
+      throw invalidParams(`message: at most ${limits.maxInputChars} characters`);
+    const threadId = message.contextId === '' ? randomUUID() : message.contextId;
+    if (threadId.length > limits.maxIdChars || !idPattern.test(threadId))
+      throw invalidParams(`message.contextId ${shown(threadId)} is not a thread id`);
+    const body = protocolRunBody.parse({
+      assistant_id: assistant.assistant_id,
+      input: { messages: [{ role: 'user', content }] },
+      if_not_exists: 'create',
+      metadata: { source: 'a2a', a2a_message_id: message.messageId },
+    });
+    const started = await startRun(services, threadId, body, response, {
+      wait: blocking,
+      deadline: Date.now() + waitMs,
+    });
+    return {
+      thread: started.thread,
+      run: started.run,
+      pending: [] as PendingApproval[],
+      submitted: started,
+      fromOffset: started.run.first_event_offset ?? ('base' as const),
+    };
+  }
+
+  /**
+   * The run's events as A2A stream responses, until it ends, or until it waits for an approval
+   * that is still pending (an interrupted state ends the stream; a follow-up message goes on).
+   */
+  async *#follow(thread: ThreadRef, run: Run, fromOffset: number | 'base'): AsyncGenerator<StreamResponse> {
+    const { conversations } = this.#options.services;
+    let current = run;
+    for await (const event of runEvents({
+      client: conversations.client,
+      thread,
+      runId: run.run_id,
+      fromOffset,
+      signal: this.#options.signal,
+    })) {
+      const view = viewOfEvent(event);
+      if (view.kind === 'progress') yield progressUpdateOf(current, view.text);
+      if (view.kind === 'status') {
+        current = view.run;
+        if (current.status === 'completed') yield answerUpdateOf(current);
+        yield statusUpdateOf(current);
+        if (isTerminal(current.status)) return;
+      }
+      if (view.kind === 'approval') {
+        const latest = await this.#answering(() => conversations.getRun(thread, run.run_id));
+        const pending = await this.#answering(() => this.#pendingOf(thread, latest));
+        if (pending.some(({ approval_id }) => approval_id === view.approvalId)) {
+          yield statusUpdateOf(latest, pending);
+          return;
+        }
+      }
+    }
+  }
+}
