@@ -10,7 +10,8 @@
  *   workflows/core/                         the pure reducer: common/ only
  *   workflows/ (the rest)                   the interpreter, agents, small workflows: common/, core
  *   codec/, telemetry/                      Node-side services below every process: common/
- *   activities/                             the worker's I/O: common/, telemetry/, codec/
+ *   store/                                  the Store's database and sealing: common/, codec/
+ *   activities/                             the worker's I/O: common/, telemetry/, codec/, store/
  *   worker/, api/                           the two processes: anything below, never each other;
  *                                           api/ takes only types from workflows/, and nothing
  *                                           from activities/ (the worker's code)
@@ -28,6 +29,7 @@ const productFolders = [
   'common',
   'workflows',
   'codec',
+  'store',
   'telemetry',
   'activities',
   'worker',
@@ -74,13 +76,30 @@ module.exports = {
       'workflows-import-only-common',
       'Workflow code is deterministic: besides workflows/ it imports only common/ (ESLint bans Node and SDKs; this counts type imports too).',
       '^workflows/',
-      folders(['codec', 'telemetry', 'activities', 'worker', 'api', 'launch', 'cli', ...users, 'web']),
+      folders([
+        'codec',
+        'store',
+        'telemetry',
+        'activities',
+        'worker',
+        'api',
+        'launch',
+        'cli',
+        ...users,
+        'web',
+      ]),
     ),
     notUp(
       'codec-and-telemetry-import-only-common',
       'codec/ and telemetry/ serve every process: they stand on common/ alone.',
       '^(codec|telemetry)/',
-      folders(['workflows', 'activities', 'worker', 'api', 'launch', 'cli', ...users, 'web']),
+      folders(['workflows', 'store', 'activities', 'worker', 'api', 'launch', 'cli', ...users, 'web']),
+    ),
+    notUp(
+      'store-imports-only-common-and-codec',
+      "store/ is the Store's database and sealing, which the API and the worker's memory tools share: it stands on common/ and codec/ (Keel's keys).",
+      '^store/',
+      folders(['workflows', 'telemetry', 'activities', 'worker', 'api', 'launch', 'cli', ...users, 'web']),
     ),
     notUp(
       'activities-import-no-process',

@@ -80,7 +80,9 @@ export default tseslint.config(
         'error',
         {
           paths: forbiddenInDeterministicCode,
-          patterns: [forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch', 'telemetry'])],
+          patterns: [
+            forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch', 'telemetry', 'store']),
+          ],
         },
       ],
       'no-restricted-globals': [
@@ -103,7 +105,7 @@ export default tseslint.config(
         {
           paths: forbiddenInDeterministicCode,
           patterns: [
-            forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch', 'telemetry']),
+            forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch', 'telemetry', 'store']),
             {
               group: ['@temporalio/*'],
               message: 'The core is pure: Temporal belongs in workflows/interpreter/.',

@@ -40,7 +40,7 @@ import { mcpRoutes } from './mcp/mcp-route';
 import { threadRoutes } from './routes/threads';
 import { webPageRoutes } from './web-page';
 import { storeRoutes } from './routes/store';
-import { Store } from './store/store';
+import { Store } from '../store/store';
 import { loadEncryptionKeys } from '../codec/keys';
 
 /** Request bodies above this are refused with 413 (run input itself is limited to 100,000 characters). */

@@ -7,7 +7,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { operation, route } from '../contract';
-import type { Store } from '../store/store';
+import type { Store } from '../../store/store';
 import { ownerOf } from '../validate';
 
 /**

@@ -13,7 +13,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { EncryptionKey } from '../../codec/aes-gcm-codec';
 import { preparePostgres, waitForPostgres } from '../../launch/cluster/postgres';
-import { Store } from '../../api/store/store';
+import { Store } from '../../store/store';
 import { freePort } from '../helpers/api';
 
 // Debian's PostgreSQL is required, as for the cluster's tests (.ci/run installs it when missing).

@@ -6,8 +6,8 @@
  * indexes and ranks them without holding a word of the value (decision 0435).
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import type { EncryptionKey } from '../../codec/aes-gcm-codec';
-import { PayloadDecryptionError } from '../../codec/errors';
+import type { EncryptionKey } from '../codec/aes-gcm-codec';
+import { PayloadDecryptionError } from '../codec/errors';
 
 const nonceBytes = 12;
 const tagBytes = 16;

@@ -4,10 +4,10 @@
  * database the configuration names. The database and the keys are opened at the first call, so
  * an API that never serves the store never opens either.
  */
-import type { StoreConfig } from '../../common/config';
-import type { EncryptionKey } from '../../codec/aes-gcm-codec';
-import { PayloadDecryptionError } from '../../codec/errors';
-import { ApiError } from '../errors';
+import type { StoreConfig } from '../common/config';
+import type { EncryptionKey } from '../codec/aes-gcm-codec';
+import { PayloadDecryptionError } from '../codec/errors';
+import { StoreError } from './errors';
 import { type Candidate, type StoreDatabase, type StoredItem, underPrefix } from './database';
 import { matchesFilter, unknownOperator } from './filter';
 import { openPostgresStore } from './postgres';
@@ -95,7 +95,7 @@ export class Store {
     })().catch((error: unknown) => {
       // The next call tries again: a database that was down may be back.
       this.#opened = undefined;
-      throw new ApiError(
+      throw new StoreError(
         503,
         'store_unavailable',
         `the store's database could not be opened: ${error instanceof Error ? error.message : String(error)}`,
@@ -110,7 +110,7 @@ export class Store {
       value = sealer.open(item.keyId, item.sealed, item);
     } catch (error) {
       if (error instanceof PayloadDecryptionError)
-        throw new ApiError(500, 'store_item_undecryptable', error.message);
+        throw new StoreError(500, 'store_item_undecryptable', error.message);
       throw error;
     }
     return {
@@ -132,7 +132,7 @@ export class Store {
   }): Promise<void> {
     const bytes = Buffer.byteLength(JSON.stringify(input.value), 'utf8');
     if (bytes > maxValueBytes)
-      throw new ApiError(
+      throw new StoreError(
         422,
         'value_too_large',
         `value is ${bytes} bytes of JSON; the store keeps values of at most ${maxValueBytes}`,
@@ -183,7 +183,7 @@ export class Store {
   }): Promise<ApiSearchItem[]> {
     const operator = unknownOperator(input.filter);
     if (operator !== undefined)
-      throw new ApiError(
+      throw new StoreError(
         422,
         'invalid_filter',
         `filter: unknown operator ${operator}; use $eq, $ne, $gt, $gte, $lt or $lte`,

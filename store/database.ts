@@ -1,7 +1,7 @@
 /**
  * What the Store API asks of a database: one small adapter per engine (SQLite in
- * `api/store/sqlite.ts`, PostgreSQL in `api/store/postgres.ts`), the same calls and the same
- * rows. Values arrive sealed (api/store/sealing.ts) and their search terms blinded, so no
+ * `store/sqlite.ts`, PostgreSQL in `store/postgres.ts`), the same calls and the same
+ * rows. Values arrive sealed (store/sealing.ts) and their search terms blinded, so no
  * adapter ever holds a value in plaintext. Times are milliseconds since the epoch.
  */
 
