@@ -15,8 +15,8 @@ import { createSendWebhook } from './send-webhook';
 import { Sandbox } from './tools/sandbox';
 import { spawnAgentTool } from './tools/spawn-agent';
 import { memoryTools } from './tools/memory';
-import { loadEncryptionKeys } from '../codec/keys';
-import { Store } from '../store/store';
+import { configuredStore } from '../store/configured-store';
+import type { Store } from '../store/store';
 import {
   bashTool,
   deleteFileTool,
@@ -50,6 +50,7 @@ export interface ActivityDependencies {
     | 'sandbox'
     | 'store'
     | 'encryption'
+    | 'embeddings'
   >;
   registry?: ToolRegistry;
   clients?: ModelClients;
@@ -105,7 +106,7 @@ export function createActivities({
         sandbox: sandbox ?? new Sandbox(config.sandbox, config.childEnvironment.PATH),
         identity,
         store:
-          store ?? new Store({ config: config.store, keys: () => loadEncryptionKeys(config.encryption) }),
+          store ?? configuredStore(config),
       }),
       telemetry,
     ),

@@ -40,8 +40,8 @@ import { mcpRoutes } from './mcp/mcp-route';
 import { threadRoutes } from './routes/threads';
 import { webPageRoutes } from './web-page';
 import { storeRoutes } from './routes/store';
-import { Store } from '../store/store';
-import { loadEncryptionKeys } from '../codec/keys';
+import type { Store } from '../store/store';
+import { configuredStore } from '../store/configured-store';
 
 /** Request bodies above this are refused with 413 (run input itself is limited to 100,000 characters). */
 export const maxBodyBytes = 1024 * 1024;
@@ -60,6 +60,7 @@ export interface AppOptions {
     | 'sandbox'
     | 'tokens'
     | 'store'
+    | 'embeddings'
   >;
   logger: Logger;
   /** Aborted when the API begins to stop: waiting requests answer at once. */
@@ -70,9 +71,7 @@ export interface AppOptions {
   store?: Store;
 }
 
-/** The store `config` names, sealing with the configured encryption keys. */
-export const configuredStore = (config: Pick<KeelConfig, 'store' | 'encryption'>): Store =>
-  new Store({ config: config.store, keys: () => loadEncryptionKeys(config.encryption) });
+export { configuredStore };
 
 export function createApp({
   client,

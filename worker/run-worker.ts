@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { builtinTools, createActivities } from '../activities';
 import { ExtensionHost } from '../activities/extensions';
 import { ToolRegistry } from '../activities/tools';
-import { Store } from '../store/store';
+import { configuredStore } from '../store/configured-store';
 import { describeSandbox } from '../activities/tools/bash';
 import { stopCommandRunner } from '../activities/tools/command-runner';
 import { Sandbox } from '../activities/tools/sandbox';
@@ -98,7 +98,7 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
           environment: config.childEnvironment,
         });
   // The memory tools' Store (decision 0450): opened at the first memory call, with the keys above.
-  const store = new Store({ config: config.store, keys: () => Promise.resolve(keys) });
+  const store = configuredStore(config, () => Promise.resolve(keys));
   const drain = withDrainLog(
     createActivities({
       config,
