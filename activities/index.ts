@@ -105,8 +105,7 @@ export function createActivities({
         environment: config.childEnvironment,
         sandbox: sandbox ?? new Sandbox(config.sandbox, config.childEnvironment.PATH),
         identity,
-        store:
-          store ?? configuredStore(config),
+        store: store ?? configuredStore(config),
       }),
       telemetry,
     ),

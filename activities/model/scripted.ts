@@ -25,7 +25,9 @@ export function planFromText(text: string): Plan {
   const calls: Plan['calls'] = [];
   let thinkSeconds = 0;
   for (const line of text.split('\n')) {
-    const match = /^\s*(run|read|write|delete|list|spawn|remember|recall|forget|tool|think):\s?(.*)$/.exec(line);
+    const match = /^\s*(run|read|write|delete|list|spawn|remember|recall|forget|tool|think):\s?(.*)$/.exec(
+      line,
+    );
     if (match === null) continue;
     const [, verb, rest = ''] = match;
     const argument = rest.trim();

@@ -99,11 +99,13 @@ export class ToolRegistry {
   }
 
   schemas(selection: ToolSelection = {}): ToolSchema[] {
-    return [...this.#tools.values()].filter((tool) => offered(tool, selection)).map(({ descriptor: { name, description, input_schema } }) => ({
-      name,
-      description,
-      input_schema,
-    }));
+    return [...this.#tools.values()]
+      .filter((tool) => offered(tool, selection))
+      .map(({ descriptor: { name, description, input_schema } }) => ({
+        name,
+        description,
+        input_schema,
+      }));
   }
 
   /** Flags for the named tools offered to the thread; unknown names are left out. */
