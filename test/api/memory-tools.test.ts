@@ -12,7 +12,9 @@ import { memoryNamespace } from '../../common/memory';
 import { rememberTool } from '../../activities/tools/memory';
 import type { ToolContext } from '../../activities/tools/registry';
 import { Store } from '../../store/store';
+import type { PendingApproval } from '../../common/approvals';
 import { apiHarness, call, userInput } from '../helpers/api';
+import { eventually } from '../helpers/temporal';
 
 const alice = { authorization: 'Bearer alice-0123456789abcdef' };
 const bob = { authorization: 'Bearer bob-0123456789abcdef0' };
@@ -106,6 +108,31 @@ describe('memory tools', () => {
     const results = await toolResults(alice, plain, `plain-${randomUUID()}`, 'remember: the sky is green');
     expect(results[0]!.status).toBe('error');
     expect(await memoriesOf(alice)).toEqual([]);
+  });
+
+  it('asks before remembering when the approval policy requires it, as for any writing tool', async () => {
+    const asking = await assistantWith(alice, { memory: true, approval: 'require' });
+    const thread = `ask-${randomUUID()}`;
+    const started = await call(
+      harness.base,
+      'POST',
+      `/threads/${thread}/runs`,
+      { ...userInput('remember: asked first'), assistant_id: asking, if_not_exists: 'create' },
+      alice,
+    );
+    expect(started.status).toBe(200);
+    const [approval] = await eventually(async () => {
+      const pending = await call<PendingApproval[]>(
+        harness.base,
+        'GET',
+        `/threads/${thread}/approvals`,
+        undefined,
+        alice,
+      );
+      return pending.body.length === 1 ? pending.body : undefined;
+    });
+    expect(approval).toMatchObject({ tool: 'remember', input: { text: 'asked first' } });
+    expect((await memoriesOf(alice)).map((item) => item.value.text)).not.toContain('asked first');
   });
 
   it('writes a memory once when the same remember call runs again (a retry after a crash)', async () => {
