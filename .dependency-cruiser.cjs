@@ -11,8 +11,10 @@
  *   workflows/ (the rest)                   the interpreter, agents, small workflows: common/, core
  *   codec/, telemetry/, platform/           Node-side services below every process: common/
  *                                           (platform/: the Temporal connection, the package's
- *                                           own files)
- *   activities/                             the worker's I/O: common/, telemetry/, codec/
+ *                                           own files, the outbound address policy)
+ *   store/                                  the Store's database and sealing: common/, codec/
+ *   activities/                             the worker's I/O: common/, telemetry/, codec/, store/,
+ *                                           platform/
  *   worker/, api/                           the two processes: anything below, never each other;
  *                                           api/ takes only types from workflows/, and nothing
  *                                           from activities/ (the worker's code)
@@ -30,6 +32,7 @@ const productFolders = [
   'common',
   'workflows',
   'codec',
+  'store',
   'telemetry',
   'platform',
   'activities',
@@ -79,6 +82,7 @@ module.exports = {
       '^workflows/',
       folders([
         'codec',
+        'store',
         'telemetry',
         'platform',
         'activities',
@@ -94,7 +98,24 @@ module.exports = {
       'codec-and-telemetry-import-only-common',
       'codec/, telemetry/ and platform/ serve every process: they stand on common/ alone.',
       '^(codec|telemetry|platform)/',
-      folders(['workflows', 'activities', 'worker', 'api', 'launch', 'cli', ...users, 'web']),
+      folders(['workflows', 'store', 'activities', 'worker', 'api', 'launch', 'cli', ...users, 'web']),
+    ),
+    notUp(
+      'store-imports-only-common-and-codec',
+      "store/ is the Store's database and sealing, which the API and the worker's memory tools share: it stands on common/ and codec/ (Keel's keys).",
+      '^store/',
+      folders([
+        'workflows',
+        'telemetry',
+        'platform',
+        'activities',
+        'worker',
+        'api',
+        'launch',
+        'cli',
+        ...users,
+        'web',
+      ]),
     ),
     notUp(
       'activities-import-no-process',

@@ -9,6 +9,7 @@ RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY common ./common
 COPY codec ./codec
+COPY store ./store
 COPY telemetry ./telemetry
 COPY platform ./platform
 COPY workflows ./workflows

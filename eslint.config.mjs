@@ -83,7 +83,16 @@ export default tseslint.config(
         {
           paths: forbiddenInDeterministicCode,
           patterns: [
-            forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch', 'telemetry', 'platform']),
+            forbiddenFolders([
+              'activities',
+              'api',
+              'worker',
+              'cli',
+              'launch',
+              'telemetry',
+              'platform',
+              'store',
+            ]),
           ],
         },
       ],
@@ -107,7 +116,16 @@ export default tseslint.config(
         {
           paths: forbiddenInDeterministicCode,
           patterns: [
-            forbiddenFolders(['activities', 'api', 'worker', 'cli', 'launch', 'telemetry', 'platform']),
+            forbiddenFolders([
+              'activities',
+              'api',
+              'worker',
+              'cli',
+              'launch',
+              'telemetry',
+              'platform',
+              'store',
+            ]),
             {
               group: ['@temporalio/*'],
               message: 'The core is pure: Temporal belongs in workflows/interpreter/.',

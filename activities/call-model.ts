@@ -110,7 +110,7 @@ export function createCallModel({
         // Not a fault of the model: the workflow's worker may be gone, and the next attempt asks again.
         const messages = input.messages ?? (await messagesFromWorkflow(reader, input));
         const system = input.system ?? defaultSystemPrompt;
-        const tools = registry.schemas();
+        const tools = registry.schemas({ memory: input.memory });
         let maxTokens = maxOutputTokens;
         let reserved: Usage | undefined;
         let answerStarted = client.reportsAnswerStart !== true;
@@ -197,7 +197,10 @@ export function createCallModel({
           model: reply.model,
           // Earlier attempts' spend is this call's too: the ledger counts every billed attempt.
           usage: addUsage(spent, usage),
-          tools: registry.flagsFor(toolUsesOf(reply.content).map((use) => use.name)),
+          tools: registry.flagsFor(
+            toolUsesOf(reply.content).map((use) => use.name),
+            { memory: input.memory },
+          ),
           ...streamed,
         };
       },

@@ -14,6 +14,9 @@ import { createRunTool } from './run-tool';
 import { createSendWebhook } from './send-webhook';
 import { Sandbox } from './tools/sandbox';
 import { spawnAgentTool } from './tools/spawn-agent';
+import { memoryTools } from './tools/memory';
+import { configuredStore } from '../store/configured-store';
+import type { Store } from '../store/store';
 import {
   bashTool,
   deleteFileTool,
@@ -32,6 +35,7 @@ export const builtinTools = [
   listFilesTool,
   deleteFileTool,
   spawnAgentTool,
+  ...memoryTools,
 ];
 
 export interface ActivityDependencies {
@@ -44,6 +48,9 @@ export interface ActivityDependencies {
     | 'webhookSecret'
     | 'webhookAllowHosts'
     | 'sandbox'
+    | 'store'
+    | 'encryption'
+    | 'embeddings'
   >;
   registry?: ToolRegistry;
   clients?: ModelClients;
@@ -60,6 +67,11 @@ export interface ActivityDependencies {
    * up on names its worker (decision 0412). @default none: such a call's result cannot tell
    */
   identity?: string | undefined;
+  /**
+   * The Store the memory tools use (decision 0450). @default one on `config.store` with Keel's
+   * keys, opened at the first memory call, so a worker whose threads use no memory opens nothing
+   */
+  store?: Store;
 }
 
 export function createActivities({
@@ -70,6 +82,7 @@ export function createActivities({
   messages,
   live,
   identity,
+  store,
   telemetry = { metrics: new WorkerMetrics(), captureContent: false },
 }: ActivityDependencies): KeelActivities {
   const tools = registry ?? new ToolRegistry(builtinTools);
@@ -92,6 +105,7 @@ export function createActivities({
         environment: config.childEnvironment,
         sandbox: sandbox ?? new Sandbox(config.sandbox, config.childEnvironment.PATH),
         identity,
+        store: store ?? configuredStore(config),
       }),
       telemetry,
     ),

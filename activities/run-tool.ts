@@ -8,6 +8,7 @@ import type { RunToolInput, ToolCallProgress } from '../common/activities';
 import { limits, truncateWithNote } from '../common/limits';
 import { scopeOf, workspaceNameOf } from '../common/thread';
 import type { ToolOutcome } from '../common/tools';
+import type { Store } from '../store/store';
 import { failure, WorkspaceViolation } from './errors';
 import { withHeartbeats } from './heartbeat';
 import { interruptedByShutdown, stoppedByWorkerShutdown } from './shutdown';
@@ -24,6 +25,8 @@ export interface RunToolDependencies {
   sandbox: Sandbox;
   /** This worker's Temporal identity, on every heartbeat (decision 0412); none when unknown. */
   identity?: string | undefined;
+  /** The Store the memory tools read and write (opened at their first call). */
+  store?: Store | undefined;
 }
 
 /**
@@ -47,6 +50,7 @@ export function createRunTool({
   environment,
   sandbox,
   identity,
+  store,
 }: RunToolDependencies) {
   const progress: ToolCallProgress | undefined = identity === undefined ? undefined : { worker: identity };
   return async function runTool(input: RunToolInput): Promise<ToolOutcome> {
@@ -67,6 +71,9 @@ export function createRunTool({
           // Its uid is this workspace's (decision 0325), for the file tools to hand files to.
           sandbox,
           networkHosts: sandbox.grant(input.network_hosts),
+          ...(input.memory === undefined || store === undefined
+            ? {}
+            : { memory: { owner: input.memory.owner, store } }),
         });
         return capped(outcome);
       } catch (error) {

@@ -41,8 +41,8 @@ import { a2aRoutes } from './a2a/a2a-route';
 import { threadRoutes } from './routes/threads';
 import { webPageRoutes } from './web-page';
 import { storeRoutes } from './routes/store';
-import { Store } from './store/store';
-import { loadEncryptionKeys } from '../codec/keys';
+import type { Store } from '../store/store';
+import { configuredStore } from '../store/configured-store';
 
 /** Request bodies above this are refused with 413 (run input itself is limited to 100,000 characters). */
 export const maxBodyBytes = 1024 * 1024;
@@ -61,6 +61,7 @@ export interface AppOptions {
     | 'sandbox'
     | 'tokens'
     | 'store'
+    | 'embeddings'
   >;
   logger: Logger;
   /** Aborted when the API begins to stop: waiting requests answer at once. */
@@ -71,9 +72,7 @@ export interface AppOptions {
   store?: Store;
 }
 
-/** The store `config` names, sealing with the configured encryption keys. */
-export const configuredStore = (config: Pick<KeelConfig, 'store' | 'encryption'>): Store =>
-  new Store({ config: config.store, keys: () => loadEncryptionKeys(config.encryption) });
+export { configuredStore };
 
 export function createApp({
   client,

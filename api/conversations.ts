@@ -286,6 +286,7 @@ export class Conversations {
       ...(input.network_hosts === undefined || input.network_hosts.length === 0
         ? {}
         : { network_hosts: grantNetworkHosts(input.network_hosts, this.config.sandbox.networkHosts) }),
+      ...(input.memory === true ? { memory: true } : {}),
     };
   }
 

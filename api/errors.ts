@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { ZodError } from 'zod';
 import { PayloadDecryptionError } from '../codec/errors';
 import { threadIdOf } from '../common/thread';
+import { StoreError } from '../store/errors';
 
 const typesByStatus: Record<number, string> = {
   400: 'invalid_request_error',
@@ -109,6 +110,7 @@ function decryptionFailure(error: unknown): PayloadDecryptionError | undefined {
 /** Maps anything thrown while talking to Temporal to an ApiError, or returns undefined. */
 export function fromTemporal(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  if (error instanceof StoreError) return new ApiError(error.status, error.code, error.message, error.param);
   // The thread's data is encrypted with a key this API does not hold: an operator's problem,
   // named plainly; other threads are unaffected.
   const undecryptable = decryptionFailure(error);

@@ -78,6 +78,7 @@ export const thread = describing<Thread>()(
       max_cost_usd: z.number().optional(),
       max_steps: z.number(),
       network_hosts: z.array(z.string()).optional(),
+      memory: z.boolean().optional(),
     }),
     created_at: timestamp,
     updated_at: timestamp,
@@ -207,6 +208,7 @@ const assistantSettings = z.object({
   max_cost_usd: z.number().optional(),
   max_steps: z.number().optional(),
   network_hosts: z.array(z.string()).optional(),
+  memory: z.boolean().optional(),
 });
 
 export const assistant = describing<Assistant>()(

@@ -73,6 +73,8 @@ export const threadConfigInput = z.object({
     )
     .max(50)
     .optional(),
+  /** The memory tools (remember, recall, forget) on the owner's `["memories"]` store namespace. */
+  memory: z.boolean().optional(),
 });
 export type ThreadConfigInput = z.infer<typeof threadConfigInput>;
 

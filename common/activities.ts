@@ -40,6 +40,8 @@ export interface CallModelInput {
    * fit, or refuses the call (`BudgetExceeded`). Absent when the thread has no limits.
    */
   budget?: ModelCallBudget;
+  /** The thread has memory on (`ThreadConfig.memory`): the model is offered the memory tools. */
+  memory?: true;
 }
 
 /** A model call's ceiling: tokens (every kind counted) and dollars, each when the thread limits it. */
@@ -151,6 +153,11 @@ export interface RunToolInput {
   idempotency_key: string;
   /** The thread's `network_hosts`, when it has any (the worker checks them again). */
   network_hosts?: string[];
+  /**
+   * The thread has memory on: whose store the memory tools read and write (the thread's owner,
+   * `''` without API tokens). Absent, a memory tool answers that memory is off.
+   */
+  memory?: { owner: string };
 }
 
 /** One webhook delivery: the same `webhook_id` for every attempt, so receivers can drop repeats. */

@@ -19,6 +19,7 @@ export interface AssistantSettings {
   max_tokens?: number | undefined;
   max_cost_usd?: number | undefined;
   max_steps?: number | undefined;
+  memory?: boolean | undefined;
 }
 
 /** One version of an assistant, as `POST /assistants/:id/versions` lists it. */

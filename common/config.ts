@@ -117,6 +117,10 @@ const schema = z
     KEEL_EXTENSIONS_FILE: optionalString,
     KEEL_WORKFLOW_BUNDLE: optionalString,
     KEEL_STORE_URL: optionalString,
+    KEEL_STORE_EMBED: z
+      .string()
+      .regex(/^(ollama|openai):.+$/, 'give ollama:<model> or openai:<model>')
+      .optional(),
     KEEL_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     KEEL_LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
     ...telemetryEnvShape,
@@ -326,6 +330,19 @@ export function parseStoreUrl(raw: string | undefined, dataDir: string, cwd: str
   return 'KEEL_STORE_URL: give postgres://user:password@host:port/database or sqlite:<path>';
 }
 
+/**
+ * The Store's embeddings provider (`KEEL_STORE_EMBED=ollama:<model>` or `openai:<model>`, at
+ * `OLLAMA_HOST` or `OPENAI_BASE_URL` with `OPENAI_API_KEY`): with one, a search's `query` ranks by
+ * meaning (decision 0451). @default none: text search only
+ */
+export interface EmbeddingsConfig {
+  provider: 'ollama' | 'openai';
+  model: string;
+  /** Ollama's host, or the OpenAI-compatible base URL (ending in `/v1`). */
+  url: string;
+  apiKey: string | undefined;
+}
+
 export interface KeelConfig {
   temporal: {
     /** Unset: `keel up` starts a dev server on `devServerPort`. */
@@ -448,6 +465,8 @@ export interface KeelConfig {
   workflowBundle: string | undefined;
   /** Where the Store API keeps its items (decision 0435). */
   store: StoreConfig;
+  /** The Store's embeddings provider, when one is configured (decision 0451). */
+  embeddings: EmbeddingsConfig | undefined;
   /** How a model call's text reaches the streams while it is generated (decision 0340). */
   tokens: TokenChannelConfig;
   /** Where Keel caches what it builds once (the Temporal CLI): `$XDG_CACHE_HOME/keel` or `~/.cache/keel`. */
@@ -578,6 +597,23 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
   const model = configured ?? (env.ANTHROPIC_API_KEY === undefined ? 'scripted:demo' : defaultAnthropicModel);
   const store = parseStoreUrl(env.KEEL_STORE_URL, dataDir, cwd);
   if (typeof store === 'string') throw new ConfigError(`invalid configuration: ${store}`);
+  const embed = env.KEEL_STORE_EMBED === undefined ? undefined : env.KEEL_STORE_EMBED.indexOf(':');
+  const embeddings: EmbeddingsConfig | undefined =
+    env.KEEL_STORE_EMBED === undefined || embed === undefined
+      ? undefined
+      : env.KEEL_STORE_EMBED.startsWith('ollama:')
+        ? {
+            provider: 'ollama',
+            model: env.KEEL_STORE_EMBED.slice(embed + 1),
+            url: env.OLLAMA_HOST,
+            apiKey: undefined,
+          }
+        : {
+            provider: 'openai',
+            model: env.KEEL_STORE_EMBED.slice(embed + 1),
+            url: env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+            apiKey: env.OPENAI_API_KEY,
+          };
   return {
     temporal: {
       address: env.TEMPORAL_ADDRESS,
@@ -673,6 +709,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     extensionsFile: env.KEEL_EXTENSIONS_FILE,
     workflowBundle: env.KEEL_WORKFLOW_BUNDLE,
     store,
+    embeddings,
     tokens: {
       channel: env.KEEL_TOKEN_CHANNEL,
       host: env.KEEL_WORKER_LIVE_HOST,

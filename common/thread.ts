@@ -79,6 +79,11 @@ export interface ThreadConfig {
    * `host:port`), within what the operator allows (`KEEL_SANDBOX_NETWORK_HOSTS`). @default none
    */
   network_hosts?: string[];
+  /**
+   * The memory tools (`remember`, `recall`, `forget`) on the owner's store namespace
+   * `["memories"]` (decision 0450). @default false
+   */
+  memory?: boolean;
 }
 
 /** What a thread amounted to so far: runs, model calls, tokens, cost, time. */

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { builtinTools, createActivities } from '../activities';
 import { ExtensionHost } from '../activities/extensions';
 import { ToolRegistry } from '../activities/tools';
+import { configuredStore } from '../store/configured-store';
 import { describeSandbox } from '../activities/tools/bash';
 import { stopCommandRunner } from '../activities/tools/command-runner';
 import { Sandbox } from '../activities/tools/sandbox';
@@ -96,10 +97,13 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
           logger: logger.child({ component: 'extensions' }),
           environment: config.childEnvironment,
         });
+  // The memory tools' Store (decision 0450): opened at the first memory call, with the keys above.
+  const store = configuredStore(config, () => Promise.resolve(keys));
   const drain = withDrainLog(
     createActivities({
       config,
       registry,
+      store,
       sandbox,
       telemetry: { metrics, captureContent: tracing.captureContent },
       live: live?.hub,
@@ -164,6 +168,7 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
       ?.stop()
       .catch((error: unknown) => logger.warn({ err: error }, 'extensions did not stop'));
     await connection.close();
+    await store.close().catch((error: unknown) => logger.warn({ err: error }, 'the store did not close'));
     await live?.server.close();
     await metricsServer?.close();
     await tracing.shutdown();

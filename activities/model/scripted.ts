@@ -1,7 +1,7 @@
 /**
  * The scripted model: offline and deterministic, for the embedded default, demos and tests.
  * It reads tool lines in the latest user message (`run:`, `read:`, `write:`, `delete:`, `list:`,
- * `spawn:`, `tool:` and `think:`), streams its text token by token, and reports usage like a
+ * `spawn:`, `remember:`, `recall:`, `forget:`, `tool:` and `think:`), streams its text token by token, and reports usage like a
  * real model. It never pretends to be one.
  */
 import { createHash } from 'node:crypto';
@@ -25,7 +25,9 @@ export function planFromText(text: string): Plan {
   const calls: Plan['calls'] = [];
   let thinkSeconds = 0;
   for (const line of text.split('\n')) {
-    const match = /^\s*(run|read|write|delete|list|spawn|tool|think):\s?(.*)$/.exec(line);
+    const match = /^\s*(run|read|write|delete|list|spawn|remember|recall|forget|tool|think):\s?(.*)$/.exec(
+      line,
+    );
     if (match === null) continue;
     const [, verb, rest = ''] = match;
     const argument = rest.trim();
@@ -51,6 +53,15 @@ export function planFromText(text: string): Plan {
         break;
       case 'spawn':
         calls.push({ name: 'spawn_agent', input: { task: argument } });
+        break;
+      case 'remember':
+        calls.push({ name: 'remember', input: { text: argument } });
+        break;
+      case 'recall':
+        calls.push({ name: 'recall', input: argument === '' ? {} : { query: argument } });
+        break;
+      case 'forget':
+        calls.push({ name: 'forget', input: { key: argument } });
         break;
       case 'tool': {
         const space = argument.indexOf(' ');

@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import type { ToolDescriptor, ToolFlags, ToolOutcome, ToolSchema } from '../../common/tools';
 import type { HostEntry } from '../../common/network-hosts';
+import { memoryToolSource } from '../../common/memory';
+import type { Store } from '../../store/store';
 import type { Sandbox } from './sandbox';
 
 export interface ToolContext {
@@ -20,7 +22,17 @@ export interface ToolContext {
   sandbox: Sandbox;
   /** Hosts commands may reach through Keel's proxy (granted by `Sandbox.grant`). */
   networkHosts: HostEntry[];
+  /** With the thread's memory on: the Store and whose items the memory tools use. */
+  memory?: { owner: string; store: Store };
 }
+
+/** Which tools a thread is offered: those of `source` memory only with its memory on. */
+export interface ToolSelection {
+  memory?: boolean | undefined;
+}
+
+const offered = (tool: Tool, selection: ToolSelection): boolean =>
+  tool.descriptor.source !== memoryToolSource || selection.memory === true;
 
 export interface Tool {
   descriptor: ToolDescriptor;
@@ -86,20 +98,22 @@ export class ToolRegistry {
     return this.#tools.get(name);
   }
 
-  schemas(): ToolSchema[] {
-    return [...this.#tools.values()].map(({ descriptor: { name, description, input_schema } }) => ({
-      name,
-      description,
-      input_schema,
-    }));
+  schemas(selection: ToolSelection = {}): ToolSchema[] {
+    return [...this.#tools.values()]
+      .filter((tool) => offered(tool, selection))
+      .map(({ descriptor: { name, description, input_schema } }) => ({
+        name,
+        description,
+        input_schema,
+      }));
   }
 
-  /** Flags for the named tools that exist here; unknown names are left out. */
-  flagsFor(names: readonly string[]): Record<string, ToolFlags> {
+  /** Flags for the named tools offered to the thread; unknown names are left out. */
+  flagsFor(names: readonly string[], selection: ToolSelection = {}): Record<string, ToolFlags> {
     const flags: Record<string, ToolFlags> = {};
     for (const name of names) {
       const tool = this.#tools.get(name);
-      if (tool !== undefined)
+      if (tool !== undefined && offered(tool, selection))
         flags[name] = { sideEffects: tool.descriptor.sideEffects, sensitive: tool.descriptor.sensitive };
     }
     return flags;

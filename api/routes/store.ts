@@ -7,7 +7,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { operation, route } from '../contract';
-import type { Store } from '../store/store';
+import type { Store } from '../../store/store';
 import { ownerOf } from '../validate';
 
 /**
@@ -53,7 +53,12 @@ const item = z.object({
 });
 
 const searchItem = item.extend({
-  score: z.number().nullable().describe('The full-text rank (larger is better) when the search had a query'),
+  score: z
+    .number()
+    .nullable()
+    .describe(
+      'With a query: the cosine similarity when an embeddings provider is configured, else the full-text rank (larger is better)',
+    ),
 });
 
 /** Ten years, in minutes: a TTL past it is a typo for "none". */

@@ -170,18 +170,19 @@ export async function upCluster(config: KeelConfig): Promise<number> {
       child.start();
       return child;
     };
+    // The API and every worker host (its memory tools, decision 0450) reach the store's database:
+    // the cluster's PostgreSQL unless the configuration names another (decision 0435).
+    const storeUrl = config.store.kind === 'postgres' ? config.store.url : cluster.storeUrl;
+    const store: Record<string, string> = storeUrl === undefined ? {} : { KEEL_STORE_URL: storeUrl };
     for (let index = 1; index <= config.cluster.workerHosts; index++) {
       const name = `worker-${index}`;
       const dataDir = path.join(config.dataDir, 'hosts', name);
       await mkdir(dataDir, { recursive: true });
       const metrics = hostMetrics[index - 1];
       if (metrics !== undefined) metricsOf.set(dataDir, metrics);
-      hosts.push({ name, dataDir, process: spawnKeel(name, 'worker', dataDir) });
+      hosts.push({ name, dataDir, process: spawnKeel(name, 'worker', dataDir, store) });
     }
-    // Only the API reaches the store's database, the cluster's PostgreSQL unless the
-    // configuration names another (decision 0435).
-    const storeUrl = config.store.kind === 'postgres' ? config.store.url : cluster.storeUrl;
-    api = spawnKeel('API', 'api', config.dataDir, storeUrl === undefined ? {} : { KEEL_STORE_URL: storeUrl });
+    api = spawnKeel('API', 'api', config.dataDir, store);
     const stopped = () => shuttingDown() !== undefined;
     await waitForReady(apiUrl, 120_000, stopped);
     // The banner names the Web UI: it must answer, and be ours (a UI server that lost its port restarts).

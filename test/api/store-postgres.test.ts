@@ -13,7 +13,9 @@ import path from 'node:path';
 import pg from 'pg';
 import type { EncryptionKey } from '../../codec/aes-gcm-codec';
 import { preparePostgres, waitForPostgres } from '../../launch/cluster/postgres';
-import { Store } from '../../api/store/store';
+import { createEmbedder } from '../../store/embeddings';
+import { Store } from '../../store/store';
+import { startEmbeddingsFake } from '../fakes/embeddings-server';
 import { freePort } from '../helpers/api';
 
 // Debian's PostgreSQL is required, as for the cluster's tests (.ci/run installs it when missing).
@@ -168,7 +170,7 @@ describe('the Store on PostgreSQL', () => {
     // Everything PostgreSQL wrote so far is on disk, WAL included, before the files are read.
     await client.query('CHECKPOINT');
     await client.end();
-    expect(rows.map((row) => row.version)).toEqual([1]);
+    expect(rows.map((row) => row.version)).toEqual([1, 2]);
 
     const entries = await readdir(directory, { recursive: true, withFileTypes: true });
     const files = entries
@@ -179,5 +181,51 @@ describe('the Store on PostgreSQL', () => {
     expect(contents.filter((bytes) => bytes.includes(canary))).toEqual([]);
     // The scan sees what is written in plaintext: the namespaces, which are.
     expect(contents.some((bytes) => bytes.includes('memories'))).toBe(true);
+  });
+
+  it('ranks by meaning with an embeddings provider, its vectors sealed in a BYTEA column', async () => {
+    const fake = await startEmbeddingsFake();
+    try {
+      const store = new Store({
+        config: { kind: 'postgres', url },
+        keys: () => Promise.resolve(keys),
+        now: () => now,
+        embedder: createEmbedder({
+          provider: 'ollama',
+          model: 'nomic-embed-text',
+          url: fake.url,
+          apiKey: undefined,
+        }),
+      });
+      stores.push(store);
+      for (const [key, text] of [
+        ['k1', 'Matcha or chai in the afternoon'],
+        ['k2', 'A double espresso, dark roast'],
+        ['k3', 'Long walks with the puppy'],
+      ])
+        await store.put({
+          owner: 'dana',
+          namespace: ['memories'],
+          key: key!,
+          value: { text },
+          index: null,
+          ttl: null,
+        });
+      const found = await store.search({
+        owner: 'dana',
+        prefix: ['memories'],
+        filter: null,
+        query: 'coffee',
+        limit: 2,
+        offset: 0,
+        refreshTtl: false,
+      });
+      expect(found.map((item) => item.key)).toHaveLength(2);
+      expect(found[0]).toMatchObject({ key: 'k2', value: { text: 'A double espresso, dark roast' } });
+      expect(found[0]!.score).toBeGreaterThan(0.9);
+      expect(found[1]!.score).toBeLessThan(0.2);
+    } finally {
+      await fake.close();
+    }
   });
 });

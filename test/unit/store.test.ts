@@ -10,8 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'libsql';
 import type { EncryptionKey } from '../../codec/aes-gcm-codec';
-import { ApiError } from '../../api/errors';
-import { Store } from '../../api/store/store';
+import { StoreError } from '../../store/errors';
+import { Store } from '../../store/store';
 import { parseStoreUrl } from '../../common/config';
 
 const key = (id: string): EncryptionKey => ({ id, key: randomBytes(32) });
@@ -188,7 +188,7 @@ describe('the Store', () => {
       .run();
     raw.close();
     const moved = await get(open(), ['keys'], 'other').catch((error: unknown) => error);
-    expect(moved).toBeInstanceOf(ApiError);
+    expect(moved).toBeInstanceOf(StoreError);
     expect(moved).toMatchObject({ code: 'store_item_undecryptable' });
   });
 

@@ -95,6 +95,7 @@ export function callModelCommand(state: ThreadState, active: ActiveRun, step: nu
     ...(config.system === undefined ? {} : { system: config.system }),
     ...(quiet ? { deltas: false as const } : {}),
     ...(budget === undefined ? {} : { budget }),
+    ...(config.memory === true ? { memory: true as const } : {}),
   };
   return { type: 'callModel', run_id: active.run_id, step, input };
 }

@@ -65,6 +65,7 @@ export function runToolCommand(
       input: use.input,
       idempotency_key: `${threadId}:${use.id}`,
       ...(networkHosts.length === 0 ? {} : { network_hosts: networkHosts }),
+      ...(state.thread.config.memory === true ? { memory: { owner: state.thread.owner ?? '' } } : {}),
     },
   };
 }

@@ -32,12 +32,15 @@ const migrations: readonly string[] = [
    CREATE INDEX store_items_updated ON store_items (owner, updated_at DESC);
    CREATE INDEX store_items_expiry ON store_items (expires_at) WHERE expires_at IS NOT NULL;
    CREATE INDEX store_items_terms ON store_items USING GIN (terms);`,
+  // Decision 0451: an item's embedding, sealed (nonce, float32s, tag).
+  `ALTER TABLE store_items ADD COLUMN embedding BYTEA;`,
 ];
 
 /** Any number taken for this lock: it only keeps two starting APIs from migrating at once. */
 const migrationLock = 4_350_435;
 
-const columns = 'owner, namespace, key, key_id, sealed, created_at, updated_at, expires_at, ttl_minutes';
+const columns =
+  'owner, namespace, key, key_id, sealed, created_at, updated_at, expires_at, ttl_minutes, embedding';
 
 /** Live items under a prefix; `$n` from `first`: now, prefix. */
 const livePrefix = (first: number) =>
@@ -90,10 +93,10 @@ export async function openPostgresStore(url: string): Promise<StoreDatabase> {
     engine: 'postgres',
     async put(item: ItemWrite) {
       await pool.query(
-        `INSERT INTO store_items (${columns}, terms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_tsvector('simple', $10))
+        `INSERT INTO store_items (${columns}, terms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $11, to_tsvector('simple', $10))
          ON CONFLICT (owner, namespace, key) DO UPDATE SET key_id = excluded.key_id, sealed = excluded.sealed, created_at = excluded.created_at,
            terms = excluded.terms, updated_at = excluded.updated_at, expires_at = excluded.expires_at,
-           ttl_minutes = excluded.ttl_minutes`,
+           ttl_minutes = excluded.ttl_minutes, embedding = excluded.embedding`,
         [
           item.owner,
           item.namespace,
@@ -105,6 +108,7 @@ export async function openPostgresStore(url: string): Promise<StoreDatabase> {
           item.expiresAt,
           item.ttlMinutes,
           item.terms,
+          item.embedding === null ? null : Buffer.from(item.embedding),
         ],
       );
     },
@@ -133,21 +137,36 @@ export async function openPostgresStore(url: string): Promise<StoreDatabase> {
         key,
       ]);
     },
-    async candidates({ owner, prefix, terms, now, limit, offset }: CandidateQuery): Promise<Candidate[]> {
-      if (terms !== undefined && terms.length === 0) return [];
+    async candidates({
+      owner,
+      prefix,
+      terms,
+      embedded,
+      now,
+      limit,
+      offset,
+    }: CandidateQuery): Promise<Candidate[]> {
+      if (terms !== undefined && terms.length === 0 && embedded !== true) return [];
       const { rows } =
-        terms === undefined
+        embedded === true
           ? await pool.query<ItemRow>(
-              `SELECT ${columns}, NULL::float8 AS rank FROM store_items WHERE owner = $1 AND ${livePrefix(2)}
+              `SELECT ${columns}, NULL::float8 AS rank FROM store_items
+               WHERE owner = $1 AND embedding IS NOT NULL AND ${livePrefix(2)}
                ORDER BY updated_at DESC, namespace, key LIMIT $4 OFFSET $5`,
               [owner, now, prefix, limit, offset],
             )
-          : await pool.query<ItemRow>(
-              `SELECT ${columns}, ts_rank(terms, to_tsquery('simple', $6)) AS rank FROM store_items
+          : terms === undefined
+            ? await pool.query<ItemRow>(
+                `SELECT ${columns}, NULL::float8 AS rank FROM store_items WHERE owner = $1 AND ${livePrefix(2)}
+               ORDER BY updated_at DESC, namespace, key LIMIT $4 OFFSET $5`,
+                [owner, now, prefix, limit, offset],
+              )
+            : await pool.query<ItemRow>(
+                `SELECT ${columns}, ts_rank(terms, to_tsquery('simple', $6)) AS rank FROM store_items
                WHERE owner = $1 AND ${livePrefix(2)} AND terms @@ to_tsquery('simple', $6)
                ORDER BY rank DESC, updated_at DESC LIMIT $4 OFFSET $5`,
-              [owner, now, prefix, limit, offset, terms.join(' | ')],
-            );
+                [owner, now, prefix, limit, offset, terms.join(' | ')],
+              );
       return rows.map((row) => ({ ...itemOfRow(row), rank: row.rank ?? null }));
     },
     async namespaces(owner, prefix, now) {

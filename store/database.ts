@@ -1,7 +1,7 @@
 /**
  * What the Store API asks of a database: one small adapter per engine (SQLite in
- * `api/store/sqlite.ts`, PostgreSQL in `api/store/postgres.ts`), the same calls and the same
- * rows. Values arrive sealed (api/store/sealing.ts) and their search terms blinded, so no
+ * `store/sqlite.ts`, PostgreSQL in `store/postgres.ts`), the same calls and the same
+ * rows. Values arrive sealed (store/sealing.ts) and their search terms blinded, so no
  * adapter ever holds a value in plaintext. Times are milliseconds since the epoch.
  */
 
@@ -22,6 +22,8 @@ export interface StoredItem {
   expiresAt: number | null;
   /** The TTL the item was written with, in minutes, to refresh `expiresAt` on reads. */
   ttlMinutes: number | null;
+  /** Its embedding, sealed as its value is (decision 0451), or null when it has none. */
+  embedding: Uint8Array | null;
 }
 
 /** A stored item and what it is written with: its blinded search terms, space-separated. */
@@ -39,6 +41,7 @@ export interface ItemRow {
   updated_at: number | string;
   expires_at: number | string | null;
   ttl_minutes: number | null;
+  embedding?: Uint8Array | null;
   rank?: number | null;
 }
 
@@ -52,6 +55,7 @@ export const itemOfRow = (row: ItemRow): StoredItem => ({
   updatedAt: Number(row.updated_at),
   expiresAt: row.expires_at === null ? null : Number(row.expires_at),
   ttlMinutes: row.ttl_minutes,
+  embedding: row.embedding === undefined || row.embedding === null ? null : new Uint8Array(row.embedding),
 });
 
 export interface ItemWrite extends StoredItem {
@@ -70,6 +74,8 @@ export interface CandidateQuery {
   prefix: string;
   /** Blinded terms, any of which matches; ranked by the database's full-text index. */
   terms?: readonly string[];
+  /** Only items with an embedding, listed (for a semantic search, which ranks them itself). */
+  embedded?: true;
   now: number;
   limit: number;
   offset: number;

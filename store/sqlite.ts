@@ -34,6 +34,8 @@ const migrations: readonly string[] = [
    CREATE INDEX store_items_updated ON store_items (owner, updated_at DESC);
    CREATE INDEX store_items_expiry ON store_items (expires_at) WHERE expires_at IS NOT NULL;
    CREATE VIRTUAL TABLE store_terms USING fts5 (terms, tokenize = 'unicode61');`,
+  // Decision 0451: an item's embedding, sealed (nonce, float32s, tag).
+  `ALTER TABLE store_items ADD COLUMN embedding BLOB;`,
 ];
 
 interface Row extends ItemRow {
@@ -80,10 +82,11 @@ export function openSqliteStore(file: string): StoreDatabase {
   }).immediate();
 
   const upsert = db.prepare(
-    `INSERT INTO store_items (owner, namespace, key, key_id, sealed, created_at, updated_at, expires_at, ttl_minutes)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+    `INSERT INTO store_items (owner, namespace, key, key_id, sealed, created_at, updated_at, expires_at, ttl_minutes, embedding)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (owner, namespace, key) DO UPDATE SET key_id = excluded.key_id, sealed = excluded.sealed, created_at = excluded.created_at,
-       updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes
+       updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes,
+       embedding = excluded.embedding
      RETURNING rowid`,
   );
   const dropTerms = db.prepare('DELETE FROM store_terms WHERE rowid = ?');
@@ -100,6 +103,10 @@ export function openSqliteStore(file: string): StoreDatabase {
   );
   const listed = db.prepare(
     `SELECT i.rowid, i.*, NULL AS rank FROM store_items i WHERE i.owner = ? AND ${livePrefix}
+     ORDER BY i.updated_at DESC, i.rowid DESC LIMIT ? OFFSET ?`,
+  );
+  const listedEmbedded = db.prepare(
+    `SELECT i.rowid, i.*, NULL AS rank FROM store_items i WHERE i.owner = ? AND i.embedding IS NOT NULL AND ${livePrefix}
      ORDER BY i.updated_at DESC, i.rowid DESC LIMIT ? OFFSET ?`,
   );
   const matched = db.prepare(
@@ -130,6 +137,7 @@ export function openSqliteStore(file: string): StoreDatabase {
       item.updatedAt,
       item.expiresAt,
       item.ttlMinutes,
+      item.embedding === null ? null : Buffer.from(item.embedding),
     ) as { rowid: number };
     dropTerms.run(rowid);
     if (item.terms !== '') addTerms.run(rowid, item.terms);
@@ -156,14 +164,16 @@ export function openSqliteStore(file: string): StoreDatabase {
         const row = findRow.get(owner, namespace, key) as { rowid: number } | undefined;
         if (row !== undefined) deleteRow.immediate(row.rowid);
       }),
-    candidates: ({ owner, prefix, terms, now, limit, offset }: CandidateQuery) =>
+    candidates: ({ owner, prefix, terms, embedded, now, limit, offset }: CandidateQuery) =>
       settle((): Candidate[] => {
         const rows = (
-          terms === undefined
-            ? listed.all(owner, ...prefixParameters(now, prefix), limit, offset)
-            : terms.length === 0
-              ? []
-              : matched.all(anyOf(terms), owner, ...prefixParameters(now, prefix), limit, offset)
+          embedded === true
+            ? listedEmbedded.all(owner, ...prefixParameters(now, prefix), limit, offset)
+            : terms === undefined
+              ? listed.all(owner, ...prefixParameters(now, prefix), limit, offset)
+              : terms.length === 0
+                ? []
+                : matched.all(anyOf(terms), owner, ...prefixParameters(now, prefix), limit, offset)
         ) as Row[];
         return rows.map((row) => ({ ...itemOfRow(row), rank: row.rank ?? null }));
       }),

@@ -6,8 +6,8 @@
  * indexes and ranks them without holding a word of the value (decision 0435).
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import type { EncryptionKey } from '../../codec/aes-gcm-codec';
-import { PayloadDecryptionError } from '../../codec/errors';
+import type { EncryptionKey } from '../codec/aes-gcm-codec';
+import { PayloadDecryptionError } from '../codec/errors';
 
 const nonceBytes = 12;
 const tagBytes = 16;
@@ -21,8 +21,14 @@ export interface ItemAddress {
   key: string;
 }
 
-const associated = (keyId: string, { owner, namespace, key }: ItemAddress): Buffer =>
-  Buffer.from(JSON.stringify(['keel-store-v1', keyId, owner, namespace, key]), 'utf8');
+/** What a sealed part of an item is: its value, or its embedding (decision 0451). */
+type Part = 'keel-store-v1' | 'keel-store-vector-v1';
+
+const associated = (
+  keyId: string,
+  { owner, namespace, key }: ItemAddress,
+  part: Part = 'keel-store-v1',
+): Buffer => Buffer.from(JSON.stringify([part, keyId, owner, namespace, key]), 'utf8');
 
 export class StoreSealer {
   readonly #current: EncryptionKey;
@@ -49,6 +55,39 @@ export class StoreSealer {
     const plain = Buffer.from(JSON.stringify(value), 'utf8');
     const sealed = Buffer.concat([nonce, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
     return { keyId: id, sealed };
+  }
+
+  /**
+   * An item's embedding sealed under the key its value was (`keyId`), bound to the item: a
+   * vector of secret text says much of that text, so it is kept no plainer than the value.
+   */
+  sealVector(vector: readonly number[], keyId: string, address: ItemAddress): Uint8Array {
+    const key = this.#keys.get(keyId)!;
+    const nonce = randomBytes(nonceBytes);
+    const cipher = createCipheriv('aes-256-gcm', key, nonce);
+    cipher.setAAD(associated(keyId, address, 'keel-store-vector-v1'));
+    const plain = Buffer.from(Float32Array.from(vector).buffer);
+    return Buffer.concat([nonce, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+  }
+
+  /** The embedding `sealVector` sealed; undefined when it does not open (a key gone, a row altered). */
+  openVector(keyId: string, sealed: Uint8Array, address: ItemAddress): Float32Array | undefined {
+    const key = this.#keys.get(keyId);
+    if (key === undefined) return undefined;
+    try {
+      const data = Buffer.from(sealed);
+      const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, nonceBytes));
+      decipher.setAAD(associated(keyId, address, 'keel-store-vector-v1'));
+      decipher.setAuthTag(data.subarray(data.length - tagBytes));
+      const plain = Buffer.concat([
+        decipher.update(data.subarray(nonceBytes, data.length - tagBytes)),
+        decipher.final(),
+      ]);
+      // Copied: a Float32Array needs its own aligned buffer, which a pooled Buffer may not give.
+      return new Float32Array(new Uint8Array(plain).buffer);
+    } catch {
+      return undefined;
+    }
   }
 
   open(keyId: string, sealed: Uint8Array, address: ItemAddress): unknown {

@@ -4,16 +4,17 @@
  * database the configuration names. The database and the keys are opened at the first call, so
  * an API that never serves the store never opens either.
  */
-import type { StoreConfig } from '../../common/config';
-import type { EncryptionKey } from '../../codec/aes-gcm-codec';
-import { PayloadDecryptionError } from '../../codec/errors';
-import { ApiError } from '../errors';
+import type { StoreConfig } from '../common/config';
+import type { EncryptionKey } from '../codec/aes-gcm-codec';
+import { PayloadDecryptionError } from '../codec/errors';
+import { StoreError } from './errors';
 import { type Candidate, type StoreDatabase, type StoredItem, underPrefix } from './database';
 import { matchesFilter, unknownOperator } from './filter';
 import { openPostgresStore } from './postgres';
 import { StoreSealer } from './sealing';
 import { openSqliteStore } from './sqlite';
-import { indexedWords, wordsOf } from './terms';
+import { indexedTexts, indexedWords, wordsOf } from './terms';
+import { cosine, type Embedder } from './embeddings';
 
 /** The largest value stored, as JSON: a memory, not a file store. */
 export const maxValueBytes = 256 * 1024;
@@ -23,6 +24,11 @@ const sweepEveryMs = 60_000;
 const maxQueryWords = 64;
 /** Candidates read per round when a filter leaves some out. */
 const scanPage = 200;
+/**
+ * Items a semantic search compares at most, newest first: cosine similarity runs here, over
+ * vectors opened one by one (decision 0451), which stays well under a second at this count.
+ */
+export const maxSemanticCandidates = 10_000;
 
 /** An item as LangGraph's API answers it. */
 export interface ApiItem {
@@ -34,7 +40,10 @@ export interface ApiItem {
 }
 
 export interface ApiSearchItem extends ApiItem {
-  /** The full-text rank when the search had a `query`, else null. */
+  /**
+   * With a `query`: the cosine similarity when an embedder is configured (decision 0451), else the
+   * full-text rank; null when listing.
+   */
   score: number | null;
 }
 
@@ -46,6 +55,8 @@ export interface StoreOptions {
   open?: (config: StoreConfig) => Promise<StoreDatabase>;
   /** Current time in ms. @default Date.now */
   now?: () => number;
+  /** With one, items are embedded as they are put and a `query` ranks by meaning (decision 0451). */
+  embedder?: Embedder | undefined;
 }
 
 /** The adapter `config` names. */
@@ -95,7 +106,7 @@ export class Store {
     })().catch((error: unknown) => {
       // The next call tries again: a database that was down may be back.
       this.#opened = undefined;
-      throw new ApiError(
+      throw new StoreError(
         503,
         'store_unavailable',
         `the store's database could not be opened: ${error instanceof Error ? error.message : String(error)}`,
@@ -110,7 +121,7 @@ export class Store {
       value = sealer.open(item.keyId, item.sealed, item);
     } catch (error) {
       if (error instanceof PayloadDecryptionError)
-        throw new ApiError(500, 'store_item_undecryptable', error.message);
+        throw new StoreError(500, 'store_item_undecryptable', error.message);
       throw error;
     }
     return {
@@ -132,7 +143,7 @@ export class Store {
   }): Promise<void> {
     const bytes = Buffer.byteLength(JSON.stringify(input.value), 'utf8');
     if (bytes > maxValueBytes)
-      throw new ApiError(
+      throw new StoreError(
         422,
         'value_too_large',
         `value is ${bytes} bytes of JSON; the store keeps values of at most ${maxValueBytes}`,
@@ -142,9 +153,14 @@ export class Store {
     const now = this.#now();
     const address = { owner: input.owner, namespace: join(input.namespace), key: wellFormed(input.key) };
     const existing = await db.get(address.owner, address.namespace, address.key, now);
+    const sealed = sealer.seal(input.value, address);
+    const text = indexedTexts(input.value, input.index).join('\n');
+    const embedder = this.#options.embedder;
+    const [vector] = embedder === undefined || text.trim() === '' ? [] : await embedder.embed([text]);
     await db.put({
       ...address,
-      ...sealer.seal(input.value, address),
+      ...sealed,
+      embedding: vector === undefined ? null : sealer.sealVector(vector, sealed.keyId, address),
       terms: sealer.blindForIndex(indexedWords(input.value, input.index)).join(' '),
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
@@ -183,7 +199,7 @@ export class Store {
   }): Promise<ApiSearchItem[]> {
     const operator = unknownOperator(input.filter);
     if (operator !== undefined)
-      throw new ApiError(
+      throw new StoreError(
         422,
         'invalid_filter',
         `filter: unknown operator ${operator}; use $eq, $ne, $gt, $gte, $lt or $lte`,
@@ -191,6 +207,9 @@ export class Store {
       );
     const { db, sealer } = await this.#open();
     const now = this.#now();
+    const embedder = this.#options.embedder;
+    if (embedder !== undefined && input.query !== null && input.query.trim() !== '')
+      return this.#searchByMeaning({ ...input, query: input.query, embedder, db, sealer, now });
     const words = input.query === null ? [] : [...new Set(wordsOf(input.query))].slice(0, maxQueryWords);
     // A query of no words (only spaces or punctuation) ranks nothing: it lists, as no query does.
     const terms = words.length === 0 ? undefined : sealer.blindForQuery(words);
@@ -229,6 +248,64 @@ export class Store {
         );
     }
     return found.map(({ item, candidate }) => ({ ...item, score: candidate.rank }));
+  }
+
+  /**
+   * A search ranked by meaning: the query's embedding against each embedded item's under the
+   * prefix (the newest `maxSemanticCandidates`), `score` the cosine similarity, best first.
+   */
+  async #searchByMeaning(input: {
+    owner: string;
+    prefix: readonly string[];
+    filter: Record<string, unknown> | null;
+    query: string;
+    limit: number;
+    offset: number;
+    refreshTtl: boolean;
+    embedder: Embedder;
+    db: StoreDatabase;
+    sealer: StoreSealer;
+    now: number;
+  }): Promise<ApiSearchItem[]> {
+    const { db, sealer, now, filter } = input;
+    const [queryVector] = await input.embedder.embed([input.query]);
+    const target = Float32Array.from(queryVector!);
+    const scored: Array<{ candidate: Candidate; score: number }> = [];
+    for (let offset = 0; offset < maxSemanticCandidates; offset += scanPage) {
+      const page = await db.candidates({
+        owner: input.owner,
+        prefix: join(input.prefix),
+        embedded: true,
+        now,
+        limit: scanPage,
+        offset,
+      });
+      for (const candidate of page) {
+        const vector = sealer.openVector(candidate.keyId, candidate.embedding!, candidate);
+        if (vector !== undefined) scored.push({ candidate, score: cosine(target, vector) });
+      }
+      if (page.length < scanPage) break;
+    }
+    scored.sort((left, right) => right.score - left.score);
+    const found: Array<{ item: ApiItem; candidate: Candidate; score: number }> = [];
+    let skipped = 0;
+    for (const { candidate, score } of scored) {
+      if (found.length >= input.limit) break;
+      const item = this.#toApi(candidate, sealer);
+      if (filter !== null && Object.keys(filter).length > 0 && !matchesFilter(item.value, filter)) continue;
+      if (skipped < input.offset) skipped++;
+      else found.push({ item, candidate, score });
+    }
+    if (input.refreshTtl) {
+      const touched = found.filter(({ candidate }) => candidate.ttlMinutes !== null);
+      if (touched.length > 0)
+        await db.refresh(
+          input.owner,
+          touched.map(({ candidate }) => candidate),
+          now,
+        );
+    }
+    return found.map(({ item, score }) => ({ ...item, score }));
   }
 
   async listNamespaces(input: {

@@ -57,8 +57,8 @@ function valuesAt(value: unknown, segments: readonly string[]): unknown[] {
   return current;
 }
 
-/** The words an item is indexed under; none when `index` is false. */
-export function indexedWords(
+/** The texts at the paths `index` names (the whole value for null); none when it is false. */
+export function indexedTexts(
   value: Record<string, unknown>,
   index: false | readonly string[] | null,
 ): string[] {
@@ -67,5 +67,13 @@ export function indexedWords(
   if (index === null) textsUnder(value, texts);
   else
     for (const path of index) for (const found of valuesAt(value, segmentsOf(path))) textsUnder(found, texts);
-  return texts.flatMap(wordsOf).slice(0, maxTermsPerItem);
+  return texts;
+}
+
+/** The words an item is indexed under; none when `index` is false. */
+export function indexedWords(
+  value: Record<string, unknown>,
+  index: false | readonly string[] | null,
+): string[] {
+  return indexedTexts(value, index).flatMap(wordsOf).slice(0, maxTermsPerItem);
 }
