@@ -40,6 +40,8 @@ import { mcpRoutes } from './mcp/mcp-route';
 import { threadRoutes } from './routes/threads';
 import { webPageRoutes } from './web-page';
 import { storeRoutes } from './routes/store';
+import { OwnerQuotas } from './quota';
+import { quotaRoutes } from './routes/quota';
 import { Store } from './store/store';
 import { loadEncryptionKeys } from '../codec/keys';
 
@@ -60,6 +62,7 @@ export interface AppOptions {
     | 'sandbox'
     | 'tokens'
     | 'store'
+    | 'quota'
   >;
   logger: Logger;
   /** Aborted when the API begins to stop: waiting requests answer at once. */
@@ -115,7 +118,10 @@ export function createApp({
   // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
   const threadDirectory = new ThreadDirectory(listingClient(client), config.taskQueue, askToBeat);
   const assistants = new Assistants(client, config.taskQueue, config.model.default);
-  const services = { conversations, assistants, threadDirectory };
+  const quotas = new OwnerQuotas(client, config.quota, config.taskQueue, (reason) =>
+    metrics.refusals.inc({ reason }),
+  );
+  const services = { conversations, assistants, threadDirectory, quotas };
   // Before the body parser: MCP's transport reads its body and answers bad JSON as JSON-RPC does.
   app.use(mcpRoutes({ services, waitMs: config.api.mcpWaitMs, maxBodyBytes, logger, stopping }));
   app.use(jsonBodies(maxBodyBytes));
@@ -147,6 +153,7 @@ export function createApp({
     ),
   );
   app.use(activeRunRoutes(conversations, config.taskQueue));
+  app.use(quotaRoutes(quotas));
   app.use(cronRoutes(new Crons(client, config.taskQueue, conversations, assistants)));
   app.use(runRoutes(services, stopping));
   app.use(statelessRunRoutes(services, stopping));
