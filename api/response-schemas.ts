@@ -86,6 +86,14 @@ export const thread = describing<Thread>()(
     active_run_id: z.string().optional(),
     queued_run_ids: z.array(z.string()),
     messages_count: z.number(),
+    budget: z
+      .object({
+        spent: z.object({ tokens: z.number(), cost_usd: z.number() }),
+        reserved: z.object({ tokens: z.number(), cost_usd: z.number() }),
+        left: z.object({ tokens: z.number().optional(), cost_usd: z.number().optional() }),
+      })
+      .optional()
+      .describe('Spent, held by sub-agents, and what the next model call may spend at most'),
   }),
 );
 
