@@ -183,7 +183,8 @@ describe('the keel CLI', () => {
       shown.stdout,
     );
     expect(line).not.toBeNull();
-    const [spent, left] = [line![1]!, line![2]!].map((count) => Number(count.replaceAll(',', '')));
+    const spent = Number(line![1]!.replaceAll(',', ''));
+    const left = Number(line![2]!.replaceAll(',', ''));
     expect(spent).toBeGreaterThan(0);
     expect(spent + left).toBe(100_000);
     // No quota is configured: no quota line.
