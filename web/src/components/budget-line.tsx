@@ -34,17 +34,17 @@ function amount(value: Amount, left: Amount): string {
 }
 
 function quotaText(quota: Quota): string | undefined {
-  const parts = [
+  const windows: [string, QuotaWindow][] = [
     ['today', quota.day],
     ['this month', quota.month],
-  ].flatMap(([name, window]) => {
-    const { limit_usd: limit, spent_usd: spent, reserved_usd: held, left_usd: left } = window as QuotaWindow;
-    return limit === undefined
+  ];
+  const parts = windows.flatMap(([name, window]) =>
+    window.limit_usd === undefined
       ? []
       : [
-          `${String(name)} ${dollars(spent)} of ${dollars(limit)} (reserved ${dollars(held)}, left ${dollars(left ?? 0)})`,
-        ];
-  });
+          `${name} ${dollars(window.spent_usd)} of ${dollars(window.limit_usd)} (reserved ${dollars(window.reserved_usd)}, left ${dollars(window.left_usd ?? 0)})`,
+        ],
+  );
   return parts.length === 0 ? undefined : `Your quota: ${parts.join('; ')}.`;
 }
 
