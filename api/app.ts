@@ -43,6 +43,8 @@ import { webPageRoutes } from './web-page';
 import { storeRoutes } from './routes/store';
 import type { Store } from '../store/store';
 import { configuredStore } from '../store/configured-store';
+import { OwnerQuotas } from './quota';
+import { quotaRoutes } from './routes/quota';
 
 /** Request bodies above this are refused with 413 (run input itself is limited to 100,000 characters). */
 export const maxBodyBytes = 1024 * 1024;
@@ -62,6 +64,7 @@ export interface AppOptions {
     | 'tokens'
     | 'store'
     | 'embeddings'
+    | 'quota'
   >;
   logger: Logger;
   /** Aborted when the API begins to stop: waiting requests answer at once. */
@@ -115,7 +118,10 @@ export function createApp({
   // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
   const threadDirectory = new ThreadDirectory(listingClient(client), config.taskQueue, askToBeat);
   const assistants = new Assistants(client, config.taskQueue, config.model.default);
-  const services = { conversations, assistants, threadDirectory };
+  const quotas = new OwnerQuotas(client, config.quota, config.taskQueue, (reason) =>
+    metrics.refusals.inc({ reason }),
+  );
+  const services = { conversations, assistants, threadDirectory, quotas };
   // Before the body parser: MCP's transport reads its body and answers bad JSON as JSON-RPC does.
   app.use(mcpRoutes({ services, waitMs: config.api.mcpWaitMs, maxBodyBytes, logger, stopping }));
   // So does A2A's, which answers bad JSON with -32700 (decision 0445).
@@ -158,6 +164,7 @@ export function createApp({
     ),
   );
   app.use(activeRunRoutes(conversations, config.taskQueue));
+  app.use(quotaRoutes(quotas));
   app.use(cronRoutes(new Crons(client, config.taskQueue, conversations, assistants)));
   app.use(runRoutes(services, stopping));
   app.use(statelessRunRoutes(services, stopping));

@@ -21,7 +21,7 @@ export interface ResponseSpec {
 }
 
 /** Error statuses an operation may answer, always in the one error shape (api/errors.ts). */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 410 | 413 | 415 | 421 | 422 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 410 | 413 | 415 | 421 | 422 | 429 | 503;
 
 export interface Operation<
   Q extends z.ZodType | undefined = undefined,

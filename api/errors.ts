@@ -30,6 +30,7 @@ const typesByStatus: Record<number, string> = {
   415: 'invalid_request_error',
   421: 'invalid_request_error',
   422: 'invalid_request_error',
+  429: 'rate_limit_error',
   503: 'service_unavailable_error',
 };
 
@@ -40,6 +41,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly param?: string,
+    /** Seconds the caller should wait before retrying, sent as `Retry-After` (a 429's). */
+    readonly retryAfterS?: number,
   ) {
     super(message);
   }
@@ -164,6 +167,7 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     }
     // Nothing was lost: the caller should come back (the worker or Temporal is on its way back).
     if (apiError.status === 503) response.setHeader('Retry-After', String(retryAfterS));
+    if (apiError.retryAfterS !== undefined) response.setHeader('Retry-After', String(apiError.retryAfterS));
     response.status(apiError.status).json(apiError.body());
   };
 }

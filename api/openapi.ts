@@ -61,6 +61,7 @@ const errorDescriptions: Record<ErrorStatus, string> = {
   415: 'The body is not sent as application/json (unsupported_media_type), or its charset is not supported',
   421: 'host_not_allowed: the Host header names a host this API does not serve (KEEL_API_ALLOWED_HOSTS)',
   422: 'Validation failed; error.param names the field',
+  429: "The owner's quota (decision 0440): concurrency_limit (as many runs under way as the quota allows) or quota_exceeded (the day's or month's spend is spent or held); retry after Retry-After seconds",
   503: 'Temporal unreachable, or no worker answered in time; retry after Retry-After seconds',
 };
 
@@ -158,7 +159,7 @@ function responses(spec: AnyOperation, options: DocumentOptions): JsonSchema {
   for (const status of errorStatuses(spec, options))
     answers[String(status)] = {
       description: errorDescriptions[status],
-      ...(status === 503 ? { headers: { 'Retry-After': retryAfter } } : {}),
+      ...(status === 503 || status === 429 ? { headers: { 'Retry-After': retryAfter } } : {}),
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
     };
   return answers;

@@ -3,6 +3,7 @@
  * `/openapi.json` and the 405 answer's `Allow` are made from. A route mounted with `route()` but
  * missing here fails test/api/openapi.test.ts.
  */
+import { quotaOperations } from './routes/quota';
 import type { AnyOperation } from './contract';
 import { activeRunOperations } from './routes/active-runs';
 import { assistantOperations } from './routes/assistants';
@@ -36,6 +37,7 @@ export const operations: readonly AnyOperation[] = [
   ...runOperations,
   ...streamOperations,
   ...activeRunOperations,
+  ...quotaOperations,
   ...statelessRunOperations,
   ...cronOperations,
   ...storeOperations,

@@ -87,6 +87,14 @@ export const thread = describing<Thread>()(
     active_run_id: z.string().optional(),
     queued_run_ids: z.array(z.string()),
     messages_count: z.number(),
+    budget: z
+      .object({
+        spent: z.object({ tokens: z.number(), cost_usd: z.number() }),
+        reserved: z.object({ tokens: z.number(), cost_usd: z.number() }),
+        left: z.object({ tokens: z.number().optional(), cost_usd: z.number().optional() }),
+      })
+      .optional()
+      .describe('Spent, held by sub-agents, and what the next model call may spend at most'),
   }),
 );
 
@@ -112,6 +120,7 @@ export const run = describing<Run>()(
     checkpoint_id: z.string().optional(),
     stream_mode: z.array(z.string()).readonly().optional(),
     first_event_offset: z.number().optional(),
+    quota: z.object({ cost_usd: z.number().optional() }).optional(),
     model: z.string(),
     summary: threadSummary.optional(),
     refused_input: z.string().optional(),

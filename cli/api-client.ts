@@ -2,6 +2,7 @@
  * The `keel` commands' view of the HTTP API: JSON in and out, and any failure as one readable
  * error (the API's own message and code, or why the API could not be reached).
  */
+import type { QuotaView } from '../common/quota';
 import type { PendingApproval } from '../common/approvals';
 import type { Run } from '../common/run';
 import type { Thread } from '../common/thread';
@@ -153,6 +154,11 @@ export class KeelApiClient {
       `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel`,
       { reason: 'stopped from keel chat' },
     );
+  }
+
+  /** The caller's owner quota (`GET /quota`, decision 0440). */
+  getQuota(): Promise<QuotaView> {
+    return this.request('GET', '/quota');
   }
 
   updateLimits(threadId: string, limits: { max_tokens?: number; max_cost_usd?: number }): Promise<Thread> {

@@ -17,6 +17,7 @@ import type { Run } from '../common/run';
 import type { Thread } from '../common/thread';
 import { totalTokens } from '../common/usage';
 import { ApiCallError, type KeelApiClient } from './api-client';
+import { budgetLine } from './budget-lines';
 import { historyLines } from './chat-history';
 import { helpLines, parseChatLine, type ChatCommandName } from './chat-commands';
 import { ChatInput } from './chat-input';
@@ -55,7 +56,8 @@ export function formatCost(run: Run, thread: Thread): string {
   ];
   return (
     `[run ${totalTokens(run.usage)} tokens ${money(run.usage.cost_usd)} · thread ${thread.summary.tokens} tokens ` +
-    `${money(thread.summary.cost_usd)}${limits.length === 0 ? '' : ` of ${limits.join(' / ')}`}]`
+    `${money(thread.summary.cost_usd)}${limits.length === 0 ? '' : ` of ${limits.join(' / ')}`}` +
+    `${thread.budget === undefined ? '' : ` · ${budgetLine(thread.budget)}`}]`
   );
 }
 

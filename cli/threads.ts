@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import type { Run } from '../common/run';
 import type { ThreadListing } from '../api/thread-directory';
 import type { KeelApiClient } from './api-client';
+import { budgetLine, quotaLine } from './budget-lines';
 import { styleFor, type Style } from './style';
 
 type Write = (text: string) => void;
@@ -98,7 +99,12 @@ function listingTable(threads: ThreadListing[], style: Style): string[] {
 }
 
 export async function showThread(api: KeelApiClient, threadId: string, write: Write): Promise<void> {
-  const [thread, runs] = await Promise.all([api.getThread(threadId), api.listRuns(threadId, 10)]);
+  const [thread, runs, quota] = await Promise.all([
+    api.getThread(threadId),
+    api.listRuns(threadId, 10),
+    // An API of an earlier release has no quotas: the line is left out.
+    api.getQuota().catch(() => undefined),
+  ]);
   const { summary } = thread;
   write(`thread   ${thread.thread_id} (${thread.status})`);
   write(
@@ -109,6 +115,9 @@ export async function showThread(api: KeelApiClient, threadId: string, write: Wr
     ...(thread.config.max_cost_usd === undefined ? [] : [`$${thread.config.max_cost_usd}`]),
   ];
   write(`limits   ${limits.length === 0 ? 'none' : limits.join(', ')}`);
+  if (thread.budget !== undefined) write(`budget   ${budgetLine(thread.budget)}`);
+  const owner = quota === undefined ? undefined : quotaLine(quota);
+  if (owner !== undefined) write(`quota    ${owner}`);
   write(
     `summary  ${summary.runs} runs, ${summary.steps} model calls, ${summary.tokens} tokens, $${summary.cost_usd.toFixed(4)}, ${(summary.duration_ms / 1000).toFixed(1)}s`,
   );

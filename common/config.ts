@@ -3,6 +3,7 @@
  * `process.env` once per process and hands the frozen result down; workflows never see it.
  */
 import { z } from 'zod';
+import type { QuotaLimits } from './quota';
 import { parseModelSpec } from './model-spec';
 import {
   loopbackLiveWorkers,
@@ -83,6 +84,10 @@ const schema = z
     KEEL_TOOLLESS_MODELS: optionalString,
     KEEL_MAX_TOKENS: optionalNumber,
     KEEL_MAX_COST_USD: optionalNumber,
+    KEEL_QUOTA_DAY_USD: optionalNumber,
+    KEEL_QUOTA_MONTH_USD: optionalNumber,
+    KEEL_QUOTA_CONCURRENT_RUNS: z.coerce.number().int().positive().optional(),
+    KEEL_QUOTA_LEASE_S: z.coerce.number().int().positive().optional(),
     KEEL_APPROVAL: z.enum(['auto', 'require']).default('auto'),
     KEEL_APPROVAL_TIMEOUT_S: seconds(300),
     KEEL_MAX_STEPS: z.coerce.number().int().positive().default(50),
@@ -374,6 +379,13 @@ export interface KeelConfig {
    * @default `<data dir>/workspaces`
    */
   workspacesDir: string;
+  /**
+   * Each owner's quota (decision 0440): dollars per UTC day (`KEEL_QUOTA_DAY_USD`) and month
+   * (`KEEL_QUOTA_MONTH_USD`), runs under way at once (`KEEL_QUOTA_CONCURRENT_RUNS`), and how long a
+   * run's reservation that is never settled is held (`KEEL_QUOTA_LEASE_S`, @default 21600). Unset:
+   * no quota. The API enforces it.
+   */
+  quota: QuotaLimits;
   api: {
     host: string;
     port: number;
@@ -629,6 +641,14 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     taskQueue: env.KEEL_TASK_QUEUE,
     dataDir,
     workspacesDir,
+    quota: {
+      ...(env.KEEL_QUOTA_DAY_USD === undefined ? {} : { day_usd: env.KEEL_QUOTA_DAY_USD }),
+      ...(env.KEEL_QUOTA_MONTH_USD === undefined ? {} : { month_usd: env.KEEL_QUOTA_MONTH_USD }),
+      ...(env.KEEL_QUOTA_CONCURRENT_RUNS === undefined
+        ? {}
+        : { concurrent_runs: env.KEEL_QUOTA_CONCURRENT_RUNS }),
+      ...(env.KEEL_QUOTA_LEASE_S === undefined ? {} : { lease_s: env.KEEL_QUOTA_LEASE_S }),
+    },
     api: {
       host: env.KEEL_API_HOST,
       port: env.KEEL_API_PORT,

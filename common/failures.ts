@@ -46,6 +46,7 @@ export const FailureType = {
   workerShutdown: 'WorkerShutdown',
   // Runs.
   budgetExceeded: 'BudgetExceeded',
+  quotaExceeded: 'QuotaExceeded',
   approvalTimeout: 'ApprovalTimeout',
   maxSteps: 'MaxStepsReached',
   cancelled: 'Cancelled',

@@ -6,6 +6,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { FailureType } from './failures';
 import type { ChildCompleted } from './children';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from './approvals';
+import type { RunQuota } from './quota';
 import type { MultitaskStrategy, Run } from './run';
 import type { Thread, ThreadConfig } from './thread';
 import type { Branch, Message, ModelMessage, UserContent } from './transcript';
@@ -37,6 +38,8 @@ export interface SubmitInput {
    * model calls stream no deltas (and so may run as local activities: see the interpreter).
    */
   deltas?: false;
+  /** Admitted against its owner's quota, with this share to spend (decision 0440). */
+  quota?: RunQuota;
 }
 
 export interface RunRef {

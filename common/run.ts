@@ -2,6 +2,7 @@ import type { ThreadSummary } from './thread';
 import { zeroUsage, type Usage } from './usage';
 import type { FailureType } from './failures';
 import type { SubmitInput } from './messages';
+import type { RunQuota } from './quota';
 
 export const RunStatus = {
   queued: 'queued',
@@ -25,6 +26,8 @@ export const StatusReason = {
   awaitingApproval: 'awaiting_approval',
   approvalTimeout: 'approval_timeout',
   budgetExceeded: 'budget_exceeded',
+  /** The owner's quota (its share for this run) is spent (decision 0440). */
+  quotaExceeded: 'quota_exceeded',
   interrupted: 'interrupted',
   maxTokens: 'max_tokens',
   maxSteps: 'max_steps',
@@ -78,6 +81,8 @@ export interface RunBase {
   stream_mode?: readonly string[];
   /** Offset of this run's `run.created` event in the thread's stream: where its SSE stream starts. */
   first_event_offset?: number;
+  /** Admitted against its owner's quota, with at most this share to spend (decision 0440). */
+  quota?: RunQuota;
   /** The model this run uses, e.g. `scripted:demo`. */
   model: string;
 }
@@ -149,5 +154,6 @@ export function queuedRun(
     ...(input.checkpoint_id === undefined ? {} : { checkpoint_id: input.checkpoint_id }),
     ...(input.stream_mode === undefined ? {} : { stream_mode: input.stream_mode }),
     ...(firstEventOffset === undefined ? {} : { first_event_offset: firstEventOffset }),
+    ...(input.quota === undefined ? {} : { quota: input.quota }),
   };
 }

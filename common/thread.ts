@@ -109,4 +109,17 @@ export interface Thread {
   active_run_id?: string;
   queued_run_ids: string[];
   messages_count: number;
+  /** Where its budget stands, when it has one or its run has a share of its owner's quota. */
+  budget?: ThreadBudget;
+}
+
+/**
+ * What a thread's budget says now (decisions 0425, 0440): what it spent; what its sub-agents
+ * hold (their shares, not yet reported); and what its next model call may spend at most — what
+ * is left of its limits and of its active run's share of the owner's quota, the lesser.
+ */
+export interface ThreadBudget {
+  spent: { tokens: number; cost_usd: number };
+  reserved: { tokens: number; cost_usd: number };
+  left: { tokens?: number; cost_usd?: number };
 }

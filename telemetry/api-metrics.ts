@@ -21,6 +21,13 @@ export class ApiMetrics {
     buckets: latencyBuckets,
     registers: [this.registry],
   });
+  /** Runs refused before they started, by reason (decision 0440); the workers count the rest. */
+  readonly refusals = new Counter({
+    name: 'keel_refusals_total',
+    help: 'Runs refused for spend or concurrency, by reason (budget_exceeded, quota_exceeded, concurrency)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly streamClients = new Gauge({
     name: 'keel_stream_clients',
     help: 'Event streams (SSE) open right now, by style (keel or langgraph)',

@@ -10,6 +10,8 @@ import type { ApprovalResolvedObservation, KeelSinks, RunEndedObservation } from
 /** Seconds, from a token (50 ms) to a long agent run (an hour). */
 const durationBuckets = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600];
 
+const refusalReasons: ReadonlySet<string> = new Set(['budget_exceeded', 'quota_exceeded']);
+
 export class WorkerMetrics {
   readonly registry = new Registry();
   readonly modelCalls = new Counter({
@@ -75,6 +77,13 @@ export class WorkerMetrics {
     labelNames: ['status', 'status_reason'] as const,
     registers: [this.registry],
   });
+  /** Runs a budget or a quota ended before a model call (decision 0440); the API counts the rest. */
+  readonly refusals = new Counter({
+    name: 'keel_refusals_total',
+    help: 'Runs refused for spend or concurrency, by reason (budget_exceeded, quota_exceeded, concurrency)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly runDuration = new Histogram({
     name: 'keel_run_duration_seconds',
     help: 'Runs, started to ended, by status',
@@ -103,6 +112,8 @@ export class WorkerMetrics {
         runEnded: {
           fn: (_info, observation: RunEndedObservation) => {
             this.runs.inc({ status: observation.status, status_reason: observation.status_reason });
+            if (refusalReasons.has(observation.status_reason))
+              this.refusals.inc({ reason: observation.status_reason });
             this.runDuration.observe({ status: observation.status }, observation.duration_ms / 1000);
           },
         },

@@ -4,7 +4,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Response } from 'express';
 import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
@@ -12,6 +12,7 @@ import { isCheckpoint } from '../../workflows/core/branches';
 import { checkInput } from '../../workflows/core/validate';
 import type { Conversations, Submitted } from '../conversations';
 import { ApiError } from '../errors';
+import type { OwnerQuotas } from '../quota';
 import { waitForRun } from '../run-waiter';
 import { inputContent, type CreateRunBody } from '../schemas';
 import type { ThreadDirectory } from '../thread-directory';
@@ -31,6 +32,7 @@ export const localCallsFromWaitMs = 60_000;
 /** What submitting a run needs. */
 export interface RunServices {
   conversations: Conversations;
+  quotas: OwnerQuotas;
   assistants: Assistants;
   threadDirectory: ThreadDirectory;
 }
@@ -96,7 +98,7 @@ async function resumeRun(
 
 /** Submits a run from a create-run body (creating the thread first with `if_not_exists: "create"`). */
 async function submitRun(
-  { conversations, assistants }: RunServices,
+  { conversations, assistants, quotas }: RunServices,
   threadId: string,
   body: ProtocolRunBody,
   response: Response,
@@ -153,16 +155,42 @@ async function submitRun(
   // that may go by signal must not be one the thread would only refuse.
   const invalid = checkInput(input);
   if (invalid !== undefined) throw new ApiError(422, 'invalid_input', invalid.message, 'input.messages');
-  const submitted = await conversations.submitRun(thread, input, create, options).catch(async (error) => {
+  const submitted = await admitted(quotas, thread, input, (claimed) =>
+    conversations.submitRun(thread, claimed, create, options),
+  ).catch(async (error) => {
     if (known === undefined || !(error instanceof WorkflowNotFoundError)) throw error;
     thread = await conversations.authorize(threadId, owner);
-    return conversations.submitRun(thread, input, create, options);
+    return admitted(quotas, thread, input, (claimed) =>
+      conversations.submitRun(thread, claimed, create, options),
+    );
   });
   // As LangGraph does, the thread records the assistant its latest run went through (a thread
   // created bare, or by another assistant). Cosmetic: a thread that cannot answer now keeps its own.
   if (create === undefined && settings !== undefined)
     await conversations.recordAssistant(thread, runMetadataOf(body.assistant_id)).catch(() => undefined);
   return { ...submitted, thread };
+}
+
+/**
+ * Submits the input admitted against its owner's quota (decision 0440): refused with 429 before
+ * it reaches the thread, or carrying its share. A thread that refuses the input itself (busy,
+ * closed, invalid) never makes the run, so its slot is freed at once.
+ */
+async function admitted<T>(
+  quotas: OwnerQuotas,
+  thread: ThreadRef,
+  input: SubmitInput,
+  submit: (claimed: SubmitInput) => Promise<T>,
+): Promise<T> {
+  const quota = await quotas.admit(thread, input.run_id);
+  if (quota === undefined) return submit(input);
+  try {
+    return await submit({ ...input, quota });
+  } catch (error) {
+    if (error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError)
+      await quotas.release(thread, input.run_id).catch(() => undefined);
+    throw error;
+  }
 }
 
 /**

@@ -42,7 +42,7 @@ export const createRun = operation({
   headers: idempotencyKey,
   body: protocolRunBody,
   responses: { 200: runAnswer },
-  errors: [409, 503],
+  errors: [409, 429, 503],
 });
 
 export const waitRun = operation({
@@ -55,7 +55,7 @@ export const waitRun = operation({
   query: waitQuery,
   body: protocolRunBody,
   responses: { 200: finished, 202: deferred },
-  errors: [409, 503],
+  errors: [409, 429, 503],
 });
 
 export const listRuns = operation({

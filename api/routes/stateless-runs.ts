@@ -24,7 +24,7 @@ export const createStatelessRun = operation({
     'A stateless run (not awaited): a thread made for it, deleted once the run is over unless on_completion is "keep"',
   body: statelessRunBody,
   responses: { 200: { description: 'The run', schema: runSchema } },
-  errors: [404, 409, 503],
+  errors: [404, 409, 429, 503],
 });
 
 export const waitStatelessRun = operation({
@@ -41,7 +41,7 @@ export const waitStatelessRun = operation({
     },
     202: { description: 'Still running: the run, status deferred', schema: runSchema },
   },
-  errors: [404, 409, 503],
+  errors: [404, 409, 429, 503],
 });
 
 export const statelessRunOperations = [createStatelessRun, waitStatelessRun];

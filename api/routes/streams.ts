@@ -100,7 +100,7 @@ export const createRunStream = operation({
   params: threadPath,
   body: withInputOrCommand(protocolRunFields.extend({ stream_mode: streamModeBody })),
   responses: { 200: sse('The run, streamed') },
-  errors: [404, 409, 503],
+  errors: [404, 409, 429, 503],
   tags: ['stream'],
 });
 
@@ -111,7 +111,7 @@ export const statelessRunStream = operation({
     'A stateless run, streamed: a thread made for it, deleted once the run is over unless on_completion is "keep"',
   body: statelessRunBody.extend({ stream_mode: streamModeBody }),
   responses: { 200: sse('The run, streamed') },
-  errors: [404, 409, 503],
+  errors: [404, 409, 429, 503],
   tags: ['stream'],
 });
 

@@ -93,7 +93,8 @@ describe('the keel CLI', () => {
       at = await terminal.waitFor(/⚙ \$ echo from-the-cli[\s\S]*│ from-the-cli/, at);
       at = await terminal.waitFor(/keel › [\s\S]*from-the-cli/, at);
       at = await terminal.waitFor(
-        /\[run \d+ tokens \$\d+\.\d{4} · thread \d+ tokens \$\d+\.\d{4} of \$5\]/,
+        // With a budget, what the thread spent, what its sub-agents hold and what is left.
+        /\[run \d+ tokens \$\d+\.\d{4} · thread \d+ tokens \$\d+\.\d{4} of \$5 · spent \$\d+\.\d{4} · reserved \$0\.0000 · left \$\d+\.\d{4}\]/,
         at,
       );
 
@@ -172,6 +173,23 @@ describe('the keel CLI', () => {
     expect(dry.stdout).toContain('dry run: 1 thread(s) would be closed and deleted');
     expect(dry.stdout).toContain(threadId);
   }, 90_000);
+
+  it('shows what a thread with a budget spent, holds and has left', async () => {
+    const created = await call<Thread>(api.url, 'POST', '/threads', { config: { max_tokens: 100_000 } });
+    const threadId = created.body.thread_id;
+    await call(api.url, 'POST', `/threads/${threadId}/runs/wait`, userInput('hello budget'));
+    const shown = await run('node', [...keel, '--url', api.url, 'threads', 'show', threadId]);
+    const line = /^budget {3}spent ([\d,]+) tokens · reserved 0 tokens · left ([\d,]+) tokens$/m.exec(
+      shown.stdout,
+    );
+    expect(line).not.toBeNull();
+    const spent = Number(line![1]!.replaceAll(',', ''));
+    const left = Number(line![2]!.replaceAll(',', ''));
+    expect(spent).toBeGreaterThan(0);
+    expect(spent + left).toBe(100_000);
+    // No quota is configured: no quota line.
+    expect(shown.stdout).not.toContain('quota');
+  }, 60_000);
 
   it('reports errors as one line with a non-zero exit', async () => {
     const failure = await run('node', [...keel, '--url', api.url, 'threads', 'show', 'no-such-thread']).catch(

@@ -55,6 +55,10 @@ const textOf = (content: unknown): string =>
     ? content
     : (content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
 
+/** Dollars as the page writes them (web/src/format.ts). */
+const dollarsAsShown = (value: number): string =>
+  value === 0 ? '$0' : value < 0.01 ? `$${Number(value.toFixed(4))}` : `$${value.toFixed(2)}`;
+
 describe('the web chat in a browser', () => {
   let config: KeelConfig;
   let api: RunningApi;
@@ -572,6 +576,15 @@ describe('the web chat in a browser', () => {
         .locator('article.message.ai', { hasText: 'on a bigger budget' })
         .waitFor({ timeout: 60_000 });
       await waitForStatus(page, 'Done.');
+      // Once the run is over, what the thread spent, what its sub-agents hold and what is left.
+      const after = await call<{ usage: { cost_usd: number } }>(base, 'GET', `/threads/${threadId}`);
+      const shown = page.getByLabel('Budget');
+      await shown.waitFor({ timeout: 30_000 });
+      expect(await shown.textContent()).toBe(
+        `Budget: spent ${dollarsAsShown(after.body.usage.cost_usd)} · reserved $0 · left ${dollarsAsShown(1 - after.body.usage.cost_usd)}`,
+      );
+      // No quota is configured: nothing about one.
+      expect(await page.getByLabel('Quota').count()).toBe(0);
     });
   });
 

@@ -12,6 +12,7 @@ import type { RunError } from '../../common/run';
 import type { ThreadConfig } from '../../common/thread';
 import { totalTokens, type Usage } from '../../common/usage';
 import { emit } from './emit';
+import { quotaLeft } from './quota';
 import type { ThreadState } from './state';
 import type { Command, Transition } from './transitions';
 
@@ -54,16 +55,33 @@ export function reserved(state: ThreadState): { tokens: number; cost_usd: number
  */
 export function budgetLeft(state: ThreadState): ModelCallBudget | undefined {
   const { config } = state.thread;
-  if (config.max_tokens === undefined && config.max_cost_usd === undefined) return undefined;
+  const quota = quotaLeft(state);
+  if (config.max_tokens === undefined && config.max_cost_usd === undefined && quota === undefined)
+    return undefined;
   const held = reserved(state);
+  const threadCost =
+    config.max_cost_usd === undefined
+      ? undefined
+      : Math.max(0, roundDown(config.max_cost_usd - state.usage.cost_usd - held.cost_usd));
+  // The run's share of its owner's quota is one more ceiling (decision 0440): the lesser holds.
+  const cost = quota === undefined ? threadCost : Math.min(threadCost ?? Infinity, quota);
   return {
     ...(config.max_tokens === undefined
       ? {}
       : { tokens: Math.max(0, config.max_tokens - totalTokens(state.usage) - held.tokens) }),
-    ...(config.max_cost_usd === undefined
-      ? {}
-      : { cost_usd: Math.max(0, roundDown(config.max_cost_usd - state.usage.cost_usd - held.cost_usd)) }),
+    ...(cost === undefined ? {} : { cost_usd: cost }),
   };
+}
+
+/** Whether the active run's share of its owner's quota, not the thread's budget, limits its spend. */
+export function quotaBinds(state: ThreadState): boolean {
+  const quota = quotaLeft(state);
+  if (quota === undefined) return false;
+  const { config } = state.thread;
+  const held = reserved(state);
+  const threadCost =
+    config.max_cost_usd === undefined ? Infinity : config.max_cost_usd - state.usage.cost_usd - held.cost_usd;
+  return quota < threadCost;
 }
 
 const heldNote = (held: number, unit: (value: number) => string): string =>

@@ -11,7 +11,7 @@ import {
 import { type ModelMessage, textOf, toolUsesOf } from '../../common/transcript';
 import { FailureType, isFailureType } from '../../common/failures';
 import { addUsage } from '../../common/usage';
-import { budgetLeft, exceededEvent, warnIfNear } from './budget';
+import { budgetLeft, exceededEvent, quotaBinds, warnIfNear } from './budget';
 import { rollUpChildUsage } from './child-usage';
 import { emit } from './emit';
 import { finishRun, unchanged, updateRun } from './run-lifecycle';
@@ -25,6 +25,7 @@ import {
 } from './stop-conditions';
 import { startToolStep, type ToolStepTransition } from './tool-step';
 import { appendMessages, modelMessages } from './transcript';
+import { say } from './wording';
 import type { Command, ConversationEvent, Transition } from './transitions';
 
 /** The active run, when `step` of run `runId` is the model call it waits for. */
@@ -204,9 +205,13 @@ export function modelFailed(
   if (stopping !== undefined) return then(finishRun(charged.state, now, 'cancelled', stopping));
   if (error.type === FailureType.budgetExceeded) {
     const notice = exceededEvent(charged.state, run_id);
+    // The run's share of its owner's quota was the lesser ceiling: the quota refused the call.
+    const quota = quotaBinds(charged.state);
     const finished = finishRun(charged.state, now, 'failed', {
-      reason: 'budget_exceeded',
-      error: { type: FailureType.budgetExceeded, message: error.message },
+      reason: quota ? 'quota_exceeded' : 'budget_exceeded',
+      error: quota
+        ? { type: FailureType.quotaExceeded, message: `${say.quotaShare}: ${error.message}` }
+        : { type: FailureType.budgetExceeded, message: error.message },
     });
     return then({ state: finished.state, commands: [notice, ...finished.commands] });
   }

@@ -29,12 +29,18 @@ import {
 import { recordToolFailure, recordToolResult } from './tool-step';
 import type { ConversationEvent, Transition } from './transitions';
 import { webhookCommands } from './webhooks';
+import { quotaSettlements } from './quota';
 
 export function reduce(state: ThreadState, event: ConversationEvent): Transition {
   const touched = { ...state, updated_at: iso(event.now) };
   const settled = settle(apply(touched, event), event.now);
-  // After everything else: a child's report to its parent, then the webhooks of runs that ended.
-  const after = [...reportsToParent(settled.state, settled.commands), ...webhookCommands(settled.commands)];
+  // After everything else: a child's report to its parent, then the webhooks of runs that ended
+  // and their settlements with their owner's quota.
+  const after = [
+    ...reportsToParent(settled.state, settled.commands),
+    ...webhookCommands(settled.commands),
+    ...quotaSettlements(settled.state, settled.commands),
+  ];
   const transition = after.length === 0 ? settled : { ...settled, commands: [...settled.commands, ...after] };
   // An event that changes nothing (a late retry, a duplicate) leaves the state exactly as it was.
   return transition.state === touched && transition.commands.length === 0 ? unchanged(state) : transition;

@@ -5,6 +5,7 @@
 import type { CallModelResult } from '../../common/activities';
 import type { RunError, StatusReason } from '../../common/run';
 import { budgetExceeded } from './budget';
+import { quotaExceeded } from './quota';
 import type { ActiveRun, ThreadState, ToolCall } from './state';
 import { say } from './wording';
 
@@ -18,6 +19,8 @@ export interface Stop {
 export function stopBeforeModelCall(state: ThreadState, active: ActiveRun): Stop | undefined {
   const overBudget = budgetExceeded(state);
   if (overBudget !== undefined) return { reason: 'budget_exceeded', error: overBudget };
+  const overQuota = quotaExceeded(state);
+  if (overQuota !== undefined) return { reason: 'quota_exceeded', error: overQuota };
   const maxSteps = state.thread.config.max_steps;
   if (active.steps >= maxSteps)
     return { reason: 'max_steps', error: { type: 'MaxStepsReached', message: say.maxSteps(maxSteps) } };

@@ -1,8 +1,8 @@
 /** Read-only views of the state, for queries, the Web UI's current details and search attributes. */
 import { isTerminal, type Run } from '../../common/run';
-import type { Thread } from '../../common/thread';
+import type { Thread, ThreadBudget } from '../../common/thread';
 import { approvalResumeCommands, pendingApprovals } from './approvals';
-import { budgetNote } from './budget';
+import { budgetLeft, budgetNote, reserved } from './budget';
 import { totalTokens } from '../../common/usage';
 import type { ThreadState } from './state';
 import { threadSummary, threadStatus } from './state';
@@ -33,6 +33,19 @@ export function toThread(state: ThreadState): Thread {
     ...(state.active === null ? {} : { active_run_id: state.active.run_id }),
     queued_run_ids: state.queue.map((queued) => queued.run_id),
     messages_count: state.compacted_messages + state.transcript.length,
+    ...budgetView(state),
+  };
+}
+
+function budgetView(state: ThreadState): { budget?: ThreadBudget } {
+  const left = budgetLeft(state);
+  if (left === undefined) return {};
+  return {
+    budget: {
+      spent: { tokens: totalTokens(state.usage), cost_usd: state.usage.cost_usd },
+      reserved: reserved(state),
+      left,
+    },
   };
 }
 

@@ -24,6 +24,7 @@ const interruptionFault: Record<ToolTimeout, string> = {
 };
 
 export const say = {
+  quotaShare: "the run's share of its owner's quota is the lesser ceiling",
   unknownTool: (tool: string, known: readonly string[]): string =>
     `Unknown tool "${tool}".${known.length > 0 ? ` This worker has: ${known.join(', ')}.` : ''}`,
 

@@ -12,6 +12,7 @@ import { callModel, runTool, sendWebhook } from './activity-calls';
 import { ApprovalTimers } from './approval-timers';
 import { ChildAgents, reportToParent } from './children';
 import { registerHandlers, type HandlerHost } from './handlers';
+import { settleQuota } from './quota';
 import { InFlight } from './in-flight';
 import { observeTransition } from './metrics';
 import { OperatorView } from './operator-view';
@@ -126,6 +127,9 @@ export class Conversation implements HandlerHost {
         return this.#timers.cancel(command.approval_id);
       case 'reportToParent':
         return reportToParent(this, command);
+      case 'settleQuota':
+        // Outside the run's scope, as a webhook: a cancelled run settles too.
+        return this.#inFlight.outsideRuns(() => settleQuota(command));
       case 'sendWebhook':
         // Outside the run's scope: a cancelled run still gets its webhook.
         return this.#inFlight.outsideRuns(() => sendWebhook(command.delivery));

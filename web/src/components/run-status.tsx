@@ -2,6 +2,7 @@
 import { dollars, tokens } from '../format';
 import type { Connection } from '../keel-api';
 import type { BudgetNotice, Usage } from '../run-activity';
+import { BudgetLine } from './budget-line';
 import { BudgetStop } from './budget-stop';
 
 /** A finished run as the page reports it. */
@@ -129,6 +130,14 @@ export function RunStatus(props: RunStatusProps) {
           This run: {tokens(usage.run)} · {dollars(usage.run.cost_usd)} — thread:{' '}
           {dollars(usage.thread.cost_usd)}
         </p>
+      )}
+      {/* Once a run is over; a budget stop says what was spent above, once. */}
+      {!busy && !sending && !budgetStop && threadId !== null && (
+        <BudgetLine
+          connection={connection}
+          threadId={threadId}
+          at={`${outcome?.status ?? ''}:${usage?.thread.cost_usd ?? ''}`}
+        />
       )}
     </div>
   );

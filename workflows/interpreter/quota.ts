@@ -1,0 +1,24 @@
+/**
+ * A run admitted against its owner's quota settles with the owner's ledger as it ends (decision
+ * 0440): one signal to `quotaWorkflow`, which frees the run's slot and counts what it was billed.
+ */
+import { getExternalWorkflowHandle, log, workflowInfo } from '@temporalio/workflow';
+import { quotaKey, quotaWorkflowId, settleRunSignal } from '../../common/quota';
+import { scopeOf } from '../../common/thread';
+import type { Command } from '../core/transitions';
+
+export async function settleQuota({
+  run_id,
+  billed_usd,
+}: Extract<Command, { type: 'settleQuota' }>): Promise<void> {
+  const { workflowId } = workflowInfo();
+  try {
+    await getExternalWorkflowHandle(quotaWorkflowId(scopeOf(workflowId))).signal(settleRunSignal, {
+      key: quotaKey(workflowId, run_id),
+      billed_usd,
+    });
+  } catch (error) {
+    // The ledger gives the run's share up at its lease; nothing more can be done from here.
+    log.warn('could not settle a run with its owner quota', { run_id, error });
+  }
+}
