@@ -42,9 +42,13 @@ export const streamModeQueryParameter = z
         ),
       ),
     z.array(z.enum(protocolStreamModes)),
+    // What LangGraph's Python SDK sends when no mode is asked (`stream_mode=None` in its query).
+    z.literal(''),
   ])
   .optional()
-  .describe('A mode, a JSON array of modes, or the parameter repeated (default values)');
+  .describe(
+    'A mode, a JSON array of modes, or the parameter repeated; empty or `[]` for none (default values)',
+  );
 
 /** LangGraph modes Keel does not speak yet: refused with 422 rather than silently dropped. */
 const notYetSupported = new Set(['tools']);
@@ -63,6 +67,15 @@ function fromQuery(raw: unknown): unknown {
   } catch {
     return raw;
   }
+}
+
+/**
+ * True when a query's `stream_mode` names no mode: absent, empty (what LangGraph's Python SDK
+ * sends for none) or `[]`, as LangGraph's `parse_stream_mode_param` reads all three.
+ */
+export function namesNoStreamMode(raw: unknown): boolean {
+  const value = fromQuery(raw);
+  return value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
 }
 
 /** Parses `stream_mode` from a body (`where: 'body'`) or a query string; 422 for anything else. */

@@ -11,6 +11,7 @@ import { followEvents, requireLiveCursor, type FollowEnd } from '../event-stream
 import { LiveMerge, type LiveTextSource } from '../live-merge';
 import {
   keelStreamMode,
+  namesNoStreamMode,
   parseStreamMode,
   protocolStreamModes,
   runStreamSelection,
@@ -79,7 +80,7 @@ const threadCursor =
 /** A run stream's query: `parseStreamMode` reads the modes from it, `streamCursorOf` the cursor. */
 const runStreamQuery = z.object({
   stream_mode: streamModeQueryParameter.describe(
-    'A mode, a JSON array of modes, or the parameter repeated (default: the modes the run was created with)',
+    'A mode, a JSON array of modes, or the parameter repeated; empty or `[]` for none (default: the modes the run was created with)',
   ),
   starting_after: z.string().regex(runCursorPattern).optional().describe(runCursor),
 });
@@ -321,7 +322,7 @@ export function streamRoutes(
     const thread = await conversations.authorize(threadId, ownerOf(response));
     const run = await conversations.getRun(thread, pathId(request, 'run_id'));
     // No mode asked: the run's own, as LangGraph's join gives every mode the run streams.
-    const selection = asked === undefined ? runStreamSelection(run) : parseStreamMode(asked, 'query');
+    const selection = namesNoStreamMode(asked) ? runStreamSelection(run) : parseStreamMode(asked, 'query');
     const cursor = streamCursorOf(request, selection);
     await streamRun(thread, run, cursor, selection, request, response);
   });

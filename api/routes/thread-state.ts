@@ -20,12 +20,15 @@ import { threadState } from '../response-schemas';
 import { queryNumber, threadPath } from '../schemas';
 import { ownerOf, pathId } from '../validate';
 
-/** A checkpoint as clients name one: its id, or a config/checkpoint object that holds it. */
+/**
+ * A checkpoint as clients name one: its id, or a config/checkpoint object that holds it. An
+ * object without an id names none, as in LangGraph, whose config without one is the latest.
+ */
 const checkpointRef = z
   .union([
     z.string(),
-    z.object({ configurable: z.object({ checkpoint_id: z.string() }) }),
-    z.object({ checkpoint_id: z.string() }),
+    z.object({ configurable: z.object({ checkpoint_id: z.string().optional() }) }),
+    z.object({ checkpoint_id: z.string().optional() }),
   ])
   .optional()
   .transform((value) =>
@@ -66,7 +69,8 @@ export const getState = operation({
 export const stateAtCheckpoint = operation({
   method: 'post',
   path: '/threads/{thread_id}/state/checkpoint',
-  summary: 'The state at a checkpoint ({checkpoint: {checkpoint_id}}); 404 checkpoint_not_found',
+  summary:
+    "The state at a checkpoint ({checkpoint: {checkpoint_id}}), or the latest when it names none, as LangGraph's; 404 checkpoint_not_found",
   params: threadPath,
   body: checkpointBody,
   responses: { 200: stateAnswer },
@@ -162,10 +166,13 @@ export function threadStateRoutes(conversations: Conversations): Router {
     response.json(latest);
   });
 
-  /** One checkpoint's state, or 404 `checkpoint_not_found`. */
+  /** One checkpoint's state (the latest when none is named), or 404 `checkpoint_not_found`. */
   const stateAt = async (request: Request, response: Response, checkpointId: string | undefined) => {
     const states = await checkpointsOf(request, response);
-    const found = states.find((state) => state.checkpoint.checkpoint_id === checkpointId);
+    const found =
+      checkpointId === undefined
+        ? states[0]
+        : states.find((state) => state.checkpoint.checkpoint_id === checkpointId);
     if (found === undefined)
       throw new ApiError(404, 'checkpoint_not_found', `checkpoint ${String(checkpointId)} not found`);
     response.json(found);

@@ -6,6 +6,7 @@
  */
 import { Client } from '@langchain/langgraph-sdk';
 import { apiHarness, call, failureOf } from '../helpers/api';
+import { readSse } from '../helpers/sse';
 
 jest.setTimeout(120_000);
 
@@ -147,6 +148,30 @@ describe('LangGraph parity through its JS SDK', () => {
         client.runs.joinStream(thread.thread_id, runId, { lastEventId: events[cut]!.id! }),
       );
       expect(idsAndEvents(rest)).toEqual(events.slice(cut + 1).map((part) => [part.id, part.event]));
+    }
+  });
+
+  it("joins in the run's own modes when stream_mode is empty or [], as LangGraph reads both as none", async () => {
+    const thread = await client.threads.create();
+    const streamed = durable(
+      await collect(
+        client.runs.stream(thread.thread_id, 'agent', {
+          input: { messages: [{ type: 'human', content: 'hello' }] },
+          streamMode: ['values', 'messages'],
+        }),
+      ),
+    );
+    const runId = (await client.runs.list(thread.thread_id, { limit: 1 }))[0]!.run_id;
+    const url = `${harness.base}/threads/${thread.thread_id}/runs/${runId}/stream`;
+    // `stream_mode=` is what LangGraph's Python SDK sends from join_stream when no mode is asked.
+    for (const query of ['?stream_mode=', `?stream_mode=${encodeURIComponent('[]')}`]) {
+      const joined = await readSse(`${url}${query}`);
+      expect(joined.status).toBe(200);
+      expect(
+        joined.events
+          .filter((event) => event.eventId !== undefined)
+          .map((event) => [event.eventId, event.event]),
+      ).toEqual(streamed.map((part) => [part.id, part.event]));
     }
   });
 

@@ -16,7 +16,7 @@ const script = path.join(__dirname, '..', 'python', 'langgraph_sdk_smoke.py');
     python = await ensurePythonSdk();
   }, 300_000);
 
-  it('finds the assistant and the thread, waits, streams a tool turn, reads state and history, resumes an interrupt, patches, copies, runs statelessly, makes a cron, takes a graph input without messages and a bare model name', async () => {
+  it('finds the assistant and the thread, waits, streams a tool turn, reads state and history, resumes an interrupt, patches, copies, runs statelessly, makes a cron, takes a graph input without messages and a bare model name, joins a run in its own modes, pages every list', async () => {
     const { stdout } = await promisify(execFile)(python, [script, harness.base], { timeout: 120_000 });
     expect(JSON.parse(stdout)).toEqual({
       assistants: ['agent'],
@@ -33,6 +33,22 @@ const script = path.join(__dirname, '..', 'python', 'langgraph_sdk_smoke.py');
       cron: '0 9 * * *',
       graph_input: [6, 'completed'],
       model: 'openai:gpt-4o',
+      // Parity (issue 32): join_stream without stream_mode, and paging, as LangGraph's server does.
+      join: {
+        modes: ['messages/complete', 'messages/metadata', 'messages/partial', 'values'],
+        whole: true,
+        after: true,
+      },
+      paging: {
+        assistants: true,
+        assistants_by_id: true,
+        threads: true,
+        threads_by_id: true,
+        runs: true,
+        runs_succeeded: true,
+        crons: true,
+        crons_by_id: true,
+      },
     });
   });
 });

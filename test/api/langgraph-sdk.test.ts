@@ -239,6 +239,14 @@ describe("LangGraph's JS SDK against Keel", () => {
         client.threads.getState(thread.thread_id, { ...state.checkpoint, checkpoint_id: 'm999' }),
       );
       expect(unknown).toMatchObject({ status: 404, body: { error: { code: 'checkpoint_not_found' } } });
+      // A checkpoint that names no id is the latest, as LangGraph's config without one is.
+      for (const body of [{}, { checkpoint: {} }, { checkpoint: { checkpoint_ns: '' } }])
+        expect(
+          await call(harness.base, 'POST', `/threads/${thread.thread_id}/state/checkpoint`, body),
+        ).toMatchObject({
+          status: 200,
+          body: state,
+        });
       const older = await client.threads.getHistory(thread.thread_id, {
         limit: 2,
         before: { configurable: { checkpoint_id: history[1]!.checkpoint.checkpoint_id } },

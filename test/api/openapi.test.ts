@@ -2,7 +2,8 @@
  * The contract: `/openapi.json` is made from the schemas the routes validate with, every route
  * is in it, a wrong method answers 405 with `Allow`, and schemathesis (every check on) finds
  * nothing against a real API and worker on the real Temporal test server, the SSE operations
- * included (in a run of their own).
+ * included, streaming a thread and a run the test made. Its three runs (with tokens, without,
+ * and the streams without) go at once, not one after the other.
  */
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -15,7 +16,7 @@ import pino from 'pino';
 import { createApp } from '../../api/app';
 import { expressPath } from '../../api/contract';
 import { operations } from '../../api/operations';
-import { apiHarness, call } from '../helpers/api';
+import { apiHarness, call, userInput } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 import { ensureVenv, hasPython } from '../helpers/python-venv';
 
@@ -39,17 +40,65 @@ function mountedRoutes(app: Express): string[] {
   return routes.sort();
 }
 
+/** What both APIs share. */
+const contractEnv = {
+  // The hooks point fuzzed webhooks here (test/python/schemathesis_hooks.py).
+  KEEL_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+  // On a loaded machine a worker can take more than the default 3 s to load a thread it has
+  // just created; that answers 503 by design (no worker in time), which is not what this test
+  // is about.
+  KEEL_READ_TIMEOUT_MS: '20000',
+  // A thread stream follows its thread for as long as it lives: bounded, so each fuzzed case
+  // ends (the operator's setting, decision 0406), and short, as each valid one lasts that long;
+  // a run stream ends with its run, which the instant scripted model ends well within it.
+  KEEL_STREAM_MAX_S: '1',
+};
+// Both APIs are up for the whole file, so that their schemathesis runs can go at once.
+const tokens = apiHarness(() => ({ ...contractEnv, KEEL_API_TOKENS: `fuzzer:${token}` }));
+const noTokens = apiHarness(() => contractEnv);
+const auth = { authorization: `Bearer ${token}` };
+
+/**
+ * The schemathesis runs, all started by the first test that asks for one: the default install
+ * without the streams, its streams, and every operation with tokens.
+ */
+let fuzzing: Record<'noTokens' | 'streams' | 'tokens', Promise<FuzzOutcome>> | undefined;
+function fuzzed(run: 'noTokens' | 'streams' | 'tokens'): Promise<FuzzOutcome> {
+  fuzzing ??= {
+    noTokens: runSchemathesis(noTokens.base, { log: '' }),
+    streams: streamsExist(noTokens.base).then((hookEnv) =>
+      runSchemathesis(noTokens.base, { streams: true, hookEnv, log: '-streams' }),
+    ),
+    // With tokens the streams are about what authentication changes: no thread of their own, so
+    // a valid case answers at once (404, 401 without the token) rather than stream.
+    tokens: runSchemathesis(tokens.base, { headers: [`Authorization: Bearer ${token}`], log: '-tokens' }),
+  };
+  // Awaited by their own tests; a failure before then is theirs to report, not unhandled.
+  for (const outcome of Object.values(fuzzing)) outcome.catch(() => undefined);
+  return fuzzing[run];
+}
+
+/**
+ * The thread and run the stream operations read (test/python/schemathesis_hooks.py), and where
+ * the POST streams add runs: a thread with a finished tool turn.
+ */
+async function streamsExist(base: string): Promise<Record<string, string>> {
+  const thread = await call<{ thread_id: string }>(base, 'POST', '/threads');
+  const threadId = thread.body.thread_id;
+  const run = await call<{ run_id: string }>(
+    base,
+    'POST',
+    `/threads/${threadId}/runs`,
+    userInput('run: echo contract'),
+  );
+  const runId = run.body.run_id;
+  const joined = await call(base, 'GET', `/threads/${threadId}/runs/${runId}/join?timeout_s=60`);
+  if (joined.status !== 200) throw new Error(`the streams' run did not finish: ${joined.status}`);
+  return { KEEL_CONTRACT_THREAD: threadId, KEEL_CONTRACT_RUN: runId };
+}
+
 describe('the OpenAPI contract', () => {
-  const harness = apiHarness(() => ({
-    KEEL_API_TOKENS: `fuzzer:${token}`,
-    // The hooks point fuzzed webhooks here (test/python/schemathesis_hooks.py).
-    KEEL_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
-    // On a loaded machine a worker can take more than the default 3 s to load a thread it has
-    // just created; that answers 503 by design (no worker in time), which is not what this test
-    // is about.
-    KEEL_READ_TIMEOUT_MS: '20000',
-  }));
-  const auth = { authorization: `Bearer ${token}` };
+  const harness = tokens;
 
   it('documents every route the app mounts, and mounts every route it documents', () => {
     const app = createApp({
@@ -216,20 +265,14 @@ describe('the OpenAPI contract', () => {
   (hasPython ? it : it.skip)(
     'passes schemathesis with every check on, tokens configured (every operation asks for one)',
     async () => {
-      await passesSchemathesis(harness.base, [`Authorization: Bearer ${token}`]);
+      expectPassed(await fuzzed('tokens'));
     },
     1_200_000,
   );
 });
 
 describe('the OpenAPI contract of the default install (no tokens)', () => {
-  const harness = apiHarness(() => ({
-    KEEL_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
-    KEEL_READ_TIMEOUT_MS: '20000',
-    // A thread stream follows its thread for as long as it lives: bounded, so each fuzzed case
-    // ends (the operator's setting, decision 0406); a run stream ends with its run.
-    KEEL_STREAM_MAX_S: '2',
-  }));
+  const harness = noTokens;
 
   it('describes no security and no 401 when no token is configured, and /info says crons work', async () => {
     const document = (
@@ -252,7 +295,7 @@ describe('the OpenAPI contract of the default install (no tokens)', () => {
   (hasPython ? it : it.skip)(
     'passes schemathesis with every check on, as `npm start` runs by default',
     async () => {
-      await passesSchemathesis(harness.base, []);
+      expectPassed(await fuzzed('noTokens'));
     },
     1_200_000,
   );
@@ -260,29 +303,50 @@ describe('the OpenAPI contract of the default install (no tokens)', () => {
   (hasPython ? it : it.skip)(
     'passes schemathesis with every check on the stream operations: their cursors, modes and events',
     async () => {
-      await passesSchemathesis(harness.base, [], 'streams');
+      expectPassed(await fuzzed('streams'));
     },
     1_200_000,
   );
 });
 
+interface FuzzOutcome {
+  code: number | null;
+  text: string;
+  /** Where the report is kept after the run (the test directory is not). */
+  log: string;
+}
+
+interface FuzzOptions {
+  /** Sent with every request (a token). */
+  headers?: string[];
+  /** The SSE operations alone (true), or every other operation (false); with tokens, every one. */
+  streams?: boolean;
+  /** What the hooks read besides the webhook's address: the thread and run the streams read. */
+  hookEnv?: Record<string, string>;
+  /** The report's name after `keel-schemathesis`. */
+  log: string;
+}
+
 /**
- * Runs schemathesis with every check against `base`, sending `headers`; fails with its report.
- * No check is excluded; the hooks only keep a fuzzed request on this machine and name state a
- * schema cannot (test/python/schemathesis_hooks.py).
+ * Runs schemathesis with every check against `base`. No check is excluded; the hooks only keep
+ * a fuzzed request on this machine and name state a schema cannot
+ * (test/python/schemathesis_hooks.py), and the configuration only sets examples per operation
+ * (test/python/schemathesis.toml).
  */
-async function passesSchemathesis(
+async function runSchemathesis(
   base: string,
-  headers: string[],
-  operations: 'streams' | 'the rest' = 'the rest',
-): Promise<void> {
-  const streams = operations === 'streams';
+  { headers = [], streams = false, hookEnv = {}, log }: FuzzOptions,
+): Promise<FuzzOutcome> {
   const bin = await ensureVenv({ name: 'schemathesis', requirement: 'schemathesis==4.32.5' });
   // Fuzzed webhooks are delivered here (test/python/schemathesis_hooks.py).
   const receiver: Server = createServer((_request, response) => response.writeHead(204).end());
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const webhook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  const withTokens = headers.length > 0;
+  const python = path.join(__dirname, '..', 'python');
   const args = [
+    '--config-file',
+    path.join(python, 'schemathesis.toml'),
     'run',
     `${base}/openapi.json`,
     '--checks',
@@ -290,27 +354,20 @@ async function passesSchemathesis(
     ...headers.flatMap((header) => ['--header', header]),
     // With tokens, fewer: the run without them covers what every request shape does; this one is
     // about what authentication changes, which a few examples of each operation show. The SSE
-    // operations, fewer too: each valid case streams a whole run.
+    // operations, fewer too: each valid case streams.
     '--max-examples',
-    headers.length === 0 && !streams ? '25' : '10',
+    withTokens || streams ? '10' : '25',
     // With tokens the run is about what authentication changes, which every phase checks: the
     // coverage phase's systematic cases (most of the time) run once, without tokens.
-    ...(headers.length === 0 ? [] : ['--phases', 'fuzzing,stateful']),
+    ...(withTokens ? ['--phases', 'fuzzing,stateful'] : []),
     '--seed',
     '20261123',
     '--workers',
     '1',
     '--request-timeout',
     '30',
-    // The SSE operations apart: their cursors and modes are the GET streams' (the POST streams'
-    // bodies are the run bodies fuzzed without them, and stream_mode is checked in
-    // test/api/stream-cursors.test.ts), in a run of their own with fewer examples.
-    ...(streams
-      ? ['get_threads_thread_id_runs_run_id_stream', 'get_threads_thread_id_stream'].flatMap((id) => [
-          '--include-operation-id',
-          id,
-        ])
-      : ['--exclude-tag', 'stream']),
+    // Without tokens the SSE operations have a run of their own, with fewer examples.
+    ...(withTokens ? [] : [streams ? '--include-tag' : '--exclude-tag', 'stream']),
     '--generation-database',
     'none',
     '--no-color',
@@ -323,7 +380,8 @@ async function passesSchemathesis(
         ...process.env,
         SCHEMATHESIS_HOOKS: 'schemathesis_hooks',
         KEEL_CONTRACT_WEBHOOK: webhook,
-        PYTHONPATH: path.join(__dirname, '..', 'python'),
+        ...hookEnv,
+        PYTHONPATH: python,
       },
       // Schemathesis keeps a cache in its working directory: not in the repository.
       cwd: process.env.KEEL_TEST_DIR ?? os.tmpdir(),
@@ -334,15 +392,15 @@ async function passesSchemathesis(
     child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
     child.on('error', reject);
     child.on('exit', (code) => resolve({ code, text }));
-  });
-  receiver.close();
-  // Kept after the run (the test directory is not): what was generated, and any failure.
-  const log = path.join(
-    os.tmpdir(),
-    `keel-schemathesis${headers.length === 0 ? '' : '-tokens'}${streams ? '-streams' : ''}.log`,
-  );
-  await writeFile(log, output.text);
-  if (output.code !== 0) process.stderr.write(`${output.text}\n(also in ${log})\n`);
-  expect(output.text).toMatch(/No issues found|passed/);
-  expect(output.code).toBe(0);
+  }).finally(() => receiver.close());
+  const kept = path.join(os.tmpdir(), `keel-schemathesis${log}.log`);
+  await writeFile(kept, output.text);
+  return { ...output, log: kept };
+}
+
+/** Fails with schemathesis's report unless it found nothing. */
+function expectPassed(outcome: FuzzOutcome): void {
+  if (outcome.code !== 0) process.stderr.write(`${outcome.text}\n(also in ${outcome.log})\n`);
+  expect(outcome.text).toMatch(/No issues found|passed/);
+  expect(outcome.code).toBe(0);
 }

@@ -7,6 +7,7 @@ or raises (exit 1) at the first call that does not behave as LangGraph's server 
 import asyncio
 import json
 import sys
+import uuid
 
 from langgraph_sdk import get_client
 
@@ -81,7 +82,98 @@ async def main(url: str) -> None:
     bare = await client.assistants.create(graph_id="agent", config={"configurable": {"model": "gpt-4o"}})
     seen["model"] = bare["config"]["configurable"]["model"]
 
+    seen["join"] = await join_parity(client)
+    seen["paging"] = await paging_parity(client)
+
     print(json.dumps(seen))
+
+
+async def join_parity(client) -> dict:
+    """join_stream without stream_mode after a run streamed in ['values', 'messages']: the run's
+    own modes, the whole run again, or exactly what came after the event the client had."""
+    thread = await client.threads.create()
+    streamed = [
+        part
+        async for part in client.runs.stream(
+            thread["thread_id"],
+            "agent",
+            input={"messages": [{"type": "human", "content": "run: echo joined"}]},
+            stream_mode=["values", "messages"],
+        )
+    ]
+    run_id = streamed[0].data["run_id"]
+    events = [(part.id, part.event) for part in streamed if part.event != "metadata"]
+
+    async def join(**options):
+        parts = client.runs.join_stream(thread["thread_id"], run_id, **options)
+        return [(part.id, part.event) async for part in parts if part.event != "metadata"]
+
+    cut = len(events) // 2
+    return {
+        "modes": sorted({event for _, event in events}),
+        "whole": await join() == events,
+        "after": await join(last_event_id=events[cut][0]) == events[cut + 1 :],
+    }
+
+
+async def paging_parity(client) -> dict:
+    """Assistants, threads, a thread's runs and crons paged with limit and offset: every one once,
+    newest first, in the order of one listing; sort_by without sort_order is descending."""
+    tag = f"paged-{uuid.uuid4()}"
+    assistants = [
+        (await client.assistants.create(graph_id="agent", name=tag, metadata={"tag": tag}))["assistant_id"]
+        for _ in range(3)
+    ]
+    threads = [(await client.threads.create(metadata={"tag": tag}))["thread_id"] for _ in range(3)]
+    runs = [
+        (await client.runs.create(threads[0], "agent", input={"messages": [{"role": "user", "content": f"turn {n}"}]}))[
+            "run_id"
+        ]
+        for n in range(3)
+    ]
+    await client.runs.join(threads[0], runs[-1])
+    crons = [
+        (
+            await client.crons.create_for_thread(
+                threads[0], "agent", schedule=f"{n} 3 * * *", input={"messages": [{"role": "user", "content": "nightly"}]}
+            )
+        )["cron_id"]
+        for n in range(3)
+    ]
+
+    async def paged(search, key):
+        pages = [await search(limit=2, offset=offset) for offset in (0, 2)]
+        return [item[key] for page in pages for item in page]
+
+    newest_first = lambda made: list(reversed(made))  # noqa: E731
+    by_id_descending = lambda made: sorted(made, reverse=True)  # noqa: E731
+    try:
+        return {
+            "assistants": await paged(
+                lambda **page: client.assistants.search(metadata={"tag": tag}, **page), "assistant_id"
+            )
+            == newest_first(assistants),
+            "assistants_by_id": [
+                a["assistant_id"] for a in await client.assistants.search(metadata={"tag": tag}, sort_by="assistant_id")
+            ]
+            == by_id_descending(assistants),
+            "threads": await paged(lambda **page: client.threads.search(metadata={"tag": tag}, **page), "thread_id")
+            == newest_first(threads),
+            "threads_by_id": [
+                t["thread_id"] for t in await client.threads.search(metadata={"tag": tag}, sort_by="thread_id")
+            ]
+            == by_id_descending(threads),
+            "runs": await paged(lambda **page: client.runs.list(threads[0], **page), "run_id") == newest_first(runs),
+            "runs_succeeded": [r["run_id"] for r in await client.runs.list(threads[0], status="success")]
+            == newest_first(runs),
+            "crons": await paged(lambda **page: client.crons.search(thread_id=threads[0], **page), "cron_id")
+            == newest_first(crons),
+            "crons_by_id": [c["cron_id"] for c in await client.crons.search(thread_id=threads[0], sort_by="cron_id")]
+            == by_id_descending(crons),
+        }
+    finally:
+        for cron_id in crons:
+            await client.crons.delete(cron_id)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,9 @@ test's receiver on loopback (KEEL_CONTRACT_WEBHOOK; the test allows KEEL_WEBHOOK
 one; and a run names no checkpoint, a run or cron the graph's own assistant, and a version
 to make the latest is 1 (which checkpoints, assistants and versions exist is state). (The network hosts a
 request may ask for are the operator's, and the served document says so: docs/decisions/0380.)
+The stream operations read a thread and a run that exist, which no schema can name: valid
+requests to them name the thread and the run the test made before the run (KEEL_CONTRACT_THREAD,
+KEEL_CONTRACT_RUN), so they stream, rather than answer 404.
 Requests meant to be invalid are sent as generated. How webhook addresses and
 model names are checked has tests of its own (test/api/webhook-addresses.test.ts,
 test/api/api.test.ts).
@@ -19,6 +22,21 @@ import os
 import schemathesis
 
 LOOPBACK_WEBHOOK = os.environ["KEEL_CONTRACT_WEBHOOK"]
+KNOWN_IDS = {
+    name: os.environ[variable]
+    for name, variable in (("thread_id", "KEEL_CONTRACT_THREAD"), ("run_id", "KEEL_CONTRACT_RUN"))
+    if os.environ.get(variable)
+}
+
+
+def _existing(case):
+    """A stream operation's thread and run: the ones the test made. Other operations keep theirs
+    (a fuzzed DELETE would end the thread the streams read)."""
+    if "stream" not in (case.operation.tags or []):
+        return
+    for name, value in KNOWN_IDS.items():
+        if name in case.path_parameters:
+            case.path_parameters[name] = value
 
 
 def _offline(body):
@@ -54,3 +72,4 @@ def before_call(context, case, kwargs):
     # Stateful steps may carry no generation metadata: they are meant to be valid.
     if meta is None or meta.generation.mode.is_positive:
         _offline(case.body)
+        _existing(case)
