@@ -28,6 +28,18 @@ const forbiddenFolders = (folders) => ({
   allowTypeImports: true,
 });
 
+/** What deterministic code (workflows/, common/) may not import: every Node-side folder. */
+const ioLayers = forbiddenFolders([
+  'activities',
+  'api',
+  'worker',
+  'cli',
+  'launch',
+  'telemetry',
+  'platform',
+  'store',
+]);
+
 export default tseslint.config(
   {
     ignores: [
@@ -82,18 +94,7 @@ export default tseslint.config(
         'error',
         {
           paths: forbiddenInDeterministicCode,
-          patterns: [
-            forbiddenFolders([
-              'activities',
-              'api',
-              'worker',
-              'cli',
-              'launch',
-              'telemetry',
-              'platform',
-              'store',
-            ]),
-          ],
+          patterns: [ioLayers],
         },
       ],
       'no-restricted-globals': [
@@ -116,16 +117,7 @@ export default tseslint.config(
         {
           paths: forbiddenInDeterministicCode,
           patterns: [
-            forbiddenFolders([
-              'activities',
-              'api',
-              'worker',
-              'cli',
-              'launch',
-              'telemetry',
-              'platform',
-              'store',
-            ]),
+            ioLayers,
             {
               group: ['@temporalio/*'],
               message: 'The core is pure: Temporal belongs in workflows/interpreter/.',
