@@ -10,7 +10,7 @@ import { ClientFactoryOptions, DefaultAgentCardResolver } from '@a2a-js/sdk/clie
 import { A2AError } from '@a2a-js/sdk/errors';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { apiHarness, call, startTestApi } from '../helpers/api';
+import { apiHarness, call, runStatusOfTask, startTestApi } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -228,17 +228,7 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
     await taskIn(client, task.id, TaskState.TASK_STATE_WORKING);
     const cancelled = await client.cancelTask({ tenant: '', id: task.id, metadata: undefined });
     expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
-    const [threadId, runId] = task.id.split(':');
-    const run = await call<{ status: string }>(
-      harness.base,
-      'GET',
-      `/threads/${threadId}/runs/${runId}`,
-      undefined,
-      {
-        authorization: `Bearer ${aliceToken}`,
-      },
-    );
-    expect(run.body.status).toBe('cancelled');
+    expect(await runStatusOfTask(harness.base, task.id, aliceToken)).toBe('cancelled');
     expect((await errorOf(client.cancelTask({ tenant: '', id: task.id, metadata: undefined }))).name).toBe(
       'TaskNotCancelableError',
     );

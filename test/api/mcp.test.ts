@@ -14,7 +14,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { apiHarness, call, startTestApi } from '../helpers/api';
+import { apiHarness, call, runStatusOfTask, startTestApi } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -229,17 +229,7 @@ describe('agents over MCP at /mcp', () => {
     await taskIn(client, taskId, 'working');
     const cancelled = await client.experimental.tasks.cancelTask(taskId);
     expect(cancelled.status).toBe('cancelled');
-    const [threadId, runId] = taskId.split(':');
-    const run = await call<{ status: string }>(
-      harness.base,
-      'GET',
-      `/threads/${threadId}/runs/${runId}`,
-      undefined,
-      {
-        authorization: `Bearer ${aliceToken}`,
-      },
-    );
-    expect(run.body.status).toBe('cancelled');
+    expect(await runStatusOfTask(harness.base, taskId, aliceToken)).toBe('cancelled');
     const again = await errorOf(client.experimental.tasks.cancelTask(taskId));
     expect(again.code).toBe(ErrorCode.InvalidParams);
   });

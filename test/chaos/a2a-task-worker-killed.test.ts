@@ -8,11 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
 import { SendMessageRequest, TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
-import { processApiHarness } from '../helpers/api';
+import { processApiHarness, replaceKilledWorker } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
-import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import type { WorkerProcess } from '../helpers/worker-process';
 
-jest.setTimeout(120_000);
+jest.setTimeout(180_000);
 
 const message = (text: string, taskId?: string) =>
   SendMessageRequest.fromJSON({
@@ -51,16 +51,7 @@ describe('an A2A task across a worker killed with SIGKILL', () => {
     const stateOf = async () =>
       (await client.getTask({ tenant: '', id: sent.id }).catch(() => undefined))?.status?.state;
 
-    harness.worker.kill('SIGKILL');
-    await harness.worker.exited;
-    next = await startWorkerProcess({
-      env: {
-        KEEL_TASK_QUEUE: harness.config.taskQueue,
-        KEEL_DATA_DIR: harness.config.dataDir,
-        KEEL_APPROVAL: 'require',
-      },
-    });
-    await next.waitForLog((line) => line.msg === 'worker ready');
+    next = await replaceKilledWorker(harness, { KEEL_APPROVAL: 'require' });
     await eventually(
       async () => ((await stateOf()) === TaskState.TASK_STATE_INPUT_REQUIRED ? true : undefined),
       60_000,

@@ -8,9 +8,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { processApiHarness } from '../helpers/api';
+import { processApiHarness, replaceKilledWorker } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
-import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import type { WorkerProcess } from '../helpers/worker-process';
 
 jest.setTimeout(120_000);
 
@@ -55,16 +55,7 @@ describe('an MCP task across a worker killed with SIGKILL', () => {
       );
     await taskIn('input_required');
 
-    harness.worker.kill('SIGKILL');
-    await harness.worker.exited;
-    next = await startWorkerProcess({
-      env: {
-        KEEL_TASK_QUEUE: harness.config.taskQueue,
-        KEEL_DATA_DIR: harness.config.dataDir,
-        KEEL_APPROVAL: 'require',
-      },
-    });
-    await next.waitForLog((line) => line.msg === 'worker ready');
+    next = await replaceKilledWorker(harness, { KEEL_APPROVAL: 'require' });
 
     const waiting = await taskIn('input_required');
     const [approvalId] = Object.keys(waiting.inputRequests ?? {});

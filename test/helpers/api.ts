@@ -124,6 +124,32 @@ export function processApiHarness(
   return harness;
 }
 
+/** The status of the run a task (MCP's or A2A's, `<thread_id>:<run_id>`) is, read through the HTTP API. */
+export async function runStatusOfTask(base: string, taskId: string, token: string): Promise<string> {
+  const [threadId, runId] = taskId.split(':');
+  const run = await call<{ status: string }>(base, 'GET', `/threads/${threadId}/runs/${runId}`, undefined, {
+    authorization: `Bearer ${token}`,
+  });
+  return run.body.status;
+}
+
+/**
+ * SIGKILLs the harness's worker, as a dead machine stops, and starts a new worker process on the
+ * same task queue and data dir (with `env` besides), ready to poll. The caller kills it at the end.
+ */
+export async function replaceKilledWorker(
+  harness: ProcessApiHarness,
+  env: Record<string, string> = {},
+): Promise<WorkerProcess> {
+  harness.worker.kill('SIGKILL');
+  await harness.worker.exited;
+  const next = await startWorkerProcess({
+    env: { KEEL_TASK_QUEUE: harness.config.taskQueue, KEEL_DATA_DIR: harness.config.dataDir, ...env },
+  });
+  await next.waitForLog((line) => line.msg === 'worker ready');
+  return next;
+}
+
 /** The HTTP status and Keel error body of a failed LangGraph SDK call. */
 export async function failureOf(
   promise: Promise<unknown>,
