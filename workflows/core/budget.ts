@@ -36,7 +36,12 @@ export function budgetFraction(usage: Usage, config: ThreadConfig): number {
 }
 
 /** Micro-dollars: the unit usage is rounded to (see `addUsage`). */
-const roundDown = (dollars: number): number => Math.floor(Math.round(dollars * 1e9) / 1e3) / 1e6;
+const roundDown = (dollars: number): number => {
+  const nanos = Math.round(dollars * 1e9);
+  // A limit too large to count in nano-dollars (the API takes any positive number) is kept as it is:
+  // Infinity would reach clients as null.
+  return Number.isFinite(nanos) ? Math.floor(nanos / 1e3) / 1e6 : dollars;
+};
 
 /** What the thread's child agents hold of its budget: the limits they were given, not yet reported. */
 export function reserved(state: ThreadState): { tokens: number; cost_usd: number } {
