@@ -2,8 +2,8 @@
  * The contract: `/openapi.json` is made from the schemas the routes validate with, every route
  * is in it, a wrong method answers 405 with `Allow`, and schemathesis (every check on) finds
  * nothing against a real API and worker on the real Temporal test server, the SSE operations
- * included, streaming a thread and a run the test made. Its three runs (with tokens, without,
- * and the streams without) go at once, not one after the other.
+ * included, streaming a thread and a run the test made. Its runs with tokens and without go at
+ * once; the streams' run (coverage phase) follows the one without tokens.
  */
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -64,17 +64,25 @@ const auth = { authorization: `Bearer ${token}` };
  */
 let fuzzing: Record<'noTokens' | 'streams' | 'tokens', Promise<FuzzOutcome>> | undefined;
 function fuzzed(run: 'noTokens' | 'streams' | 'tokens'): Promise<FuzzOutcome> {
-  fuzzing ??= {
-    noTokens: runSchemathesis(noTokens.base, { log: '' }),
-    streams: streamsExist(noTokens.base).then((hookEnv) =>
-      runSchemathesis(noTokens.base, { streams: true, hookEnv, log: '-streams' }),
-    ),
-    // With tokens the streams are about what authentication changes: no thread of their own, so
-    // a valid case answers at once (404, 401 without the token) rather than stream.
-    tokens: runSchemathesis(tokens.base, { headers: [`Authorization: Bearer ${token}`], log: '-tokens' }),
-  };
-  // Awaited by their own tests; a failure before then is theirs to report, not unhandled.
-  for (const outcome of Object.values(fuzzing)) outcome.catch(() => undefined);
+  if (fuzzing === undefined) {
+    const contract = runSchemathesis(noTokens.base, { log: '' });
+    fuzzing = {
+      noTokens: contract,
+      // After the run without tokens, on the same API and dev server: each valid stream case opens a
+      // real stream and cancels its Temporal calls when it closes, and a cancel that lands on the
+      // dev server's one SQLite connection mid-statement can leave it answering `interrupted (9)`
+      // for good (decision 0010). A broken server then fails this run alone, not the contract's.
+      streams: contract
+        .catch(() => undefined)
+        .then(() => streamsExist(noTokens.base))
+        .then((hookEnv) => runSchemathesis(noTokens.base, { streams: true, hookEnv, log: '-streams' })),
+      // With tokens the streams are about what authentication changes: no thread of their own, so
+      // a valid case answers at once (404, 401 without the token) rather than stream.
+      tokens: runSchemathesis(tokens.base, { headers: [`Authorization: Bearer ${token}`], log: '-tokens' }),
+    };
+    // Awaited by their own tests; a failure before then is theirs to report, not unhandled.
+    for (const outcome of Object.values(fuzzing)) outcome.catch(() => undefined);
+  }
   return fuzzing[run];
 }
 
@@ -360,6 +368,11 @@ async function runSchemathesis(
     // With tokens the run is about what authentication changes, which every phase checks: the
     // coverage phase's systematic cases (most of the time) run once, without tokens.
     ...(withTokens ? ['--phases', 'fuzzing,stateful'] : []),
+    // The streams: the coverage phase's systematic cases, every check, against the test's own
+    // thread and run. Its random phase streams hundreds of runs and cancels them, which broke the
+    // dev server's SQLite in one full run of two (see `fuzzed`); it is run by hand
+    // (docs/guide/tests.md) until Keel's tests run on a Temporal that survives cancels.
+    ...(streams ? ['--phases', 'coverage'] : []),
     '--seed',
     '20261123',
     '--workers',
