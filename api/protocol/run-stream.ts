@@ -6,43 +6,30 @@
  *   its results, an answer), read from the transcript through that step, so a replay shows
  *   each step as it was then;
  * - `messages-tuple` (event `messages`): `[chunk, metadata]`, the model's text as AI message
- *   chunks, then a closing chunk with its tool calls, then each tool result as a tool message;
+ *   chunks, then a closing chunk with its tool calls, then each tool result as a tool message
+ *   (with the older `messages` mode, in `message-modes.ts`);
  * - `updates`: `{agent: {messages}}` and `{tools: {messages}}` per step;
  * - `custom`: Keel's own events (tools, usage, approvals, budgets, children) as
  *   `{event, data}` in Keel's native names;
  * - `checkpoints`: each committed step's checkpoint, as history lists it;
- * - `tasks`: a task start (`{id, name, input, triggers}`) when a node is about to run and a task
- *   result (`{id, name, error, result, interrupts}`) when it has, for `agent` and `tools`;
- * - `debug`: checkpoints, task starts and task results wrapped as
- *   `{type: 'checkpoint'|'task'|'task_result', timestamp, step, payload}`;
- * - `messages` (LangGraph Platform's older mode, derived from the tuples): `messages/metadata`
- *   the first time a message id is seen, then `messages/partial` with the AI message accumulated
- *   so far, or `messages/complete` for a whole message (a tool result);
- * - `events`: LangChain's `astream_events` (v2) records for the graph, its nodes, the model calls
- *   and the tools (decision 0099);
+ * - `tasks` and `debug`: task starts and results, and checkpoints wrapped (`task-modes.ts`);
+ * - `events`: LangChain's `astream_events` (v2) records (`langchain-events.ts`);
  * - `error` whenever a run fails, whatever the modes.
  */
 import type { KeelEvent } from '../../common/events';
 import type { AssistantMessage, Message } from '../../common/transcript';
 import { sequenceOf, toolUsesOf } from '../../common/transcript';
-import {
-  commitUnits,
-  initialCheckpointId,
-  messagesThroughStep,
-  threadCheckpoints,
-  type CheckpointRef,
-  type ThreadState,
-} from './checkpoints';
+import { commitUnits, messagesThroughStep } from './checkpoints';
 import { agentNode, toolsNode } from './graph';
 import type { PendingApproval } from '../../common/approvals';
 import { toInterrupt } from './interrupts';
-import { toAiMessage, toLangChainMessages, toToolCall, type LangChainMessage } from './langchain-messages';
-import type { ProtocolStreamMode } from './stream-modes';
+import { LangChainEvents } from './langchain-events';
+import { toAiMessage, toLangChainMessages, type LangChainMessage } from './langchain-messages';
+import { closingChunk, emptyChunk as emptyChunkOf, MessageModes } from './message-modes';
+import type { ProtocolEvent, ProtocolStreamMode } from './stream-modes';
+import { TaskModes } from './task-modes';
 
-export interface ProtocolEvent {
-  event: string;
-  data: unknown;
-}
+export type { ProtocolEvent } from './stream-modes';
 
 /** Keel events that travel as `custom` events. */
 const customEvents: ReadonlySet<KeelEvent['event']> = new Set([
@@ -67,19 +54,22 @@ export class ProtocolTranslator {
   interrupted = false;
   /** Per run, the chunk id of the model call whose text is streaming now. */
   readonly #streaming = new Map<string, { id: string; step: number }>();
-  /** `events`: per run, the model call under way (its run id, its parents, its step). */
-  readonly #model = new Map<string, { id: string; parents: string[]; step: number }>();
-  /** `messages`: each AI message accumulated from its chunks so far, by id. */
-  readonly #partials = new Map<string, WireMessage>();
+  readonly #messages: MessageModes;
+  readonly #tasks: TaskModes;
+  readonly #events: LangChainEvents | undefined;
 
   constructor(
     private readonly modes: ReadonlySet<ProtocolStreamMode>,
-    private readonly threadId: string,
+    threadId: string,
     /** The transcript, or with `after` only the messages after the first `after` ever appended. */
     private readonly readTranscript: (after?: number) => Promise<Message[]>,
     /** The thread's pending approvals now. */
     private readonly readPending: () => Promise<PendingApproval[]> = () => Promise.resolve([]),
-  ) {}
+  ) {
+    this.#messages = new MessageModes(modes, threadId);
+    this.#tasks = new TaskModes(modes, threadId);
+    this.#events = modes.has('events') ? new LangChainEvents(threadId) : undefined;
+  }
 
   async translate(keelEvent: KeelEvent): Promise<ProtocolEvent[]> {
     if (keelEvent.event === 'approval.requested')
@@ -93,34 +83,20 @@ export class ProtocolTranslator {
         const first = (await this.#messagesOf(keelEvent.data.run.run_id))[0];
         if (first === undefined) return [];
         const runId = keelEvent.data.run.run_id;
-        const graph = this.#when('events', () => [
-          this.#lcEvent('on_chain_start', graphName, runId, [], runId, undefined, {
-            input: { messages: this.#runMessages(runId) },
-          }),
-        ]);
-        return [...graph, ...(await this.#values(first.id)), ...this.#nextTasks(first.id, runId)];
+        const graph = this.#events?.graphStart(runId, this.#runMessages(runId));
+        return [
+          ...(graph === undefined ? [] : [graph]),
+          ...(await this.#values(first.id)),
+          ...this.#nextTasks(first.id, runId),
+        ];
       }
       case 'message.delta': {
         const { run_id, step, attempt, text } = keelEvent.data;
         const id = chunkIdOf(run_id, step, attempt);
         this.#streaming.set(run_id, { id, step });
-        const chunk = { ...emptyChunk(id), content: text };
-        const model = this.#model.get(run_id);
         return [
-          ...this.#messages([this.#tuple(chunk, run_id, agentNode, step)]),
-          ...(model === undefined
-            ? []
-            : [
-                this.#lcEvent(
-                  'on_chat_model_stream',
-                  modelName,
-                  model.id,
-                  model.parents,
-                  run_id,
-                  { node: agentNode, step: model.step },
-                  { chunk },
-                ),
-              ]),
+          ...this.#messages.chunk(text, id, run_id, agentNode, step),
+          ...(this.#events?.modelChunk(run_id, { ...emptyChunkOf(id), content: text }) ?? []),
         ];
       }
       case 'message.completed': {
@@ -128,15 +104,10 @@ export class ProtocolTranslator {
         return message.role === 'assistant' ? this.#completed(message, run_id) : [];
       }
       case 'run.completed': {
-        if (!this.modes.has('events')) return [];
+        if (this.#events === undefined) return [];
         const { run } = keelEvent.data;
         const last = (await this.#messagesOf(run.run_id)).at(-1);
-        const output = last === undefined ? [] : await this.#through(last.id);
-        return [
-          this.#lcEvent('on_chain_end', graphName, run.run_id, [], run.run_id, undefined, {
-            output: { messages: output },
-          }),
-        ];
+        return [this.#events.graphEnd(run.run_id, last === undefined ? [] : await this.#through(last.id))];
       }
       case 'run.failed': {
         const { run } = keelEvent.data;
@@ -196,187 +167,29 @@ export class ProtocolTranslator {
     const index = through.findIndex((view) => view.id === message.id);
     const ai = toAiMessage(message);
     const results = index === -1 ? [] : through.slice(index + 1);
-    if (this.modes.has('messages-tuple') || this.modes.has('messages')) {
-      const tuples: ProtocolEvent[] = [];
-      const uses = toolUsesOf(message.content);
+    if (this.#messages.wanted) {
       // The text already streamed under the chunk id: close that message with its tool calls.
       const closing =
-        streaming === undefined
-          ? ai
-          : {
-              ...emptyChunk(streaming.id),
-              tool_calls: uses.map(toToolCall),
-              tool_call_chunks: uses.map((use, position) => ({
-                name: use.name,
-                args: JSON.stringify(use.input),
-                id: use.id,
-                index: position,
-                type: 'tool_call_chunk',
-              })),
-              response_metadata: ai.response_metadata,
-            };
-      tuples.push(this.#tuple(closing, runId, agentNode, step));
-      for (const result of results) tuples.push(this.#tuple(result, runId, toolsNode, step));
-      events.push(...this.#messages(tuples));
+        streaming === undefined ? ai : closingChunk(streaming.id, toolUsesOf(message.content), ai);
+      events.push(
+        ...this.#messages.send([
+          this.#messages.tuple(closing, runId, agentNode, step),
+          ...results.map((result) => this.#messages.tuple(result, runId, toolsNode, step)),
+        ]),
+      );
     }
-    events.push(...this.#taskResults(message, ai, results, through));
-    events.push(...this.#nodeEvents(message, runId, ai, results, through));
+    events.push(...this.#tasks.committed(this.#transcript, message, ai, results, through));
+    if (this.#events !== undefined)
+      events.push(...this.#events.committed(message, runId, this.#stepOf(message.id), ai, results, through));
     if (this.modes.has('updates')) {
       events.push({ event: 'updates', data: { [agentNode]: { messages: [ai] } } });
       if (results.length > 0) events.push({ event: 'updates', data: { [toolsNode]: { messages: results } } });
     }
     if (this.modes.has('values') && through.length > 0)
       events.push({ event: 'values', data: { messages: through } });
-    events.push(...this.#checkpoint(message.id));
+    events.push(...this.#tasks.checkpoint(this.#transcript, message.id));
     if (results.length > 0) events.push(...this.#nextTasks(message.id, runId));
     return events;
-  }
-
-  /**
-   * `events`: the model call ends and the agent node with it; with tool results, the tools node
-   * runs each tool (Keel commits a call with its results, so they are told here, in order).
-   */
-  #nodeEvents(
-    message: AssistantMessage,
-    runId: string,
-    ai: LangChainMessage,
-    results: LangChainMessage[],
-    through: LangChainMessage[],
-  ): ProtocolEvent[] {
-    if (!this.modes.has('events')) return [];
-    const model = this.#model.get(runId);
-    this.#model.delete(runId);
-    const at = this.#stepOf(message.id);
-    if (model === undefined || at === undefined) return [];
-    const node = model.parents[1]!;
-    // What the model was given: the state before its message.
-    const input = {
-      messages: through.slice(
-        0,
-        Math.max(
-          0,
-          through.findIndex((view) => view.id === ai.id),
-        ),
-      ),
-    };
-    const events = [
-      this.#lcEvent(
-        'on_chat_model_end',
-        modelName,
-        model.id,
-        model.parents,
-        runId,
-        { node: agentNode, step: model.step },
-        {
-          output: ai,
-          input: { messages: [input.messages] },
-        },
-      ),
-      this.#lcEvent(
-        'on_chain_end',
-        agentNode,
-        node,
-        [runId],
-        runId,
-        { node: agentNode, step: model.step },
-        {
-          output: { messages: [ai] },
-          input,
-        },
-      ),
-    ];
-    if (results.length === 0) return events;
-    const tools = `${message.id}:${toolsNode}`;
-    const toolsInput = { messages: through.slice(0, through.length - results.length) };
-    events.push(
-      this.#lcEvent(
-        'on_chain_start',
-        toolsNode,
-        tools,
-        [runId],
-        runId,
-        { node: toolsNode, step: at.step },
-        { input: toolsInput },
-      ),
-    );
-    const calls = toolUsesOf(message.content);
-    for (const result of results) {
-      const call = calls.find((use) => result.type === 'tool' && use.id === result.tool_call_id);
-      const name = call?.name ?? 'tool';
-      const id = call?.id ?? result.id;
-      events.push(
-        this.#lcEvent(
-          'on_tool_start',
-          name,
-          id,
-          [runId, tools],
-          runId,
-          { node: toolsNode, step: at.step },
-          {
-            input: call?.input ?? {},
-          },
-        ),
-        this.#lcEvent(
-          'on_tool_end',
-          name,
-          id,
-          [runId, tools],
-          runId,
-          { node: toolsNode, step: at.step },
-          {
-            output: result,
-            input: call?.input ?? {},
-          },
-        ),
-      );
-    }
-    events.push(
-      this.#lcEvent(
-        'on_chain_end',
-        toolsNode,
-        tools,
-        [runId],
-        runId,
-        { node: toolsNode, step: at.step },
-        {
-          output: { messages: results },
-          input: toolsInput,
-        },
-      ),
-    );
-    return events;
-  }
-
-  /**
-   * An event as LangChain's `astream_events` (v2) sends one, under LangGraph's `events` mode:
-   * `at` is the node (and step) it happens in, none for the graph's own start and end.
-   */
-  #lcEvent(
-    event: string,
-    name: string,
-    id: string,
-    parents: string[],
-    runId: string,
-    at: { node: string; step: number } | undefined,
-    data: object,
-  ): ProtocolEvent {
-    return {
-      event: 'events',
-      data: {
-        event,
-        name,
-        run_id: id,
-        parent_ids: parents,
-        tags: at === undefined ? [] : [`graph:step:${at.step}`],
-        metadata: {
-          run_id: runId,
-          thread_id: this.threadId,
-          graph_id: 'agent',
-          ...(at === undefined ? {} : { langgraph_step: at.step, langgraph_node: at.node }),
-        },
-        data,
-      },
-    };
   }
 
   /** The messages a run brought in, as LangChain messages (its input). */
@@ -390,176 +203,23 @@ export class ProtocolTranslator {
   }
 
   /** The step (a checkpoint's `metadata.step`) of the step that committed `messageId`. */
-  #stepOf(messageId: string): { step: number } | undefined {
+  #stepOf(messageId: string): number | undefined {
     const index = this.#transcript.findIndex((candidate) => candidate.id === messageId);
     const step = commitUnits(this.#transcript).findIndex((unit) => unit.end >= index);
-    return index === -1 || step === -1 ? undefined : { step };
+    return index === -1 || step === -1 ? undefined : step;
   }
 
-  /** The tuples as `messages-tuple` sends them, and/or as the older `messages` mode does. */
-  #messages(tuples: ProtocolEvent[]): ProtocolEvent[] {
-    const events = this.#when('messages-tuple', () => [...tuples]);
-    if (!this.modes.has('messages')) return events;
-    for (const tuple of tuples) {
-      const [message, metadata] = tuple.data as [WireMessage, object];
-      const held = this.#partials.get(message.id);
-      if (held === undefined)
-        events.push({ event: 'messages/metadata', data: { [message.id]: { metadata } } });
-      if (message.type !== 'AIMessageChunk') {
-        events.push({ event: 'messages/complete', data: [message] });
-        continue;
-      }
-      const merged = accumulate(held, message);
-      this.#partials.set(message.id, merged);
-      events.push({ event: 'messages/partial', data: [merged] });
-    }
-    return events;
-  }
-
-  /**
-   * `tasks`/`debug` for a model call that committed `message`: the agent's task result, and
-   * with tool results the tools task's start and result (Keel commits a call with its results).
-   */
-  #taskResults(
-    message: AssistantMessage,
-    ai: LangChainMessage,
-    results: LangChainMessage[],
-    through: LangChainMessage[],
-  ): ProtocolEvent[] {
-    if (!this.modes.has('tasks') && !this.modes.has('debug')) return [];
-    const index = this.#transcript.findIndex((candidate) => candidate.id === message.id);
-    const units = commitUnits(this.#transcript);
-    const step = units.findIndex((unit) => unit.end >= index);
-    if (index === -1 || step === -1) return [];
-    const before = step === 0 ? initialCheckpointId : this.#transcript[units[step - 1]!.end]!.id;
-    const last = this.#transcript[units[step]!.end]!;
-    const events = this.#task(step, message.created_at, {
-      id: `${before}:${agentNode}`,
-      name: agentNode,
-      error: null,
-      result: [['messages', [ai]]],
-      interrupts: [],
-    });
-    if (results.length === 0) return events;
-    const tools = `${message.id}:${toolsNode}`;
-    return [
-      ...events,
-      ...this.#task(step, message.created_at, {
-        id: tools,
-        name: toolsNode,
-        input: { messages: through.slice(0, through.length - results.length) },
-        triggers: [`branch:to:${toolsNode}`],
-      }),
-      ...this.#task(step, last.created_at, {
-        id: tools,
-        name: toolsNode,
-        error: null,
-        result: [['messages', results]],
-        interrupts: [],
-      }),
-    ];
-  }
-
-  /** `tasks`/`debug`: after the checkpoint that committed `messageId`, the agent's task starts. */
+  /** After the checkpoint that committed `messageId`, the agent's task starts (and, for `events`, its model call). */
   #nextTasks(messageId: string, runId: string): ProtocolEvent[] {
-    if (!this.modes.has('tasks') && !this.modes.has('debug') && !this.modes.has('events')) return [];
-    const state = this.#stateAt(messageId);
+    if (!this.#tasks.wanted && this.#events === undefined) return [];
+    const state = this.#tasks.stateAt(this.#transcript, messageId);
     if (state === undefined) return [];
-    const step = state.metadata.step + 1;
-    const id = `${state.checkpoint.checkpoint_id}:${agentNode}`;
-    const tasks = this.#task(step, state.created_at, {
-      id,
-      name: agentNode,
-      input: state.values,
-      triggers: [`branch:to:${agentNode}`],
-    });
-    if (!this.modes.has('events')) return tasks;
-    // `events`: the agent node starts, and the model call in it.
-    const model = { id: `${id}:model`, parents: [runId, id], step };
-    this.#model.set(runId, model);
-    return [
-      ...tasks,
-      this.#lcEvent(
-        'on_chain_start',
-        agentNode,
-        id,
-        [runId],
-        runId,
-        { node: agentNode, step },
-        { input: state.values },
-      ),
-      this.#lcEvent(
-        'on_chat_model_start',
-        modelName,
-        model.id,
-        model.parents,
-        runId,
-        { node: agentNode, step },
-        {
-          input: { messages: [state.values.messages] },
-        },
-      ),
-    ];
-  }
-
-  /** A task start (with `input`) or result as `tasks` sends it, and wrapped as `debug` does. */
-  #task(step: number, timestamp: string, payload: TaskPayload): ProtocolEvent[] {
-    return [
-      ...this.#when('tasks', () => [{ event: 'tasks', data: payload }]),
-      ...this.#when('debug', () => [
-        {
-          event: 'debug',
-          data: { type: 'input' in payload ? 'task' : 'task_result', timestamp, step, payload },
-        },
-      ]),
-    ];
-  }
-
-  /** `checkpoints`: the checkpoint the step that committed `messageId` made, as history shows it. */
-  #checkpoint(messageId: string): ProtocolEvent[] {
-    if (!this.modes.has('checkpoints') && !this.modes.has('debug')) return [];
-    const state = this.#stateAt(messageId);
-    if (state === undefined) return [];
-    const payload = checkpointEvent(state);
-    return [
-      ...this.#when('checkpoints', () => [{ event: 'checkpoints', data: payload }]),
-      ...this.#when('debug', () => [
-        {
-          event: 'debug',
-          data: { type: 'checkpoint', timestamp: state.created_at, step: state.metadata.step, payload },
-        },
-      ]),
-    ];
-  }
-
-  /** The checkpoint of the step that committed `messageId`. */
-  #stateAt(messageId: string): ThreadState | undefined {
-    const index = this.#transcript.findIndex((message) => message.id === messageId);
-    const unit = commitUnits(this.#transcript).find((candidate) => candidate.end >= index);
-    if (index === -1 || unit === undefined) return undefined;
-    const through = this.#transcript.slice(0, unit.end + 1);
-    return threadCheckpoints(this.threadId, through, { created_at: '', busy: false }).at(-1);
+    const task = this.#tasks.agentStart(state);
+    return [...task.events, ...(this.#events?.agentStart(runId, task.id, task.step, state.values) ?? [])];
   }
 
   #when(mode: ProtocolStreamMode, events: () => ProtocolEvent[]): ProtocolEvent[] {
     return this.modes.has(mode) ? events() : [];
-  }
-
-  #tuple(message: object, runId: string, node: string, step: number): ProtocolEvent {
-    return {
-      event: 'messages',
-      data: [
-        message,
-        {
-          run_id: runId,
-          thread_id: this.threadId,
-          graph_id: 'agent',
-          langgraph_node: node,
-          langgraph_step: step,
-          tags: [],
-        },
-      ],
-    };
   }
 
   async #values(messageId: string): Promise<ProtocolEvent[]> {
@@ -571,7 +231,7 @@ export class ProtocolTranslator {
     if (messages.length === 0) return [];
     return [
       ...this.#when('values', () => [{ event: 'values', data: { messages } }]),
-      ...this.#checkpoint(messageId),
+      ...this.#tasks.checkpoint(this.#transcript, messageId),
     ];
   }
 
@@ -597,84 +257,4 @@ export class ProtocolTranslator {
     if (held === undefined) this.#transcript = await this.readTranscript();
     else this.#transcript = [...this.#transcript, ...(await this.readTranscript(held))];
   }
-}
-
-const configOf = (ref: CheckpointRef) => ({
-  configurable: {
-    thread_id: ref.thread_id,
-    checkpoint_ns: ref.checkpoint_ns,
-    checkpoint_id: ref.checkpoint_id,
-  },
-});
-
-/** A checkpoint as LangGraph's `checkpoints` stream mode sends one. */
-function checkpointEvent(state: ThreadState) {
-  return {
-    config: configOf(state.checkpoint),
-    parent_config: state.parent_checkpoint === null ? null : configOf(state.parent_checkpoint),
-    values: state.values,
-    metadata: state.metadata,
-    next: state.next,
-    tasks: state.tasks.map((task) => ({
-      id: task.id,
-      name: task.name,
-      interrupts: task.interrupts,
-      state: null,
-    })),
-  };
-}
-
-/** The names `events` gives the graph and the model call (LangGraph's root is `LangGraph`). */
-const graphName = 'LangGraph';
-const modelName = 'ChatModel';
-
-type TaskPayload =
-  | { id: string; name: string; input: unknown; triggers: string[] }
-  | {
-      id: string;
-      name: string;
-      error: string | null;
-      result: Array<[string, unknown]>;
-      interrupts: unknown[];
-    };
-
-/** A message as a stream carries it: a LangChain message or an AI message chunk. */
-type WireMessage = { id: string; type: string; content: unknown } & Record<string, unknown>;
-
-/**
- * The AI message a `messages/partial` event carries: the chunks so far merged (text appended,
- * tool calls and metadata from the latest chunk that has them), as a whole `ai` message.
- */
-function accumulate(held: WireMessage | undefined, chunk: WireMessage): WireMessage {
-  const text = (message: WireMessage | undefined) =>
-    typeof message?.content === 'string' ? message.content : '';
-  const calls = chunk.tool_calls as unknown[] | undefined;
-  const metadata = { ...(held?.response_metadata as object), ...(chunk.response_metadata as object) };
-  return {
-    type: 'ai',
-    id: chunk.id,
-    content: text(held) + text(chunk),
-    additional_kwargs: {},
-    response_metadata: metadata,
-    name: null,
-    tool_calls: calls !== undefined && calls.length > 0 ? calls : (held?.tool_calls ?? []),
-    invalid_tool_calls: [],
-    usage_metadata: chunk.usage_metadata ?? held?.usage_metadata ?? null,
-  };
-}
-
-/** An AI message chunk as LangGraph serialises one. */
-function emptyChunk(id: string) {
-  return {
-    type: 'AIMessageChunk',
-    id,
-    content: '',
-    additional_kwargs: {},
-    response_metadata: {},
-    name: null,
-    tool_calls: [],
-    invalid_tool_calls: [],
-    tool_call_chunks: [],
-    usage_metadata: null,
-  };
 }

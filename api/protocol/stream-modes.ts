@@ -19,6 +19,12 @@ export const protocolStreamModes = [
 ] as const;
 export type ProtocolStreamMode = (typeof protocolStreamModes)[number];
 
+/** One event of a run stream as the wire carries it: its SSE event name and its data. */
+export interface ProtocolEvent {
+  event: string;
+  data: unknown;
+}
+
 /** Keel's own event names (`run.*`, `message.delta`, `tool.*` …), for the `keel` CLI. */
 export const keelStreamMode = 'keel';
 
