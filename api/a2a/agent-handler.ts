@@ -21,20 +21,18 @@ import type {
 } from '@a2a-js/sdk';
 import { Role, StreamResponse as StreamResponses, TaskState } from '@a2a-js/sdk';
 import {
-  JsonRpcTransportError,
   PushNotificationNotSupportedError,
   TaskNotCancelableError,
-  TaskNotFoundError,
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import type { Assistant } from '../../common/assistants';
-import type { DecideApprovalInput, PendingApproval } from '../../common/approvals';
+import type { PendingApproval } from '../../common/approvals';
 import { idPattern, limits } from '../../common/limits';
-import { isTerminal, type Run } from '../../common/run';
 import { fromTemporal } from '../errors';
+import { isTerminal, type Run } from '../../common/run';
 import { runOfTaskId, taskStatusOf } from '../mcp/run-tasks';
 import { startRun, waitForRunOrInterrupt, type RunServices } from '../protocol/run-submission';
 import { protocolRunBody } from '../protocol/run-schemas';
@@ -42,6 +40,8 @@ import { waitForRun } from '../run-waiter';
 import type { ThreadRef } from '../thread-ref';
 import { ownerOf } from '../validate';
 import { agentCardOf, type AgentCardOptions } from './agent-card';
+import { dataOf, decisionsOf, textOf } from './decisions';
+import { invalidParams, shown, taskNotFound, toA2AError } from './errors';
 import { runEvents } from './run-events';
 import {
   answerUpdateOf,
@@ -67,89 +67,6 @@ export interface AgentHandlerOptions {
 
 /** How long `CancelTask` waits for a stopping run to end before answering it as it is. */
 const cancelWaitMs = 10_000;
-
-const shown = (text: string): string => (text.length > 100 ? `${text.slice(0, 100)}…` : text);
-
-/** JSON-RPC's -32602, for params the transport parsed but Keel cannot take. */
-export const invalidParams = (message: string): JsonRpcTransportError =>
-  new JsonRpcTransportError({ jsonrpc: '2.0', id: null, error: { code: -32602, message } });
-
-const taskNotFound = (id: string) => new TaskNotFoundError(`task ${shown(id)} not found`);
-
-/** Keel's errors in A2A's codes: the caller's mistakes -32602, Temporal out of reach -32603. */
-function toA2AError(error: unknown, logger: Logger): Error {
-  if (error instanceof Error && 'toErrorInfo' in error) return error;
-  const api = fromTemporal(error);
-  if (api !== undefined && api.status < 500) return invalidParams(api.message);
-  if (api !== undefined)
-    return new JsonRpcTransportError({
-      jsonrpc: '2.0',
-      id: null,
-      error: { code: -32603, message: api.message, data: { code: api.code } },
-    });
-  logger.error({ err: error }, 'A2A request failed');
-  return new JsonRpcTransportError({
-    jsonrpc: '2.0',
-    id: null,
-    error: { code: -32603, message: 'internal error' },
-  });
-}
-
-/** The text a message carries, its text parts joined. */
-const textOf = (message: Message): string =>
-  message.parts
-    .map((part) => (part.content?.$case === 'text' ? part.content.value : ''))
-    .filter((text) => text !== '')
-    .join('\n');
-
-/** A data part's object, the first one the message carries. */
-function dataOf(message: Message): Record<string, unknown> | undefined {
-  for (const part of message.parts)
-    if (
-      part.content?.$case === 'data' &&
-      typeof part.content.value === 'object' &&
-      part.content.value !== null
-    )
-      return part.content.value as Record<string, unknown>;
-  return undefined;
-}
-
-/**
- * The decisions a follow-up message makes for the task's pending approvals: a data part
- * `{decision, input?, reason?, approval_id?}`, or text `approve`/`yes` or `deny`/`no` (a reason
- * may follow a colon). One answer without `approval_id` decides every pending approval.
- */
-export function decisionsOf(message: Message, pending: readonly PendingApproval[]): DecideApprovalInput[] {
-  const data = dataOf(message);
-  const text = textOf(message).trim();
-  let decision: unknown = data?.decision;
-  let reason: unknown = data?.reason;
-  if (data === undefined) {
-    const [word = '', ...rest] = text.split(':');
-    decision = { approve: 'approve', yes: 'approve', deny: 'deny', no: 'deny' }[word.trim().toLowerCase()];
-    reason = rest.join(':').trim() || undefined;
-  }
-  if (decision !== 'approve' && decision !== 'edit' && decision !== 'deny')
-    throw invalidParams(
-      'the task waits for approval: answer "approve", "deny: <reason>", or a data part {"decision": "approve" | "edit" | "deny", "input": {…}, "reason": "…"}',
-    );
-  const only = data?.approval_id;
-  const chosen = only === undefined ? pending : pending.filter(({ approval_id }) => approval_id === only);
-  if (chosen.length === 0) throw invalidParams(`the task has no pending approval ${shown(String(only))}`);
-  return chosen.map(({ approval_id }) => {
-    if (decision === 'deny')
-      return {
-        approval_id,
-        decision: 'deny' as const,
-        reason: typeof reason === 'string' && reason !== '' ? reason : 'denied over A2A',
-      };
-    if (decision === 'approve') return { approval_id, decision: 'approve' as const };
-    const input = data?.input;
-    if (typeof input !== 'object' || input === null || Array.isArray(input))
-      throw invalidParams("with edit, input must be the tool's arguments as a JSON object");
-    return { approval_id, decision: 'approve' as const, input: input as Record<string, unknown> };
-  });
-}
 
 export class AgentHandler implements A2ARequestHandler {
   readonly #options: AgentHandlerOptions;
