@@ -1,6 +1,8 @@
 /** The thread's messages: people's words, the model's answers, and each tool call as a card. */
 import type { Message } from '@langchain/langgraph-sdk';
+import { useState } from 'react';
 import type { Connection } from '../keel-api';
+import { readableError } from '../keel-api';
 import { checkpointBefore } from '../fork';
 import { textOf } from '../message-text';
 import type { RunActivity } from '../run-activity';
@@ -104,6 +106,7 @@ export function MessageList({
                     ? 'error'
                     : 'ok'
                   : (live?.status ?? 'running');
+              const child = childOf(call);
               return (
                 <ToolCard
                   key={call.id ?? position}
@@ -111,9 +114,9 @@ export function MessageList({
                   args={call.args}
                   status={status}
                   result={result === undefined ? live?.result : textOf(result)}
-                  child={childOf(call)}
-                  connection={connection}
-                />
+                >
+                  {child !== undefined && <ChildCard {...child} connection={connection} />}
+                </ToolCard>
               );
             })}
           </article>
@@ -127,4 +130,40 @@ export function MessageList({
 export function liveToolCalls(messages: Message[], activity: RunActivity) {
   const known = new Set(messages.flatMap((message) => toolCallsOf(message).map((call) => call.id)));
   return Object.values(activity.tools).filter((tool) => !known.has(tool.id));
+}
+
+/** A sub-agent: its own thread, read when the card is opened. */
+function ChildCard({
+  threadId,
+  status,
+  connection,
+}: {
+  threadId: string;
+  status: string;
+  connection: Connection;
+}) {
+  const [messages, setMessages] = useState<Message[] | undefined>();
+  const [problem, setProblem] = useState<string | undefined>();
+  const load = () => {
+    connection.client.threads
+      .getState<{ messages?: Message[] }>(threadId)
+      .then((state) => setMessages(state.values.messages ?? []))
+      .catch((error: unknown) => setProblem(readableError(error)));
+  };
+  return (
+    <details
+      className="child-card"
+      onToggle={(event) => {
+        if ((event.target as HTMLDetailsElement).open) load();
+      }}
+    >
+      <summary>
+        Sub-agent <code>{threadId}</code> {status === '' ? '' : `· ${status}`}
+      </summary>
+      {problem !== undefined && <p className="problem">{problem}</p>}
+      {messages !== undefined && (
+        <MessageList messages={messages} connection={connection} threadId={threadId} />
+      )}
+    </details>
+  );
 }

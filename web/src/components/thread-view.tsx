@@ -97,7 +97,6 @@ export function ThreadView(props: ThreadViewProps) {
             args={tool.args}
             status={tool.status}
             result={tool.result}
-            connection={connection}
           />
         ))}
         {waiting.map((decision) => (

@@ -1,13 +1,10 @@
 /**
- * A tool call as a card: its name, arguments (a `bash` call as `$ command`), result and state; a
- * sub-agent's thread nested in it. Results are text, never markup.
+ * A tool call as a card: its name, arguments (a `bash` call as `$ command`), result and state;
+ * what the caller nests in it (a sub-agent's thread, from the message list). Results are text,
+ * never markup.
  */
-import type { Message } from '@langchain/langgraph-sdk';
-import { useState } from 'react';
-import type { Connection } from '../keel-api';
-import { readableError } from '../keel-api';
+import type { ReactNode } from 'react';
 import type { ToolStatus } from '../run-activity';
-import { MessageList } from './message-list';
 
 export type CardStatus = ToolStatus | 'waiting';
 
@@ -23,12 +20,11 @@ export interface ToolCardProps {
   args: Record<string, unknown>;
   status: CardStatus;
   result?: string | undefined;
-  /** The sub-agent's thread, for a `spawn_agent` call. */
-  child?: { threadId: string; status: string } | undefined;
-  connection: Connection;
+  /** Shown inside the card, under the result: a `spawn_agent` call's sub-agent thread. */
+  children?: ReactNode;
 }
 
-export function ToolCard({ name, args, status, result, child, connection }: ToolCardProps) {
+export function ToolCard({ name, args, status, result, children }: ToolCardProps) {
   // A long output scrolls inside its card rather than pushing the conversation away.
   const long = result !== undefined && result.length > 600;
   return (
@@ -55,43 +51,7 @@ export function ToolCard({ name, args, status, result, child, connection }: Tool
           {result}
         </pre>
       )}
-      {child !== undefined && <ChildCard {...child} connection={connection} />}
+      {children}
     </section>
-  );
-}
-
-/** A sub-agent: its own thread, read when the card is opened. */
-function ChildCard({
-  threadId,
-  status,
-  connection,
-}: {
-  threadId: string;
-  status: string;
-  connection: Connection;
-}) {
-  const [messages, setMessages] = useState<Message[] | undefined>();
-  const [problem, setProblem] = useState<string | undefined>();
-  const load = () => {
-    connection.client.threads
-      .getState<{ messages?: Message[] }>(threadId)
-      .then((state) => setMessages(state.values.messages ?? []))
-      .catch((error: unknown) => setProblem(readableError(error)));
-  };
-  return (
-    <details
-      className="child-card"
-      onToggle={(event) => {
-        if ((event.target as HTMLDetailsElement).open) load();
-      }}
-    >
-      <summary>
-        Sub-agent <code>{threadId}</code> {status === '' ? '' : `· ${status}`}
-      </summary>
-      {problem !== undefined && <p className="problem">{problem}</p>}
-      {messages !== undefined && (
-        <MessageList messages={messages} connection={connection} threadId={threadId} />
-      )}
-    </details>
   );
 }
