@@ -10,9 +10,11 @@
  *   workflows/core/                         the pure reducer: common/ only
  *   workflows/ (the rest)                   the interpreter, agents, small workflows: common/, core
  *   codec/, telemetry/, platform/           Node-side services below every process: common/
- *                                           (platform/: the Temporal connection, the package's
- *                                           own files, the outbound address policy)
- *   store/                                  the Store's database and sealing: common/, codec/
+ *                                           (platform/: the configuration, the Temporal
+ *                                           connection, the package's own files, addresses and
+ *                                           host lists, the paged transcript reader)
+ *   store/                                  the Store's database and sealing: common/, codec/,
+ *                                           platform/
  *   activities/                             the worker's I/O: common/, telemetry/, codec/, store/,
  *                                           platform/
  *   worker/, api/                           the two processes: anything below, never each other;
@@ -94,10 +96,10 @@ module.exports = {
     ),
     notUp(
       'store-imports-only-common-and-codec',
-      "store/ is the Store's database and sealing, which the API and the worker's memory tools share: it stands on common/ and codec/ (Keel's keys).",
+      "store/ is the Store's database and sealing, which the API and the worker's memory tools share: it stands on common/, platform/ (its configuration) and codec/ (Keel's keys).",
       '^store/',
       folders([
-        ...productFolders.filter((name) => !['common', 'codec', 'store'].includes(name)),
+        ...productFolders.filter((name) => !['common', 'codec', 'platform', 'store'].includes(name)),
         ...users,
         'web',
       ]),

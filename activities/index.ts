@@ -1,6 +1,6 @@
 /** Builds the activity implementations a worker registers, from its configuration. */
 import type { KeelActivities } from '../common/activities';
-import type { KeelConfig } from '../common/config';
+import type { KeelConfig } from '../platform/config';
 import { createCallModel } from './call-model';
 import { checkWorker } from './check-worker';
 import type { StepMessagesReader } from './model-messages';

@@ -12,7 +12,7 @@ import type { Client } from '@temporalio/client';
 import type { AppendedMessages, CallModelInput } from '../common/activities';
 import { FailureType } from '../common/failures';
 import { getStepMessagesQuery, readPageChars } from '../common/messages';
-import { KeptMessages, readPages, type HeldMessages } from '../common/paged-reader';
+import { KeptMessages, readPages, type HeldMessages } from '../platform/paged-reader';
 import type { ModelMessage } from '../common/transcript';
 import { failure } from './errors';
 

@@ -2,7 +2,7 @@
 import express, { type Express } from 'express';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { KeelConfig } from '../common/config';
+import type { KeelConfig } from '../platform/config';
 import { ApiMetrics } from '../telemetry/api-metrics';
 import { authenticate } from './auth';
 import { cors } from './cors';
@@ -18,7 +18,7 @@ import { methodGate, route } from './contract';
 import { ApiError, errorMiddleware } from './errors';
 import { listingClient } from './listing-client';
 import { openApiDocument, openApiOperation } from './openapi';
-import { formatHostEntry } from '../common/network-hosts';
+import { formatHostEntry } from '../platform/network-hosts';
 import { operations } from './operations';
 import { activeRunRoutes } from './routes/active-runs';
 import { approvalRoutes } from './routes/approvals';

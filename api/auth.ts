@@ -6,7 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import type { ApiToken } from '../common/config';
+import type { ApiToken } from '../platform/config';
 import { ApiError } from './errors';
 
 // The default agent's A2A card: discovery reads it before it has a token (decision 0445).

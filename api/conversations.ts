@@ -18,10 +18,10 @@ import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
-import type { KeelConfig } from '../common/config';
+import type { KeelConfig } from '../platform/config';
 import * as messages from '../common/messages';
 import { isTerminal, MultitaskStrategy, queuedRun, type Run } from '../common/run';
-import { formatHostEntry, notCoveredBy, parseHostEntry, type HostEntry } from '../common/network-hosts';
+import { formatHostEntry, notCoveredBy, parseHostEntry, type HostEntry } from '../platform/network-hosts';
 import { searchAttributes } from '../common/search-attributes';
 import { ThreadStatus, type Thread, type ThreadConfig } from '../common/thread';
 

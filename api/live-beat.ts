@@ -11,8 +11,8 @@ import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { loadEncryptionKeys } from '../codec/keys';
 import { LiveTextKeys } from '../codec/live-text-token';
-import type { KeelConfig } from '../common/config';
-import { refusedLiveUrl, type LiveWorkerEntry } from '../common/live-workers';
+import type { KeelConfig } from '../platform/config';
+import { refusedLiveUrl, type LiveWorkerEntry } from '../platform/live-workers';
 import { pendingModelCall, runningAttempt } from './live-text-reader';
 
 /** A worker answers a beat request at once; past this the slow beat will do. */

@@ -10,8 +10,8 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { loadEncryptionKeys } from '../codec/keys';
 import { LiveTextKeys } from '../codec/live-text-token';
-import type { KeelConfig } from '../common/config';
-import { refusedLiveUrl, type LiveWorkerEntry } from '../common/live-workers';
+import type { KeelConfig } from '../platform/config';
+import { refusedLiveUrl, type LiveWorkerEntry } from '../platform/live-workers';
 import { withCallSignal } from './call-signal';
 
 /** A piece of an attempt's text, and the text's length once it is appended. */

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { idPattern, limits } from '../common/limits';
 import { ModelProvider, modelNamePattern, qualifyModel } from '../common/model-spec';
-import { parseHostEntry } from '../common/network-hosts';
+import { parseHostEntry } from '../platform/network-hosts';
 import type { UserContent } from '../common/transcript';
 
 export const id = z

@@ -7,7 +7,7 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { getTranscriptPageQuery, readPageChars, type TranscriptPage } from '../common/messages';
-import { type HeldMessages, KeptMessages, readPages } from '../common/paged-reader';
+import { type HeldMessages, KeptMessages, readPages } from '../platform/paged-reader';
 import { sequenceOf, type Message } from '../common/transcript';
 
 /** Reads that found the transcript rewritten under them before giving up. */

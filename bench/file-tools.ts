@@ -13,7 +13,7 @@ import { readFileTool } from '../activities/tools/files';
 import type { ToolContext } from '../activities/tools/registry';
 import { Sandbox } from '../activities/tools/sandbox';
 import { workspaceFor } from '../activities/tools/workspace';
-import { parseConfig } from '../common/config';
+import { parseConfig } from '../platform/config';
 
 async function perCall(name: string, count: number, once: () => Promise<unknown>): Promise<void> {
   for (let warm = 0; warm < 3; warm++) await once();

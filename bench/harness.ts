@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import { keelDataConverter } from '../codec/data-converter';
-import { parseConfig } from '../common/config';
+import { parseConfig } from '../platform/config';
 import { type DevServer, startDevServer } from '../launch/dev-server';
 import { ensureTemporalCli, temporalCliVersion } from '../launch/temporal-cli';
 import { buildWorkflowBundle } from '../worker/bundle';

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../activities';
 import type { CallModelInput, CallModelResult, KeelActivities, RunToolInput } from '../common/activities';
-import type { KeelConfig } from '../common/config';
+import type { KeelConfig } from '../platform/config';
 import type { ToolOutcome } from '../common/tools';
 import type { KeelEvent } from '../common/events';
 import { reduce } from '../workflows/core/reducer';

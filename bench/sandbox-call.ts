@@ -20,7 +20,7 @@ import { runCommand } from '../activities/tools/command-runner';
 import type { ToolContext } from '../activities/tools/registry';
 import { Sandbox, type SandboxedCommand } from '../activities/tools/sandbox';
 import { workspaceFor } from '../activities/tools/workspace';
-import { parseConfig } from '../common/config';
+import { parseConfig } from '../platform/config';
 
 const options = new Command()
   .option('--calls <n>', 'calls per variant', '200')

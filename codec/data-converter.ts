@@ -5,7 +5,7 @@
  * first (decision 0250): the codecs run in order on encode, in reverse on decode.
  */
 import type { DataConverter } from '@temporalio/common';
-import type { EncryptionConfig } from '../common/config';
+import type { EncryptionConfig } from '../platform/config';
 import { AesGcmCodec, type EncryptionKey } from './aes-gcm-codec';
 import { loadEncryptionKeys } from './keys';
 import { ZlibCodec } from './zlib-codec';

@@ -13,7 +13,7 @@ import {
   parseEncryptionKeys,
   type EncryptionConfig,
   type EncryptionKeySpec,
-} from '../common/config';
+} from '../platform/config';
 import type { EncryptionKey } from './aes-gcm-codec';
 
 /** Decodes a key that the configuration already validated (base64 or hex, 32 bytes). */

@@ -1,7 +1,8 @@
 import type { ThreadSummary } from './thread';
 import { zeroUsage, type Usage } from './usage';
 import type { FailureType } from './failures';
-import type { SubmitInput } from './messages';
+import type { ThreadConfig } from './thread';
+import type { UserContent } from './transcript';
 import type { RunQuota } from './quota';
 
 export const RunStatus = {
@@ -156,4 +157,35 @@ export function queuedRun(
     ...(firstEventOffset === undefined ? {} : { first_event_offset: firstEventOffset }),
     ...(input.quota === undefined ? {} : { quota: input.quota }),
   };
+}
+
+export interface SubmitInput {
+  run_id: string;
+  assistant_id: string;
+  content: UserContent[];
+  multitask_strategy: MultitaskStrategy;
+  metadata: Record<string, unknown>;
+  /** Overrides the thread's model for this run. */
+  model?: string;
+  /** The run's assistant's settings: the thread's configuration from this run on. */
+  config?: ThreadConfig;
+  webhook?: string;
+  continuation_of?: string;
+  /**
+   * The stream modes the run was created with (`runs/stream`), kept on the run so that a join
+   * naming none streams the run's own, as LangGraph does: LangGraph mode names, or `["keel"]`.
+   */
+  stream_mode?: readonly string[];
+  /**
+   * Fork: the run goes on from this earlier checkpoint (a message id ending a committed step, or
+   * `start`) instead of the newest; what came after is kept as an earlier branch.
+   */
+  checkpoint_id?: string;
+  /**
+   * `false`: the caller wants the run's answer, not its text token by token (`runs/wait`), so its
+   * model calls stream no deltas (and so may run as local activities: see the interpreter).
+   */
+  deltas?: false;
+  /** Admitted against its owner's quota, with this share to spend (decision 0440). */
+  quota?: RunQuota;
 }

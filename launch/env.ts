@@ -4,7 +4,7 @@
  */
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { ConfigError, parseConfig, type KeelConfig } from '../common/config';
+import { ConfigError, parseConfig, type KeelConfig } from '../platform/config';
 import { traceIds } from '../telemetry/tracing';
 
 export { ConfigError };

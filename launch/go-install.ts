@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { KeelConfig } from '../common/config';
+import type { KeelConfig } from '../platform/config';
 
 /** Reports what a long build is doing: called with a line now and then. */
 export type Progress = (line: string) => void;

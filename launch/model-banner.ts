@@ -3,7 +3,7 @@
  * variable that chose it — plus what is missing for it to work. It never tells a user to set
  * what is already set.
  */
-import { defaultAnthropicModel, type KeelConfig } from '../common/config';
+import { defaultAnthropicModel, type KeelConfig } from '../platform/config';
 
 export function modelBanner(config: Pick<KeelConfig, 'model' | 'providers'>): string {
   const model = config.model.default;

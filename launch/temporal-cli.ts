@@ -4,7 +4,7 @@
  * (Later CLI versions carry a `replace` directive, which `go install` refuses.)
  */
 import path from 'node:path';
-import type { KeelConfig } from '../common/config';
+import type { KeelConfig } from '../platform/config';
 import { GoBuildUnavailable, goInstall, isExecutable, onPath, type Progress } from './go-install';
 
 export type { Progress };

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describeSandbox } from '../activities/tools/bash';
 import { Sandbox } from '../activities/tools/sandbox';
 import { stopCommandRunner } from '../activities/tools/command-runner';
-import { temporalAddress, type KeelConfig } from '../common/config';
+import { temporalAddress, type KeelConfig } from '../platform/config';
 import { loadEncryptionKeys } from '../codec/keys';
 import { buildWorkflowBundle } from '../worker/bundle';
 import { waitForTemporal } from './dev-server';

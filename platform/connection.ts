@@ -3,7 +3,7 @@
  * connection are built from (TLS files are read here, once, by whoever launches the process).
  */
 import { readFileSync } from 'node:fs';
-import { temporalAddress, type KeelConfig } from '../common/config';
+import { temporalAddress, type KeelConfig } from './config';
 
 export interface TemporalConnectionOptions {
   address: string;

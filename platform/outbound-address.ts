@@ -9,7 +9,7 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { canonicalHost, specialAddress, specialName } from '../common/network-address';
+import { canonicalHost, specialAddress, specialName } from './network-address';
 
 /**
  * Why `address` (an IP literal, in any form) must not be reached, or undefined when it may: the

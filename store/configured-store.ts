@@ -1,7 +1,7 @@
 /** The Store a process's configuration names: its database, Keel's keys, its embeddings provider. */
 import { loadEncryptionKeys } from '../codec/keys';
 import type { EncryptionKey } from '../codec/aes-gcm-codec';
-import type { KeelConfig } from '../common/config';
+import type { KeelConfig } from '../platform/config';
 import { createEmbedder } from './embeddings';
 import { Store } from './store';
 

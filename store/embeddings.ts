@@ -2,7 +2,7 @@
  * The Store's embeddings (decision 0451): texts to vectors through Ollama's `POST /api/embed` or
  * an OpenAI-compatible `POST /v1/embeddings`, and the cosine similarity a search ranks by.
  */
-import type { EmbeddingsConfig } from '../common/config';
+import type { EmbeddingsConfig } from '../platform/config';
 import { StoreError } from './errors';
 
 /** Texts to vectors, in order. */

@@ -4,7 +4,7 @@
  * database the configuration names. The database and the keys are opened at the first call, so
  * an API that never serves the store never opens either.
  */
-import type { StoreConfig } from '../common/config';
+import type { StoreConfig } from '../platform/config';
 import type { EncryptionKey } from '../codec/aes-gcm-codec';
 import { PayloadDecryptionError } from '../codec/errors';
 import { StoreError } from './errors';

@@ -15,7 +15,7 @@ import {
   NoopSpanProcessor,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import type { TracingConfig } from '../common/telemetry-config';
+import type { TracingConfig } from '../platform/telemetry-config';
 
 /** The instrumentation scope of Keel's own spans. */
 export const tracerName = 'keel';

@@ -13,7 +13,7 @@ import { hostname, networkInterfaces, type NetworkInterfaceInfo } from 'node:os'
 import type { EncryptionKey } from '../codec/aes-gcm-codec';
 import { LiveTextKeys } from '../codec/live-text-token';
 import { LiveTextHub, type LiveCallKey } from '../activities/live-text';
-import type { TokenChannelConfig } from '../common/config';
+import type { TokenChannelConfig } from '../platform/config';
 
 /** How long a request waits for an attempt the server already reports started to register. */
 const registrationWaitMs = 2_000;

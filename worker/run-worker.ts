@@ -13,7 +13,7 @@ import { stopCommandRunner } from '../activities/tools/command-runner';
 import { Sandbox } from '../activities/tools/sandbox';
 import { keelDataConverter } from '../codec/data-converter';
 import { loadEncryptionKeys } from '../codec/keys';
-import type { KeelConfig } from '../common/config';
+import type { KeelConfig } from '../platform/config';
 import type { TemporalConnectionOptions } from '../platform/connection';
 import { freeLoopbackPort, startMetricsServer, type MetricsServer } from '../telemetry/metrics-server';
 import { startTracing } from '../telemetry/tracing';

@@ -1,5 +1,5 @@
 /** Chooses and caches the model client for a `provider:model` spec. */
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import type { ModelSpec } from '../../common/model-spec';
 import { failure } from '../errors';
 import { AnthropicModel } from './anthropic';

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { memoryNamespace, memoryToolSource } from '../../common/memory';
+import { memoryNamespace, memoryToolSource } from '../../platform/memory';
 import type { ToolOutcome } from '../../common/tools';
 import { StoreError } from '../../store/errors';
 import type { ApiSearchItem } from '../../store/store';

@@ -15,8 +15,8 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { canonicalHost, specialAddress } from '../../common/network-address';
-import { allowsHost, namesExactly, type HostEntry } from '../../common/network-hosts';
+import { canonicalHost, specialAddress } from '../../platform/network-address';
+import { allowsHost, namesExactly, type HostEntry } from '../../platform/network-hosts';
 
 export interface NetworkProxy {
   /** The proxy's socket on the host. */

@@ -4,8 +4,8 @@
  */
 import { z } from 'zod';
 import type { ToolDescriptor, ToolFlags, ToolOutcome, ToolSchema } from '../../common/tools';
-import type { HostEntry } from '../../common/network-hosts';
-import { memoryToolSource } from '../../common/memory';
+import type { HostEntry } from '../../platform/network-hosts';
+import { memoryToolSource } from '../../platform/memory';
 import type { Store } from '../../store/store';
 import type { Sandbox } from './sandbox';
 

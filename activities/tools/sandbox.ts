@@ -13,8 +13,8 @@
 import { lstat, mkdtemp, readlink, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { SandboxConfig } from '../../common/config';
-import { coveredBy, parseHostEntry, type HostEntry } from '../../common/network-hosts';
+import type { SandboxConfig } from '../../platform/config';
+import { coveredBy, parseHostEntry, type HostEntry } from '../../platform/network-hosts';
 import { runCommand, type DiskGuard, type SandboxedCommand } from './command-runner';
 import { diskRoomFor } from './disk-room';
 import { WorkspaceOwners } from './sandbox-uid';

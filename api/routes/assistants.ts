@@ -1,5 +1,5 @@
 /** Assistants over HTTP, as LangGraph's SDKs call them; each operation is declared once (api/contract.ts). */
-import type { HostEntry } from '../../common/network-hosts';
+import type { HostEntry } from '../../platform/network-hosts';
 import { grantNetworkHosts } from '../conversations';
 import { randomUUID } from 'node:crypto';
 import { Router, type Request } from 'express';

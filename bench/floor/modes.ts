@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { startDevServer } from '../../launch/dev-server';
 import { ensureTemporalCli } from '../../launch/temporal-cli';
 import { spawnNode } from '../harness';

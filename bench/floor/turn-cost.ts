@@ -33,7 +33,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { startDevServer } from '../../launch/dev-server';
 import { ensureTemporalCli } from '../../launch/temporal-cli';
 import { freePort, spawnNode } from '../harness';

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { allPorts, clusterPorts, portsInUse, type TemporalService } from '../../launch/cluster/ports';
 import { TemporalCluster } from '../../launch/cluster/temporal-cluster';
 import { freePort, type KeelProcess, spawnNode, type System } from '../harness';

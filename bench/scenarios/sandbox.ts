@@ -10,7 +10,7 @@ import { bashTool } from '../../activities/tools/bash';
 import type { ToolContext } from '../../activities/tools/registry';
 import { Sandbox } from '../../activities/tools/sandbox';
 import { workspaceFor } from '../../activities/tools/workspace';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { progress } from '../progress';
 import type { ScenarioResult } from '../report';
 import { showSpread, spread } from '../stats';

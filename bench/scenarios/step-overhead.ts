@@ -10,7 +10,7 @@
  * sandbox and calls a model, the floor's activities do nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { workflowIdFor } from '../../common/thread';
 import { type System, spawnNode } from '../harness';
 import { turnSpans, workflowSpan } from '../history-spans';

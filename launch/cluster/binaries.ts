@@ -5,7 +5,7 @@
  * as the dev server (CLI v1.5.1 embeds server v1.29.1 and UI v2.42.1) and docker-compose.yml.
  */
 import path from 'node:path';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import { goInstall, isExecutable, type Progress } from '../go-install';
 
 export const temporalServerVersion = '1.29.1';

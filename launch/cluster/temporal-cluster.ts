@@ -10,7 +10,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import { waitForTemporal } from '../dev-server';
 import type { Progress } from '../go-install';
 import { Supervised } from '../supervisor';

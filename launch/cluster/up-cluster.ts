@@ -10,7 +10,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import { guardedInterceptors } from '../../api/grpc-closed-guard';
 import { loadEncryptionKeys } from '../../codec/keys';
 import { childProcessEnvironment, createLogger } from '../env';

@@ -15,7 +15,7 @@ import { createActivities } from '../../activities';
 import type { RunningApi } from '../../api/server';
 import { type DevServer, startDevServer } from '../../launch/dev-server';
 import { loadDataConverter } from '../../codec/data-converter';
-import { type KeelConfig, parseConfig } from '../../common/config';
+import { type KeelConfig, parseConfig } from '../../platform/config';
 import { workflowIdFor } from '../../common/thread';
 import { createKeelWorker } from '../../worker/create-worker';
 import { call, freePort, startTestApi, userInput } from '../helpers/api';

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
 import pino from 'pino';
 import { startApi, type RunningApi } from '../../api/server';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { chromiumPath } from '../web/browser';
 import { apiHarness, call, userInput } from '../helpers/api';
 

@@ -1,6 +1,6 @@
 /** `/info` says when the bash tool runs unconfined, so an operator's dashboard can show it. */
 import { Client, Connection } from '@temporalio/client';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { call, startTestApi } from '../helpers/api';
 import { guardedInterceptors } from '../../api/grpc-closed-guard';
 

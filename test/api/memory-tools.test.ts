@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
 import { loadEncryptionKeys } from '../../codec/keys';
-import { memoryNamespace } from '../../common/memory';
+import { memoryNamespace } from '../../platform/memory';
 import { rememberTool } from '../../activities/tools/memory';
 import type { ToolContext } from '../../activities/tools/registry';
 import { Store } from '../../store/store';

@@ -5,7 +5,7 @@
  * Anthropic server, so a failed attempt and a worker killed mid-call can be staged.
  */
 import { randomUUID } from 'node:crypto';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import { startFakeAnthropic, toolUsingResponder, type FakeAnthropic } from '../fakes/anthropic-server';
 import { call, freePort, userInput } from '../helpers/api';
 import { startCollector, type Collector, type StoredSpan } from '../helpers/otel-collector';

@@ -10,7 +10,7 @@ import { Conversations } from '../../api/conversations';
 import { ApiError } from '../../api/errors';
 import type { RunningApi } from '../../api/server';
 import { threadRef } from '../../api/thread-ref';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import type { Run } from '../../common/run';
 import { call, startTestApi, userInput } from '../helpers/api';
 import {

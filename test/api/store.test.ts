@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { Client } from '@langchain/langgraph-sdk';
 import type { RunningApi } from '../../api/server';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import { call, startTestApi } from '../helpers/api';
 import { ensurePythonSdk, hasPython } from '../helpers/python-sdk';
 import { closeTestClient, eventually, testClient, testConfig } from '../helpers/temporal';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EventSource, type FetchLike } from 'eventsource';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import type { Run } from '../../common/run';
 import { call, freePort, userInput } from '../helpers/api';
 import { deltaText, durable, idsIncrease, readSse, type SseEvent } from '../helpers/sse';

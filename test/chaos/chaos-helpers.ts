@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import type { Message } from '../../common/transcript';
 import { randomUUID } from 'node:crypto';
 import {

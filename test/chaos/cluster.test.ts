@@ -18,7 +18,7 @@ import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import pino from 'pino';
 import { startApi } from '../../api/server';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
 import { call } from '../helpers/api';
 import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';

@@ -9,7 +9,7 @@ import { ExtensionHost } from '../../activities/extensions';
 import { ToolRegistry } from '../../activities/tools';
 import type { ToolContext } from '../../activities/tools/registry';
 import { Sandbox } from '../../activities/tools/sandbox';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { eventually } from '../helpers/temporal';
 import { alive } from './chaos-helpers';
 

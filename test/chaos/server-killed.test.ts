@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer, type DevServer } from '../../launch/dev-server';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server';
 import { lastAnswer, TestConversation, toolResults } from '../helpers/conversation';
 import { testDataConverter } from '../helpers/encryption';

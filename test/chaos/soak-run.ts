@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import { startApi } from '../../api/server';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { startFakeAnthropic } from '../fakes/anthropic-server';
 import { call } from '../helpers/api';
 import { TestConversation, toolResults } from '../helpers/conversation';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../../launch/dev-server';
 import { ensureTemporalCli } from '../../launch/temporal-cli';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { buildWorkflowBundle } from '../../worker/bundle';
 import { testDataConverter } from '../helpers/encryption';
 import { runSoak, soakClean, type Disruption } from './soak-run';

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import * as messages from '../../common/messages';
 import { threadIdOf, workflowIdFor } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';

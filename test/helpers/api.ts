@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { createServer } from 'node:net';
 import pino from 'pino';
 import { startApi, type RunningApi } from '../../api/server';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import { closeTestClient, testClient, testConfig } from './temporal';
 import { workerHarness, type WorkerHarness } from './worker-harness';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';

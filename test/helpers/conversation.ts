@@ -4,7 +4,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { isStall } from '../../api/intake';
 import { waitForRun } from '../../api/run-waiter';
 import { unscopedRef } from '../../api/thread-ref';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
 import type { Thread, ThreadConfig } from '../../common/thread';

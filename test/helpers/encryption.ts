@@ -5,7 +5,7 @@
 import type { DataConverter, Payload } from '@temporalio/common';
 import { keelDataConverter } from '../../codec/data-converter';
 import { decodeKey } from '../../codec/keys';
-import { type EncryptionKeySpec, parseEncryptionKeys } from '../../common/config';
+import { type EncryptionKeySpec, parseEncryptionKeys } from '../../platform/config';
 
 export const testEncryptionKeys = 'test-1:U5YOVoSAFkh0CekirBzDvwGy5KoOsJxQD/RphhaSMvI=';
 

@@ -11,7 +11,7 @@ import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/clie
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../../activities';
 import type { KeelActivities } from '../../common/activities';
-import { type KeelConfig, parseConfig } from '../../common/config';
+import { type KeelConfig, parseConfig } from '../../platform/config';
 import { keelDataConverter } from '../../codec/data-converter';
 import { loadEncryptionKeys } from '../../codec/keys';
 import { startLiveTextChannel, type LiveTextChannel } from '../../worker/live-text-server';

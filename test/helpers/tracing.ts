@@ -10,7 +10,7 @@ import type { SerializableSpan } from '@temporalio/interceptors-opentelemetry/li
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { loadDataConverter } from '../../codec/data-converter';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import type { Tracing } from '../../telemetry/tracing';
 import { WorkerMetrics } from '../../telemetry/worker-metrics';
 import { codeForWorker } from '../../worker/workflow-bundle';

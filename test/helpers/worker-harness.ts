@@ -5,7 +5,7 @@
  * `fleetHarness` is the same for tests of real worker processes (chaos tests).
  */
 import type { Client } from '@temporalio/client';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import {
   closeTestClient,
   startTestWorker,

@@ -16,7 +16,7 @@ import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { AgentInput, AgentResult } from '../../common/agents';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { workflowIdFor } from '../../common/thread';
 import { startDevServer } from '../../launch/dev-server';
 import { ensureTemporalCli } from '../../launch/temporal-cli';

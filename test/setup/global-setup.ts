@@ -6,7 +6,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { ensureTemporalCli } from '../../launch/temporal-cli';
 import { buildWorkflowBundle } from '../../worker/bundle';
 

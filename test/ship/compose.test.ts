@@ -11,8 +11,8 @@ import { readFile } from 'node:fs/promises';
 import type { NetworkInterfaceInfo } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { parseConfig } from '../../common/config';
-import { refusedLiveUrl } from '../../common/live-workers';
+import { parseConfig } from '../../platform/config';
+import { refusedLiveUrl } from '../../platform/live-workers';
 import { reachableHost } from '../../worker/live-text-server';
 import { repositoryRoot, run } from '../helpers/shipping';
 

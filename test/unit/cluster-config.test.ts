@@ -1,7 +1,7 @@
 import { chmod, mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { allSearchAttributes } from '../../common/search-attributes';
 import {
   cachedBinaryPath,

@@ -1,4 +1,4 @@
-import { ConfigError, parseConfig } from '../../common/config';
+import { ConfigError, parseConfig } from '../../platform/config';
 
 describe('configuration', () => {
   it('defaults to the offline scripted model, loopback and the dev server', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 
 /** Every variable the configuration check reads, learned by handing it an environment that records each read. */
 function variablesRead(): Set<string> {

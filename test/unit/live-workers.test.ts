@@ -4,8 +4,8 @@ import {
   parseLiveWorkerEntry,
   parseLiveWorkers,
   refusedLiveUrl,
-} from '../../common/live-workers';
-import { parseConfig } from '../../common/config';
+} from '../../platform/live-workers';
+import { parseConfig } from '../../platform/config';
 import { reachableHost } from '../../worker/live-text-server';
 
 describe('the worker addresses an API reads live text from', () => {

@@ -1,6 +1,6 @@
 /** The `Model` line of `npm start`'s banner tells which model runs, and why, for each way it is chosen. */
 import { modelBanner } from '../../launch/model-banner';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 
 const banner = (env: Record<string, string>) => modelBanner(parseConfig(env, '/tmp'));
 

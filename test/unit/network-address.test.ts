@@ -1,4 +1,4 @@
-import { canonicalHost, specialAddress, specialHost } from '../../common/network-address';
+import { canonicalHost, specialAddress, specialHost } from '../../platform/network-address';
 import { bypassForms } from '../helpers/bypass-forms';
 
 describe('canonical hosts', () => {

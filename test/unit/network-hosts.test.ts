@@ -5,7 +5,7 @@ import {
   notCoveredBy,
   parseHostEntry,
   type HostEntry,
-} from '../../common/network-hosts';
+} from '../../platform/network-hosts';
 
 const entries = (...raw: string[]): HostEntry[] => raw.map((entry) => parseHostEntry(entry) as HostEntry);
 

@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { parseHostEntry, type HostEntry } from '../../common/network-hosts';
+import { parseHostEntry, type HostEntry } from '../../platform/network-hosts';
 import { resolveAllowed, startNetworkProxy, type NetworkProxy } from '../../activities/tools/network-proxy';
 import { bypassForms } from '../helpers/bypass-forms';
 

@@ -1,4 +1,4 @@
-import { KeptMessages, type MessagePage, readPages } from '../../common/paged-reader';
+import { KeptMessages, type MessagePage, readPages } from '../../platform/paged-reader';
 
 /** A transcript a reader pages through: `pageSize` messages a page, under `revision`. */
 function transcript(messages: string[], revision: string, pageSize = 2) {

@@ -6,7 +6,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { AesGcmCodec, type EncryptionKey } from '../../codec/aes-gcm-codec';
 import { EncryptionKeyUnknownError, PayloadDecryptionError } from '../../codec/errors';
 import { loadEncryptionKeys } from '../../codec/keys';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 
 const key = (id: string): EncryptionKey => ({ id, key: randomBytes(32) });
 const payload = (value: unknown) => defaultPayloadConverter.toPayload(value);

@@ -1,6 +1,6 @@
 import { createModelClients } from '../../activities/model/clients';
 import { TextToolsFallback } from '../../activities/model/text-tools';
-import { ConfigError, parseConfig } from '../../common/config';
+import { ConfigError, parseConfig } from '../../platform/config';
 
 describe('provider configuration', () => {
   it('defaults the stall timeout to 90 s and reads KEEL_MODEL_STALL_TIMEOUT_S', () => {

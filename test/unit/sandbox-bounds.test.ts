@@ -5,7 +5,7 @@ import { bashTool } from '../../activities/tools/bash';
 import { withoutHostPaths } from '../../activities/tools/host-paths';
 import { Sandbox } from '../../activities/tools/sandbox';
 import { workspaceFor } from '../../activities/tools/workspace';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 
 async function sandboxWith(env: Record<string, string>): Promise<{ sandbox: Sandbox; workspace: string }> {
   const dataDir = await mkdtemp(path.join(process.env.KEEL_TEST_DIR ?? os.tmpdir(), 'bounds-'));

@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { bashTool } from '../../activities/tools/bash';
 import type { ToolContext } from '../../activities/tools/registry';
 import { Sandbox } from '../../activities/tools/sandbox';

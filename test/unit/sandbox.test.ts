@@ -8,7 +8,7 @@ import { writeFileTool } from '../../activities/tools/files';
 import type { ToolContext } from '../../activities/tools/registry';
 import { Sandbox, sandboxWorkspace } from '../../activities/tools/sandbox';
 import { workspaceFor } from '../../activities/tools/workspace';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 
 jest.setTimeout(60_000);
 

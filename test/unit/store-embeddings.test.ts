@@ -9,7 +9,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { EncryptionKey } from '../../codec/aes-gcm-codec';
-import { parseConfig, type EmbeddingsConfig } from '../../common/config';
+import { parseConfig, type EmbeddingsConfig } from '../../platform/config';
 import { createEmbedder } from '../../store/embeddings';
 import { Store } from '../../store/store';
 import { fakeEmbedding, startEmbeddingsFake, type EmbeddingsFake } from '../fakes/embeddings-server';

@@ -12,7 +12,7 @@ import Database from 'libsql';
 import type { EncryptionKey } from '../../codec/aes-gcm-codec';
 import { StoreError } from '../../store/errors';
 import { Store } from '../../store/store';
-import { parseStoreUrl } from '../../common/config';
+import { parseStoreUrl } from '../../platform/config';
 
 const key = (id: string): EncryptionKey => ({ id, key: randomBytes(32) });
 const minute = 60_000;

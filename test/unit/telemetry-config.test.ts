@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
-import { ConfigError, parseConfig } from '../../common/config';
+import { ConfigError, parseConfig } from '../../platform/config';
 import { createLogger } from '../../launch/env';
 import { parsePrometheusText } from '../helpers/prometheus';
 

@@ -2,7 +2,7 @@ import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { startDevServer } from '../../launch/dev-server';
 import {
   cachedCliPath,

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { createRunTool } from '../../activities/run-tool';
 import { defineTool, ToolRegistry } from '../../activities/tools/registry';
 import { Sandbox } from '../../activities/tools/sandbox';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { limits } from '../../common/limits';
 import type { ToolOutcome } from '../../common/tools';
 

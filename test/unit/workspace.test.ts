@@ -37,7 +37,7 @@ import {
 import type { ToolContext } from '../../activities/tools/registry';
 import { Sandbox } from '../../activities/tools/sandbox';
 import { workspaceFor } from '../../activities/tools/workspace';
-import { parseConfig } from '../../common/config';
+import { parseConfig } from '../../platform/config';
 import { limits } from '../../common/limits';
 import { startExchanging } from '../helpers/exchange-racer';
 import { treeSnapshot } from '../helpers/tree-snapshot';

@@ -6,7 +6,7 @@
 import type { Page } from 'playwright-core';
 import pino from 'pino';
 import { startApi, type RunningApi } from '../../api/server';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import { call, freePort } from '../helpers/api';
 import { eventually, startTestWorker, testClient, testConfig } from '../helpers/temporal';
 import { workerHarness } from '../helpers/worker-harness';

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import type { CronRunInput } from '../../common/crons';
 import type { cronRunWorkflow } from '../../workflows/cron-run-workflow';
 import { TestConversation } from '../helpers/conversation';

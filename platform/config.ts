@@ -3,8 +3,8 @@
  * `process.env` once per process and hands the frozen result down; workflows never see it.
  */
 import { z } from 'zod';
-import type { QuotaLimits } from './quota';
-import { parseModelSpec } from './model-spec';
+import type { QuotaLimits } from '../common/quota';
+import { parseModelSpec } from '../common/model-spec';
 import {
   loopbackLiveWorkers,
   parseLiveWorkerEntry,
