@@ -84,7 +84,8 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   // Not awaited: a worker polls at once (a replacement after a crash should not wait), and the
   // bash tool awaits the same probe before its first command.
   void describeSandbox(sandbox, config.sandbox.network).then((state) => {
-    if (state.ok) logger.info({ sandbox: state.line }, 'commands run in a sandbox');
+    if (state.ok)
+      logger.info({ sandbox: state.line, isolation: sandbox.isolation }, 'commands run in a sandbox');
     else logger.warn({ sandbox: config.sandbox.mode }, state.line);
   });
   const registry = new ToolRegistry(builtinTools);
