@@ -25,8 +25,8 @@ RUN node dist/worker/bundle.js --out dist/workflow-bundle.js
 FROM node:20-bookworm-slim
 WORKDIR /app
 # bash runs the agent's shell commands inside bubblewrap (docs/decisions/0080); ca-certificates
-# for HTTPS to model providers. The sandbox makes namespaces, which Docker's default seccomp and
-# AppArmor profiles refuse: docker-compose.yml says what the worker container is given instead.
+# for HTTPS to model providers. The sandbox makes user namespaces, which Docker's default seccomp
+# and AppArmor profiles refuse: docker-compose.yml says what the worker container is given instead.
 RUN apt-get update && apt-get install -y --no-install-recommends bash bubblewrap ca-certificates && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts
@@ -34,6 +34,11 @@ COPY --from=build /app/dist ./dist
 # The web chat's committed production build (web/dist); the API serves it at /.
 COPY web/dist ./web/dist
 ENV KEEL_DATA_DIR=/data KEEL_LOG_FORMAT=json KEEL_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
+# The worker and the API run as the base image's ordinary `node` user (decision 0465): the sandbox
+# gives each command a user namespace of its own, so no root is needed. The volumes' mount points
+# are that user's, and so is a fresh volume Docker fills from them.
+RUN install -d -o node -g node /data /workspaces
+USER node
 VOLUME /data
 ENTRYPOINT ["node", "dist/cli/keel.js"]
 CMD ["worker"]

@@ -3,6 +3,7 @@
  * the grace period (KEEL_SHUTDOWN_GRACE); a second signal exits at once.
  */
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { builtinTools, createActivities } from '../activities';
 import { ExtensionHost } from '../activities/extensions';
@@ -10,6 +11,7 @@ import { ToolRegistry } from '../activities/tools';
 import { configuredStore } from '../store/configured-store';
 import { describeSandbox } from '../activities/tools/bash';
 import { stopCommandRunner } from '../activities/tools/command-runner';
+import { activitySlots, processBudgetWarning, processLimitOf } from '../activities/tools/process-budget';
 import { Sandbox } from '../activities/tools/sandbox';
 import { keelDataConverter } from '../codec/data-converter';
 import { loadEncryptionKeys } from '../codec/keys';
@@ -84,9 +86,19 @@ export async function runWorker({ config, connectionOptions, logger }: RunWorker
   // Not awaited: a worker polls at once (a replacement after a crash should not wait), and the
   // bash tool awaits the same probe before its first command.
   void describeSandbox(sandbox, config.sandbox.network).then((state) => {
-    if (state.ok) logger.info({ sandbox: state.line }, 'commands run in a sandbox');
+    if (state.ok)
+      logger.info({ sandbox: state.line, isolation: sandbox.isolation }, 'commands run in a sandbox');
     else logger.warn({ sandbox: config.sandbox.mode }, state.line);
   });
+  if (config.sandbox.mode === 'on') {
+    const warning = processBudgetWarning({
+      root: sandbox.isolation === 'a uid per workspace',
+      limit: processLimitOf(await readFile('/proc/self/limits', 'utf8').catch(() => '')),
+      perCall: config.sandbox.limits.processes,
+      concurrentCalls: activitySlots,
+    });
+    if (warning !== undefined) logger.warn({ sandbox: config.sandbox.mode }, warning);
+  }
   const registry = new ToolRegistry(builtinTools);
   const extensions =
     config.extensionsFile === undefined

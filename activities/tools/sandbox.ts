@@ -5,7 +5,11 @@
  * pid, ipc, uts, cgroup and (unless allowed) network namespaces; a clean environment; kernel
  * limits per call. It dies with the worker. When the worker runs as root, the command runs as an
  * unprivileged uid of the thread's own (./sandbox-uid.ts), so the kernel's process limit applies
- * (it never applies to root) and one thread's processes do not count against another's. Nothing
+ * (it never applies to root) and one thread's processes do not count against another's. When it
+ * runs as an ordinary user (the documented deployments), each command gets a user namespace of its
+ * own, mapped to the worker's uid: the kernel counts the process limit per user namespace (Linux
+ * 5.14 and later), so one call's processes do not count against another's either, and all of them
+ * together stay within the worker's own limit (decision 0465). Nothing
  * of the host's names shows inside: bubblewrap gets its arguments through a pipe (its command
  * line is the sandbox's pid 1's), `/etc` holds the sandbox's own identity files, and the command
  * starts with only fds 0, 1 and 2.
@@ -172,6 +176,11 @@ export class Sandbox {
     return this.#config.mode;
   }
 
+  /** What keeps one thread's processes from counting against another's (decisions 0325, 0465). */
+  get isolation(): 'a uid per workspace' | 'a user namespace per command' {
+    return this.#root ? 'a uid per workspace' : 'a user namespace per command';
+  }
+
   get limits(): SandboxConfig['limits'] {
     return this.#config.limits;
   }
@@ -287,7 +296,8 @@ export class Sandbox {
       '--unshare-cgroup-try',
       ...(network ? [] : ['--unshare-net']),
       // As root, bubblewrap sets up without a user namespace and setpriv drops to `uid`; else a
-      // user namespace maps the worker's uid, and nested ones are refused.
+      // user namespace maps the worker's uid, and nested ones are refused: the `ulimit -u` inside
+      // counts this namespace's processes alone, and a nested one cannot start a count afresh.
       ...(uid === undefined
         ? ['--unshare-user', '--disable-userns', '--uid', String(sandboxUid), '--gid', String(sandboxUid)]
         : []),

@@ -1,7 +1,7 @@
 /**
  * Reads a Dockerfile into its stages, for tests that run its steps without a Docker engine: each
  * stage's working directory, `COPY` (from the build context or another stage), `RUN`, `ENV`,
- * `VOLUME`, `ENTRYPOINT` and `CMD`. Only what Keel's Dockerfile uses; anything else is an error,
+ * `USER`, `VOLUME`, `ENTRYPOINT` and `CMD`. Only what Keel's Dockerfile uses; anything else is an error,
  * so a new instruction cannot slip past the test that runs this file.
  */
 export type DockerStep =
@@ -14,6 +14,8 @@ export interface DockerStage {
   steps: DockerStep[];
   env: Record<string, string>;
   volumes: string[];
+  /** Who the stage's processes run as (`USER`). @default 'root' */
+  user: string;
   entrypoint: string[];
   cmd: string[];
 }
@@ -45,6 +47,7 @@ export function parseDockerfile(text: string): DockerStage[] {
         steps: [],
         env: {},
         volumes: [],
+        user: 'root',
         entrypoint: [],
         cmd: [],
       });
@@ -77,6 +80,9 @@ export function parseDockerfile(text: string): DockerStage[] {
           const [key = '', ...value] = pair.split('=');
           stage.env[key] = value.join('=');
         }
+        break;
+      case 'USER':
+        stage.user = argument;
         break;
       case 'VOLUME':
         stage.volumes.push(...rest);

@@ -48,6 +48,8 @@ export interface WorkerProcessOptions {
   program?: { args: string[]; cwd: string };
   /** How long the process may take to say it is ready (a worker without a bundle makes one). @default 60 s */
   readyTimeoutMs?: number;
+  /** Run it as this uid and gid, with no supplementary groups (a root test starts an ordinary-user worker). */
+  user?: { uid: number; gid: number };
 }
 
 export async function startWorkerProcess({
@@ -55,6 +57,7 @@ export async function startWorkerProcess({
   command = 'worker',
   program = { args: ['--import', 'tsx', 'cli/keel.ts'], cwd: root },
   readyTimeoutMs = 60_000,
+  user,
 }: WorkerProcessOptions): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [...program.args, command], {
     cwd: program.cwd,
@@ -69,6 +72,8 @@ export async function startWorkerProcess({
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // libuv drops the supplementary groups (setgroups) before it changes the uid.
+    ...(user === undefined ? {} : { uid: user.uid, gid: user.gid }),
   });
   const logs: LogLine[] = [];
   const output: string[] = [];

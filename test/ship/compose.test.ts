@@ -2,8 +2,8 @@
  * docker-compose.yml, checked without a Docker engine: its variables interpolated as Compose
  * does (defaults taken, a required variable given a value of the form its message asks for),
  * each Keel service's environment fed to Keel's own configuration check, the Web UI wired to the
- * API's codec endpoint for it, the worker given what bubblewrap needs; and `docker-compose
- * config` (Debian's docker-compose, which .ci/run installs) validates the whole file.
+ * API's codec endpoint for it, the worker an ordinary user given what bubblewrap needs; and
+ * `docker-compose config` (Debian's docker-compose, which .ci/run installs) validates the whole file.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -134,20 +134,25 @@ describe('docker-compose.yml', () => {
     );
   });
 
-  it('runs the worker with what bubblewrap needs as root: namespaces, mounts and pivot_root', () => {
+  it('runs the worker as an ordinary user with no capabilities, allowed only the user namespaces, mounts and pivot_root bubblewrap makes (decision 0465)', () => {
     const worker = services['keel-worker'];
-    expect(worker?.cap_add).toEqual(['SYS_ADMIN', 'DAC_READ_SEARCH']);
-    expect(worker?.security_opt).toEqual(['seccomp=unconfined', 'apparmor=unconfined']);
+    expect(worker?.user).toBe('node');
+    expect(worker?.cap_drop).toEqual(['ALL']);
+    expect(worker?.cap_add).toBeUndefined();
+    expect(worker?.security_opt).toEqual([
+      'no-new-privileges:true',
+      'seccomp=unconfined',
+      'apparmor=unconfined',
+    ]);
     expect(environmentOf('keel-worker').KEEL_SANDBOX ?? 'on').toBe('on');
   });
 
-  it('runs the API as an ordinary user with no capabilities; only the worker is root', () => {
+  it('runs the API as an ordinary user with no capabilities', () => {
     const api = services['keel-api'];
     expect(api?.user).toBe('node');
     expect(api?.cap_drop).toEqual(['ALL']);
     expect(api?.security_opt).toEqual(['no-new-privileges:true']);
     expect(api?.cap_add).toBeUndefined();
-    expect(services['keel-worker']?.user).toBeUndefined();
   });
 
   const compose = (() => {

@@ -6,9 +6,12 @@
  * from the image's directory, with its `ENV`, against the test Temporal server, and a turn with
  * a shell command completes through the API.
  * What runs differently, and why: `apt-get` steps (system packages) are checked present on this
- * machine instead; the build stage's full `npm ci` links this checkout's node_modules (the same
- * package-lock.json) rather than install 600 MB again; npm reads its cache first. The image's
- * production `npm ci --omit=dev` runs for real, so a module the image lacks fails here.
+ * machine instead, and the directories made for the image's user (`install -d -o node`) are read,
+ * not made (this machine has no such user; the processes below run as the test's, and
+ * test/api/nonroot-worker.test.ts runs a worker as an ordinary user); the build stage's full
+ * `npm ci` links this checkout's node_modules (the same package-lock.json) rather than install
+ * 600 MB again; npm reads its cache first. The image's production `npm ci --omit=dev` runs for
+ * real, so a module the image lacks fails here.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -26,6 +29,8 @@ let directory: string;
 let stages: DockerStage[];
 const stageDirectories = new Map<string, string>();
 const skipped: string[] = [];
+/** Directories made for the image's user (`install -d -o`): checked, as this machine has no such user. */
+const layout: string[] = [];
 const started: WorkerProcess[] = [];
 
 /** A path of the image (absolute, or relative to WORKDIR) inside this stage's directory. */
@@ -38,6 +43,10 @@ async function runStep(stage: DockerStage, command: string): Promise<void> {
   const root = stageDirectories.get(stage.name)!;
   if (command.startsWith('apt-get ')) {
     skipped.push(command);
+    return;
+  }
+  if (command.startsWith('install -d ')) {
+    layout.push(command);
     return;
   }
   if (/^npm ci( --ignore-scripts)?$/.test(command)) {
@@ -84,6 +93,14 @@ describe('the image the Dockerfile builds', () => {
     const packages = skipped[0]!.match(/install -y --no-install-recommends ([\w\s.-]+?) &&/)?.[1];
     expect(packages?.split(' ')).toEqual(['bash', 'bubblewrap', 'ca-certificates']);
     for (const command of ['bash', 'bwrap']) expect(() => execFileSync('which', [command])).not.toThrow();
+  });
+
+  it("runs as the base image's ordinary user, whose are the volumes' mount points (decision 0465)", () => {
+    const image = stages.at(-1)!;
+    expect(image.user).toBe('node');
+    expect(image.volumes).toEqual(['/data']);
+    // /workspaces: docker-compose.yml's shared volume (KEEL_WORKSPACES_DIR).
+    expect(layout).toEqual(['install -d -o node -g node /data /workspaces']);
   });
 
   it('holds no TypeScript and no development dependency, and starts on JavaScript', async () => {
