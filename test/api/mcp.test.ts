@@ -5,7 +5,9 @@
  * Tasks extension). Tools are assistants, a call is a run, a task is that run, durable across an
  * API restart.
  */
+import { execFile } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
+import { promisify } from 'node:util';
 import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -24,6 +26,7 @@ import {
   StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
+import { ensurePythonMcp, hasPython, pythonMcpVersion } from '../helpers/python-sdk';
 import { apiHarness, call, runStatusOfTask, startTestApi } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 
@@ -451,6 +454,49 @@ describe('agents over MCP at /mcp', () => {
       expect(done).toMatchObject({ resultType: 'complete', result: { content: [{ type: 'text' }] } });
       expect(JSON.stringify(done.result)).toContain('over-the-extension');
     });
+
+    (hasPython ? it : it.skip)(
+      `serves the Python MCP SDK's client (mcp ${pythonMcpVersion}): 2026-07-28, the tools, a blocking call`,
+      async () => {
+        const python = await ensurePythonMcp();
+        const script = `
+import asyncio, json, sys
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+async def main(url, token):
+    http = httpx2.AsyncClient(headers={"authorization": "Bearer " + token}, timeout=60)
+    async with Client(streamable_http_client(url, http_client=http)) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("agent", {"message": "hello from python"})
+        print(json.dumps({
+            "version": client.protocol_version,
+            "tools": [tool.name for tool in tools.tools],
+            "text": result.content[0].text,
+            "is_error": bool(result.is_error),
+        }))
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+`;
+        const { stdout } = await promisify(execFile)(
+          python,
+          ['-c', script, `${harness.base}/mcp`, aliceToken],
+          {
+            timeout: 60_000,
+          },
+        );
+        const answer = JSON.parse(stdout) as {
+          version: string;
+          tools: string[];
+          text: string;
+          is_error: boolean;
+        };
+        expect(answer).toMatchObject({ version: '2026-07-28', is_error: false });
+        expect(answer.tools).toContain('agent');
+        expect(answer.text).toContain('You said: “hello from python”');
+      },
+    );
 
     it('cancels a task with tasks/cancel: acknowledged, then cancelled for every client', async () => {
       const created = await extension('tools/call', { name: 'agent', arguments: { message: 'think: 30' } });
