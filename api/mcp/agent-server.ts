@@ -1,20 +1,27 @@
 /**
- * Keel's agents as an MCP server (decision 0430): one `Server` of the official SDK per HTTP
- * request, over the same runs every other door makes. A tool call runs one turn; as a task it
- * answers at once with a task that is the run, read by `tasks/get`, answered by `tasks/update`
- * while an approval waits, stopped by `tasks/cancel`. Nothing is kept in this process.
+ * Keel's agents as an MCP server (decisions 0430, 0475): one `Server` of the official SDK (v2) per
+ * HTTP request, over the same runs every other door makes, for both protocol eras the SDK serves.
+ * A tool call runs one turn. Over 2026-07-28 a client that declares the Tasks extension
+ * (`io.modelcontextprotocol/tasks`) gets a task (`resultType: "task"`) whose id is the run, read
+ * by `tasks/get` (result inline), answered by `tasks/update` while an approval waits, stopped by
+ * `tasks/cancel`; over 2025-11-25 the client asks for a task with `params.task` and reads its
+ * result with `tasks/result`, and `tasks/list` lists its tasks. Nothing is kept in this process.
  */
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  ErrorCode,
-  McpError,
+  CLIENT_CAPABILITIES_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
   RELATED_TASK_META_KEY,
-  type ServerResult,
-} from '@modelcontextprotocol/sdk/types.js';
+  Server,
+  type JSONRPCRequest,
+  type McpRequestContext,
+  type Result,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import type { DecideApprovalInput, PendingApproval } from '../../common/approvals';
 import { idPattern, limits } from '../../common/limits';
 import { isTerminal, type Run } from '../../common/run';
@@ -29,14 +36,19 @@ import { ownerOf } from '../validate';
 import { agentTools, toolDefinition, type AgentTool } from './agent-tools';
 import {
   approvalLine,
+  extensionTaskOf,
   runMetaKey,
   runOfTaskId,
   taskIdOf,
   taskOf,
+  taskPageOf,
   taskStatusOf,
   threadMetaKey,
   toolResultOf,
 } from './run-tasks';
+
+/** The Tasks extension's identifier (2026-07-28), in capabilities on both sides. */
+export const tasksExtension = 'io.modelcontextprotocol/tasks';
 
 export interface AgentServerOptions {
   services: RunServices;
@@ -47,14 +59,15 @@ export interface AgentServerOptions {
   /** Aborts when the caller went away or the API stops: waits end, runs go on. */
   signal: AbortSignal;
   logger: Logger;
+  /** The era the SDK serves this request in: 2026-07-28 (`modern`) or 2025-era (`legacy`). */
+  era: McpRequestContext['era'];
 }
+
+/** JSON-RPC's request timeout, which `tasks/result` answers when the run has not ended. */
+const requestTimeoutCode = -32001 as ProtocolErrorCode;
 
 /** How long `tasks/cancel` waits for a stopping run to end before answering it as it is. */
 const cancelWaitMs = 10_000;
-
-/** A request of `method`; its params are checked by the handler, so bad ones answer -32602. */
-const request = <M extends string>(method: M) =>
-  z.looseObject({ method: z.literal(method), params: z.unknown().optional() });
 
 const callArguments = z.strictObject({
   message: z.string().min(1).max(limits.maxInputChars),
@@ -66,6 +79,9 @@ const callParams = z.looseObject({
   task: z.looseObject({ ttl: z.number().optional() }).optional(),
 });
 const taskParams = z.looseObject({ taskId: z.string().max(500) });
+/** Anything: the handler checks params itself, so that bad ones answer -32602 naming the field. */
+const anyParams = z.unknown();
+const listParams = z.looseObject({ cursor: z.string().max(100).optional() });
 const inputResponse = z.looseObject({
   action: z.enum(['accept', 'decline', 'cancel']),
   content: z.record(z.string(), z.unknown()).optional(),
@@ -80,26 +96,32 @@ function parseParams<S extends z.ZodType>(schema: S, params: unknown, what: stri
   const message = parsed.error.issues
     .map((issue) => `${[what, ...issue.path].join('.')}: ${issue.message}`)
     .join('; ');
-  throw new McpError(ErrorCode.InvalidParams, message);
+  throw new ProtocolError(ProtocolErrorCode.InvalidParams, message);
 }
 
 const shown = (text: string): string => (text.length > 100 ? `${text.slice(0, 100)}…` : text);
 const taskNotFound = (taskId: string) =>
-  new McpError(ErrorCode.InvalidParams, `task ${shown(taskId)} not found`);
+  new ProtocolError(ProtocolErrorCode.InvalidParams, `task ${shown(taskId)} not found`);
 
 /**
  * Keel's errors in JSON-RPC's codes: what the caller sent wrong (unknown, conflicting, invalid)
  * is -32602, Temporal out of reach or anything else -32603 (with `data.code` saying which).
  */
-function toMcpError(error: unknown, logger: Logger): McpError {
-  if (error instanceof McpError) return error;
+function toProtocolError(error: unknown, logger: Logger): ProtocolError {
+  if (error instanceof ProtocolError) return error;
   const api = fromTemporal(error);
   if (api !== undefined && api.status < 500)
-    return new McpError(ErrorCode.InvalidParams, api.message, { status: api.status, code: api.code });
+    return new ProtocolError(ProtocolErrorCode.InvalidParams, api.message, {
+      status: api.status,
+      code: api.code,
+    });
   if (api !== undefined)
-    return new McpError(ErrorCode.InternalError, api.message, { status: api.status, code: api.code });
+    return new ProtocolError(ProtocolErrorCode.InternalError, api.message, {
+      status: api.status,
+      code: api.code,
+    });
   logger.error({ err: error }, 'MCP request failed');
-  return new McpError(ErrorCode.InternalError, 'internal error');
+  return new ProtocolError(ProtocolErrorCode.InternalError, 'internal error');
 }
 
 /** A decision for `approval` from an elicitation-shaped answer (action, and a form's content). */
@@ -112,8 +134,8 @@ function decisionOf(approval: PendingApproval, answer: z.infer<typeof inputRespo
     return { approval_id: id, decision: 'deny', reason: reason ?? `${answer.action}ed over MCP` };
   if (decision === 'approve') return { approval_id: id, decision: 'approve' };
   if (decision !== 'edit')
-    throw new McpError(
-      ErrorCode.InvalidParams,
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
       `inputResponses.${id}.content.decision: must be approve, edit or deny`,
     );
   let input: unknown = content.input;
@@ -123,37 +145,98 @@ function decisionOf(approval: PendingApproval, answer: z.infer<typeof inputRespo
     input = undefined;
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input))
-    throw new McpError(
-      ErrorCode.InvalidParams,
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
       `inputResponses.${id}.content.input: with edit, the tool's arguments as a JSON object`,
     );
   return { approval_id: id, decision: 'approve', input: input as Record<string, unknown> };
 }
 
-export function agentServer({ services, response, waitMs, signal, logger }: AgentServerOptions): Server {
-  const { conversations, assistants } = services;
+/** A `tools/call` answered with a task, carried past the SDK's check of a tool result. */
+class TaskAnswer {
+  constructor(readonly result: Result) {}
+}
+
+/**
+ * The SDK's `Server`, letting a `tools/call` answer a task. SDK v2 checks every `tools/call`
+ * result against the era's `CallToolResult`, and has no runtime for tasks on either era: the
+ * 2025-11-25 `{ task }` and the Tasks extension's `{ resultType: "task", ... }` both fail that
+ * check. The request is still checked first and every other result still is (decision 0475).
+ */
+class AgentMcpServer extends Server {
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    if (method !== 'tools/call') return super._wrapHandler(method, handler);
+    const checked = super._wrapHandler(method, async (request, ctx) => {
+      const result = await handler(request, ctx);
+      if (result.resultType === 'task' || 'task' in result) throw new TaskAnswer(result);
+      return result;
+    });
+    return async (request, ctx) => {
+      try {
+        return await checked(request, ctx);
+      } catch (caught) {
+        if (caught instanceof TaskAnswer) return caught.result;
+        throw caught;
+      }
+    };
+  }
+}
+
+/** How many of the caller's threads `tasks/list` reads, most recently started first. */
+const listedThreads = 50;
+
+/** Whether the request declares the Tasks extension in its per-request capabilities (2026-07-28). */
+function declaresTasks(ctx: ServerContext): boolean {
+  // The SDK lifts the per-request envelope off `_meta` into `envelope`.
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as
+    { extensions?: Record<string, unknown> } | undefined;
+  return capabilities?.extensions?.[tasksExtension] !== undefined;
+}
+
+/** The extension's -32021 for a 2026-07-28 task method from a client that did not declare it. */
+const missingTasksCapability = () =>
+  new ProtocolError(ProtocolErrorCode.MissingRequiredClientCapability, 'Missing required client capability', {
+    requiredCapabilities: { extensions: { [tasksExtension]: {} } },
+  });
+
+export function agentServer({ services, response, waitMs, signal, logger, era }: AgentServerOptions): Server {
+  const { conversations, assistants, threadDirectory } = services;
   const owner = ownerOf(response);
-  const server = new Server(
+  const modern = era === 'modern';
+  const server = new AgentMcpServer(
     { name: 'keel', title: 'Keel', version: serverVersion },
     {
-      capabilities: {
-        tools: { listChanged: false },
-        tasks: { cancel: {}, requests: { tools: { call: {} } } },
-        // The Tasks extension's answer to input_required, spoken over 2025-11-25 (decision 0430).
-        experimental: { 'keel/tasks-update': {} },
-      },
+      capabilities: modern
+        ? { tools: { listChanged: false }, extensions: { [tasksExtension]: {} } }
+        : {
+            tools: { listChanged: false },
+            tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+            // The Tasks extension's answer to input_required, spoken over 2025-11-25 (decision 0430).
+            experimental: { 'keel/tasks-update': {} },
+          },
       instructions:
         'Each tool is a Keel agent: a call runs one durable turn. Call it as a task to poll it, answer its approvals with tasks/update, or cancel it.',
     },
   );
   const answering =
-    <P, R>(work: (params: P) => Promise<R>) =>
-    async (params: P): Promise<ServerResult> => {
+    <P, R>(work: (params: P, ctx: ServerContext) => Promise<R>) =>
+    async (params: P, ctx: ServerContext): Promise<R> => {
       try {
-        return (await work(params)) as ServerResult;
+        return await work(params, ctx);
       } catch (error) {
-        throw toMcpError(error, logger);
+        throw toProtocolError(error, logger);
       }
+    };
+  /** A task method of the extension: over 2026-07-28 only for a client that declared it. */
+  const taskMethod =
+    <R>(work: (params: unknown, ctx: ServerContext) => Promise<R>) =>
+    (params: unknown, ctx: ServerContext): Promise<R> => {
+      if (modern && !declaresTasks(ctx)) return Promise.reject(missingTasksCapability());
+      return answering(work)(params, ctx);
     };
 
   const tools = async (): Promise<AgentTool[]> => agentTools(await assistants.search({}, owner));
@@ -189,21 +272,26 @@ export function agentServer({ services, response, waitMs, signal, logger }: Agen
     _meta: { [threadMetaKey]: run.thread_id, [runMetaKey]: run.run_id },
   });
 
-  server.setRequestHandler(
-    request('tools/list'),
-    answering(async () => ({ tools: (await tools()).map(toolDefinition) })),
-  );
+  server.setRequestHandler('tools/list', async () => {
+    try {
+      return { tools: (await tools()).map(toolDefinition) };
+    } catch (error) {
+      throw toProtocolError(error, logger);
+    }
+  });
 
   server.setRequestHandler(
-    request('tools/call'),
-    answering(async ({ params }) => {
+    'tools/call',
+    { params: anyParams },
+    answering(async (params, ctx) => {
       const call = parseParams(callParams, params, 'params');
       // The default assistant is always `agent` (its id): no visibility query to find it.
       const tool =
         call.name === defaultAssistantId
           ? { name: call.name, assistant: await assistants.get(defaultAssistantId, owner) }
           : (await tools()).find(({ name }) => name === call.name);
-      if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${shown(call.name)}`);
+      if (tool === undefined)
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool ${shown(call.name)}`);
       const { message, thread_id } = parseParams(callArguments, call.arguments, 'arguments');
       const body = protocolRunBody.parse({
         assistant_id: tool.assistant.assistant_id,
@@ -212,7 +300,12 @@ export function agentServer({ services, response, waitMs, signal, logger }: Agen
         metadata: { source: 'mcp' },
       });
       const threadId = thread_id ?? randomUUID();
-      if (call.task !== undefined) {
+      // 2026-07-28: the server decides; Keel answers a task to every client that can take one.
+      if (modern && declaresTasks(ctx)) {
+        const { run } = await startRun(services, threadId, body, response);
+        return { resultType: 'task', ...extensionTaskOf(run) };
+      }
+      if (!modern && call.task !== undefined) {
         const { run } = await startRun(services, threadId, body, response);
         return { task: taskOf(run) };
       }
@@ -235,43 +328,30 @@ export function agentServer({ services, response, waitMs, signal, logger }: Agen
   );
 
   server.setRequestHandler(
-    request('tasks/get'),
-    answering(async ({ params }) => {
+    'tasks/get',
+    { params: anyParams },
+    taskMethod(async (params) => {
       const { taskId } = parseParams(taskParams, params, 'params');
       const { thread, run } = await taskRun(taskId);
-      return taskOf(run, await pendingOf(thread, run));
+      const pending = await pendingOf(thread, run);
+      return modern ? extensionTaskOf(run, pending) : taskOf(run, pending);
     }),
   );
 
   server.setRequestHandler(
-    request('tasks/result'),
-    answering(async ({ params }) => {
-      const { taskId } = parseParams(taskParams, params, 'params');
-      const { thread, run } = await taskRun(taskId);
-      const ended = isTerminal(run.status)
-        ? run
-        : await waitForRun(conversations.client, thread, run.run_id, waitMs, signal);
-      if (ended === undefined)
-        throw new McpError(
-          ErrorCode.RequestTimeout,
-          `task ${taskId} has not ended within ${Math.round(waitMs / 1000)} s; poll it with tasks/get`,
-        );
-      const result = toolResultOf(ended);
-      return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
-    }),
-  );
-
-  server.setRequestHandler(
-    request('tasks/cancel'),
-    answering(async ({ params }) => {
+    'tasks/cancel',
+    { params: anyParams },
+    taskMethod(async (params) => {
       const { taskId } = parseParams(taskParams, params, 'params');
       const { thread, run } = await taskRun(taskId);
       if (isTerminal(run.status))
-        throw new McpError(
-          ErrorCode.InvalidParams,
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
           `cannot cancel task ${taskId}: it is ${taskStatusOf(run)}`,
         );
       const delivery = await conversations.cancelRun(thread, run.run_id, 'cancelled over MCP');
+      // 2026-07-28 acknowledges; the task's status says when the run has stopped.
+      if (modern) return {};
       if (delivery.kind !== 'taken') return taskOf(run);
       const ended = isTerminal(delivery.value.status)
         ? delivery.value
@@ -281,25 +361,69 @@ export function agentServer({ services, response, waitMs, signal, logger }: Agen
   );
 
   server.setRequestHandler(
-    request('tasks/update'),
-    answering(async ({ params }) => {
-      const { taskId, inputResponses } = parseParams(updateParams, params, 'params');
+    'tasks/update',
+    { params: anyParams },
+    taskMethod(async (params, ctx) => {
+      // The SDK lifts `inputResponses` off every request's params (its multi round-trip seam).
+      const lifted = ctx.mcpReq.inputResponses;
+      const { taskId, inputResponses } = parseParams(
+        updateParams,
+        lifted === undefined ? params : { ...(params as object), inputResponses: lifted },
+        'params',
+      );
       const { thread, run } = await taskRun(taskId);
       const pending = await pendingOf(thread, run);
       // Every answer is checked before any is applied: a bad one changes nothing.
       const decisions = Object.entries(inputResponses).map(([key, answer]) => {
         const approval = pending.find(({ approval_id }) => approval_id === key);
         if (approval === undefined)
-          throw new McpError(
-            ErrorCode.InvalidParams,
+          throw new ProtocolError(
+            ProtocolErrorCode.InvalidParams,
             `task ${taskId} has no outstanding input request ${shown(key)}`,
           );
         return decisionOf(approval, answer);
       });
       for (const decision of decisions) await conversations.decideApproval(thread, decision);
-      return { resultType: 'complete' };
+      return {};
     }),
   );
+
+  // 2025-11-25 only: the 2026-07-28 Tasks extension has neither (the SDK answers -32601 there).
+  if (!modern) {
+    server.setRequestHandler(
+      'tasks/result',
+      { params: anyParams },
+      answering(async (params) => {
+        const { taskId } = parseParams(taskParams, params, 'params');
+        const { thread, run } = await taskRun(taskId);
+        const ended = isTerminal(run.status)
+          ? run
+          : await waitForRun(conversations.client, thread, run.run_id, waitMs, signal);
+        if (ended === undefined)
+          throw new ProtocolError(
+            requestTimeoutCode,
+            `task ${taskId} has not ended within ${Math.round(waitMs / 1000)} s; poll it with tasks/get`,
+          );
+        const result = toolResultOf(ended);
+        return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
+      }),
+    );
+
+    server.setRequestHandler(
+      'tasks/list',
+      { params: anyParams },
+      answering(async (params) => {
+        const { cursor } = parseParams(listParams, params, 'params');
+        // The caller's runs made over MCP, in her most recently started threads.
+        const threads = await threadDirectory.search({}, owner, listedThreads);
+        const runs = await Promise.all(threads.map(({ thread }) => conversations.listRuns(thread, 100)));
+        const page = taskPageOf(runs.flat(), cursor);
+        if (page === undefined)
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'params.cursor: not a cursor Keel gave');
+        return page;
+      }),
+    );
+  }
 
   return server;
 }

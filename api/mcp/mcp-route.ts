@@ -1,14 +1,17 @@
 /**
- * `/mcp`: MCP's Streamable HTTP transport, stateless (decision 0430). Every POST gets a server
- * and a transport of its own and answers JSON; nothing lives between requests, so any API
- * process answers any of them. It sits behind the API's own doors: the Host check against DNS
+ * `/mcp`: MCP's Streamable HTTP transport, stateless (decisions 0430, 0475), served by the
+ * official SDK v2's `createMcpHandler`: 2026-07-28 requests (per-request `_meta` envelope,
+ * `server/discover`) on its modern path, 2025-era ones (`initialize`, down to 2024-10-07) on its
+ * stateless legacy fallback, both from one factory. Every POST gets a server of its own and
+ * answers JSON; nothing lives between requests, so any API process answers any of them. It sits behind the API's own doors: the Host check against DNS
  * rebinding, the Origin check against pages elsewhere, JSON-only bodies and the tokens. The
  * transport reads the body itself, so a body that is not JSON answers JSON-RPC's -32700.
  */
 import { setMaxListeners } from 'node:events';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { RunServices } from '../protocol/run-submission';
 import { agentServer } from './agent-server';
 
@@ -59,21 +62,22 @@ export function mcpRoutes({
     if (stopping?.aborted === true) abort();
     stopping?.addEventListener('abort', abort, { once: true });
     const signal = waiting.signal;
-    const server = agentServer({ services, response, waitMs, signal, logger });
-    // No session id generator: stateless, no Mcp-Session-Id.
-    const transport = new StreamableHTTPServerTransport({
-      enableJsonResponse: true,
-      maxRequestBodySize: maxBodyBytes,
-    });
+    // One handler per request: its factory closes over this exchange (owner, headers, signal).
+    const handler = createMcpHandler(
+      ({ era }) => agentServer({ services, response, waitMs, signal, logger, era }),
+      {
+        // 2025-era clients too, each request on its own (the SDK answers GET and DELETE 405).
+        legacy: 'stateless',
+        // Keel's handlers send nothing before their result, so a 2026-07-28 answer is JSON.
+        maxRequestBodySize: maxBodyBytes,
+        onerror: (error) => logger.debug({ err: error }, 'MCP request refused'),
+      },
+    );
     response.on('close', () => {
       if (!response.writableFinished) abort();
       stopping?.removeEventListener('abort', abort);
-      void transport.close().catch(() => undefined);
-      void server.close().catch(() => undefined);
+      void handler.close().catch(() => undefined);
     });
-    server
-      .connect(transport)
-      .then(() => transport.handleRequest(request, response))
-      .catch(next);
+    toNodeHandler(handler)(request, response).catch(next);
   };
 }

@@ -1,6 +1,8 @@
 /**
- * A Keel run seen as an MCP task (decision 0430): pure translations, nothing here talks to
- * Temporal. The task id names the run and its thread, so any API process reads it from the
+ * A Keel run seen as an MCP task (decisions 0430, 0475): pure translations, nothing here talks to
+ * Temporal. Two shapes: 2025-11-25's task (`ttl`, `pollInterval`, the result read by
+ * `tasks/result`) and the 2026-07-28 Tasks extension's (`ttlMs`, `pollIntervalMs`, the result or
+ * error inline in `tasks/get`). The task id names the run and its thread, so any API process reads it from the
  * thread's workflow with no table of its own: an API restarted between two `tasks/get` reads
  * the same task.
  */
@@ -109,6 +111,34 @@ export function taskOf(run: Run, pending: readonly PendingApproval[] = []) {
   };
 }
 
+/** The JSON-RPC error a failed task carries (2026-07-28): Keel's run failed while it ran. */
+export const runFailedCode = -32603;
+
+/**
+ * The task as the 2026-07-28 Tasks extension shows it (`DetailedTask`): `tasks/get` and, with
+ * `resultType: "task"`, the `tools/call` that made it. A completed task carries the call's result,
+ * a failed one the error that ended it, one waiting on approvals their `inputRequests`.
+ */
+export function extensionTaskOf(run: Run, pending: readonly PendingApproval[] = []) {
+  const { ttl: _ttl, pollInterval: _poll, ...task } = taskOf(run, pending);
+  const base = {
+    ...task,
+    ttlMs: null,
+    ...(isTerminal(run.status) ? {} : { pollIntervalMs: pollIntervalMs }),
+  };
+  if (run.status === 'completed') return { ...base, result: toolResultOf(run) };
+  if (run.status === 'failed')
+    return {
+      ...base,
+      error: {
+        code: runFailedCode,
+        message: run.error?.message ?? `run failed (${run.status_reason ?? 'error'})`,
+        data: { status_reason: run.status_reason ?? null },
+      },
+    };
+  return base;
+}
+
 /** The `tools/call` result a finished run answers: its final message text, or what ended it. */
 export function toolResultOf(run: Run) {
   const meta = { [threadMetaKey]: run.thread_id, [runMetaKey]: run.run_id };
@@ -119,4 +149,24 @@ export function toolResultOf(run: Run) {
       ? `the run was cancelled${run.status_reason ? ` (${run.status_reason})` : ''}`
       : `the run failed: ${run.error?.message ?? run.status_reason ?? 'error'}`;
   return { content: [{ type: 'text' as const, text: why }], isError: true, _meta: meta };
+}
+
+/** Tasks per page of `tasks/list` (2025-11-25). */
+export const tasksPageSize = 50;
+
+/**
+ * One page of `tasks/list`: the caller's runs made over MCP, newest first, from `cursor` (an
+ * offset Keel gave in `nextCursor`; opaque to the client). Undefined for a cursor Keel never gives.
+ */
+export function taskPageOf(runs: readonly Run[], cursor: string | undefined, size = tasksPageSize) {
+  const offset = cursor === undefined ? 0 : Number(cursor);
+  if (cursor === '' || !Number.isSafeInteger(offset) || offset < 0) return undefined;
+  const ordered = runs
+    .filter((run) => run.metadata.source === 'mcp')
+    .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.run_id.localeCompare(b.run_id));
+  const next = offset + size;
+  return {
+    tasks: ordered.slice(offset, next).map((run) => taskOf(run)),
+    ...(next < ordered.length ? { nextCursor: String(next) } : {}),
+  };
 }

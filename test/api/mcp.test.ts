@@ -1,9 +1,13 @@
 /**
- * Keel's agents over MCP (issue 34, decision 0430), driven by the official MCP TypeScript SDK's
- * client against the real API, worker and Temporal dev server: tools are assistants, a call is a
- * run, a task is that run, durable across an API restart.
+ * Keel's agents over MCP (issue 34, decisions 0430, 0475), driven by the official MCP TypeScript
+ * SDK's clients against one real API, worker and Temporal dev server: v1 (1.32.2, revision
+ * 2025-11-25, its tasks) and v2 (2.4.0, revision 2026-07-28 negotiated by `server/discover`, the
+ * Tasks extension). Tools are assistants, a call is a run, a task is that run, durable across an
+ * API restart.
  */
+import { execFile } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
+import { promisify } from 'node:util';
 import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -13,7 +17,16 @@ import {
   ErrorCode,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  Client as ClientV2,
+  PROTOCOL_VERSION_META_KEY,
+  ProtocolError,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from '@modelcontextprotocol/client';
 import { z } from 'zod';
+import { ensurePythonMcp, hasPython, pythonMcpVersion } from '../helpers/python-sdk';
 import { apiHarness, call, runStatusOfTask, startTestApi } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 
@@ -55,6 +68,12 @@ function rawPost(base: string, headers: Record<string, string>, body: string) {
     sent.end(body);
   });
 }
+
+/** The JSON-RPC message of an answer: a JSON body, or the one `data:` of an SSE answer (2025-era). */
+const messageOf = (text: string): unknown => {
+  const data = text.split('\n').find((line) => line.startsWith('data: '));
+  return JSON.parse(data === undefined ? text : data.slice('data: '.length));
+};
 
 const mcpHeaders = {
   'content-type': 'application/json',
@@ -103,10 +122,7 @@ describe('agents over MCP at /mcp', () => {
       `task ${taskId} ${status}`,
     );
   const updateTask = (client: Client, taskId: string, inputResponses: Record<string, unknown>) =>
-    client.request(
-      { method: 'tasks/update', params: { taskId, inputResponses } },
-      z.looseObject({ resultType: z.string() }),
-    );
+    client.request({ method: 'tasks/update', params: { taskId, inputResponses } }, z.looseObject({}));
   const errorOf = async (promise: Promise<unknown>): Promise<McpError> => {
     const error = await promise.then(
       () => undefined,
@@ -288,6 +304,212 @@ describe('agents over MCP at /mcp', () => {
     expect(plainText.status).toBe(403);
     const allowed = await rawPost(harness.base, mcpHeaders, list);
     expect(allowed.status).toBe(200);
-    expect(JSON.parse(allowed.text)).toMatchObject({ result: { tools: expect.any(Array) as unknown } });
+    expect(messageOf(allowed.text)).toMatchObject({ result: { tools: expect.any(Array) as unknown } });
+  });
+  it("lists the caller's tasks with tasks/list (2025-11-25), newest first, and no one else's", async () => {
+    const client = await connect();
+    const first = await startTask(client, 'hello, first task');
+    const second = await startTask(client, 'hello, second task');
+    // Visibility lists a new thread a moment after it starts.
+    const listed = await eventually(async () => {
+      const { tasks } = await client.experimental.tasks.listTasks();
+      const ids = tasks.map(({ taskId }) => taskId);
+      return ids.includes(first) && ids.includes(second) ? ids : undefined;
+    });
+    expect(listed.indexOf(second)).toBeLessThan(listed.indexOf(first));
+    const bobs = await (await connect(bobToken)).experimental.tasks.listTasks();
+    expect(bobs.tasks.map(({ taskId }) => taskId)).not.toContain(first);
+    const badCursor = await errorOf(client.experimental.tasks.listTasks('not-a-cursor'));
+    expect(badCursor.code).toBe(ErrorCode.InvalidParams);
+  });
+
+  describe('with the SDK v2 client, revision 2026-07-28', () => {
+    const v2Clients: ClientV2[] = [];
+    afterAll(async () => {
+      await Promise.all(v2Clients.map((client) => client.close().catch(() => undefined)));
+    });
+    const connectV2 = async (token = aliceToken): Promise<ClientV2> => {
+      const client = new ClientV2(
+        { name: 'keel-test-v2', version: '1.0.0' },
+        { versionNegotiation: { mode: 'auto' } },
+      );
+      await client.connect(
+        new StreamableHTTPClientTransportV2(new URL(`${harness.base}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      v2Clients.push(client);
+      return client;
+    };
+
+    let nextId = 1;
+    /**
+     * A 2026-07-28 request of the Tasks extension, framed as the v2 client frames its own (the
+     * `_meta` envelope, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`): the SDK's client has no
+     * runtime for the extension's `resultType: "task"` (it answers "Unsupported result type").
+     */
+    const extension = async (
+      method: string,
+      params: Record<string, unknown>,
+      { token = aliceToken, declaresTasks = true } = {},
+    ): Promise<{
+      result?: Record<string, unknown>;
+      error?: { code: number; message: string; data?: unknown };
+    }> => {
+      const name = method === 'tools/call' ? params.name : params.taskId;
+      const answer = await fetch(`${harness.base}/mcp`, {
+        method: 'POST',
+        headers: {
+          ...mcpHeaders,
+          authorization: `Bearer ${token}`,
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': method,
+          ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: nextId++,
+          method,
+          params: {
+            ...params,
+            _meta: {
+              [PROTOCOL_VERSION_META_KEY]: '2026-07-28',
+              [CLIENT_INFO_META_KEY]: { name: 'keel-test-v2', version: '1.0.0' },
+              [CLIENT_CAPABILITIES_META_KEY]: declaresTasks
+                ? { extensions: { 'io.modelcontextprotocol/tasks': {} } }
+                : {},
+            },
+          },
+        }),
+      });
+      // The SDK answers some errors with an HTTP 400 too (-32021 among them), always as JSON-RPC.
+      return messageOf(await answer.text()) as never;
+    };
+    const taskNow = async (taskId: string) => (await extension('tasks/get', { taskId })).result!;
+    const extensionTaskIn = (taskId: string, status: string) =>
+      eventually(
+        async () => {
+          const task = await taskNow(taskId);
+          return task.status === status ? task : undefined;
+        },
+        30_000,
+        `task ${taskId} ${status}`,
+      );
+
+    it('negotiates 2026-07-28 with server/discover, lists the tools and answers a blocking call', async () => {
+      const client = await connectV2();
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      expect(client.getServerCapabilities()).toMatchObject({
+        tools: {},
+        extensions: { 'io.modelcontextprotocol/tasks': {} },
+      });
+      const { tools } = await client.listTools();
+      expect(tools.find(({ name }) => name === 'agent')).toMatchObject({
+        inputSchema: { type: 'object', required: ['message'] },
+      });
+      // Without the Tasks extension declared, the call waits for the answer.
+      const result = await client.callTool({ name: 'agent', arguments: { message: 'hello over 2026' } });
+      expect(result.isError).toBeFalsy();
+      expect((result.content[0] as { text: string }).text).toContain('You said: “hello over 2026”');
+      const bad = await client.callTool({ name: 'nobody', arguments: { message: 'hi' } }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(bad).toBeInstanceOf(ProtocolError);
+      expect((bad as ProtocolError).code).toBe(ErrorCode.InvalidParams);
+    });
+
+    it('answers a task to a client declaring the extension; a second client follows it through input_required, tasks/update and its inline result', async () => {
+      const created = await extension('tools/call', {
+        name: 'agent',
+        arguments: { message: 'run: echo over-the-extension' },
+      });
+      expect(created.result).toMatchObject({ resultType: 'task', status: 'working', ttlMs: null });
+      const taskId = created.result!.taskId as string;
+      const waiting = await extensionTaskIn(taskId, 'input_required');
+      const inputRequests = waiting.inputRequests as Record<string, { method: string }>;
+      const [approvalId] = Object.keys(inputRequests);
+      expect(inputRequests[approvalId!]).toMatchObject({ method: 'elicitation/create' });
+
+      // The v1 client (2025-11-25) reads the same task: one run, every door.
+      const v1 = await connect();
+      expect((await getTask(v1, taskId)).status).toBe('input_required');
+      // A client that did not declare the extension is told what it lacks; Bob finds nothing.
+      const undeclared = await extension('tasks/get', { taskId }, { declaresTasks: false });
+      expect(undeclared.error).toMatchObject({
+        code: -32021,
+        data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
+      });
+      const bobs = await extension('tasks/get', { taskId }, { token: bobToken });
+      expect(bobs.error).toMatchObject({ code: ErrorCode.InvalidParams });
+      // tasks/list and tasks/result are 2025-11-25's; the extension has neither.
+      expect((await extension('tasks/list', {})).error).toMatchObject({ code: ErrorCode.MethodNotFound });
+
+      const updated = await extension('tasks/update', {
+        taskId,
+        inputResponses: { [approvalId!]: { action: 'accept', content: { decision: 'approve' } } },
+      });
+      expect(updated).toMatchObject({ result: { resultType: 'complete' } });
+      const done = await extensionTaskIn(taskId, 'completed');
+      expect(done).toMatchObject({ resultType: 'complete', result: { content: [{ type: 'text' }] } });
+      expect(JSON.stringify(done.result)).toContain('over-the-extension');
+    });
+
+    (hasPython ? it : it.skip)(
+      `serves the Python MCP SDK's client (mcp ${pythonMcpVersion}): 2026-07-28, the tools, a blocking call`,
+      async () => {
+        const python = await ensurePythonMcp();
+        const script = `
+import asyncio, json, sys
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+async def main(url, token):
+    http = httpx2.AsyncClient(headers={"authorization": "Bearer " + token}, timeout=60)
+    async with Client(streamable_http_client(url, http_client=http)) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("agent", {"message": "hello from python"})
+        print(json.dumps({
+            "version": client.protocol_version,
+            "tools": [tool.name for tool in tools.tools],
+            "text": result.content[0].text,
+            "is_error": bool(result.is_error),
+        }))
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+`;
+        const { stdout } = await promisify(execFile)(
+          python,
+          ['-c', script, `${harness.base}/mcp`, aliceToken],
+          {
+            timeout: 60_000,
+          },
+        );
+        const answer = JSON.parse(stdout) as {
+          version: string;
+          tools: string[];
+          text: string;
+          is_error: boolean;
+        };
+        expect(answer).toMatchObject({ version: '2026-07-28', is_error: false });
+        expect(answer.tools).toContain('agent');
+        expect(answer.text).toContain('You said: “hello from python”');
+      },
+    );
+
+    it('cancels a task with tasks/cancel: acknowledged, then cancelled for every client', async () => {
+      const created = await extension('tools/call', { name: 'agent', arguments: { message: 'think: 30' } });
+      const taskId = created.result!.taskId as string;
+      await extensionTaskIn(taskId, 'working');
+      expect(await extension('tasks/cancel', { taskId })).toMatchObject({
+        result: { resultType: 'complete' },
+      });
+      await extensionTaskIn(taskId, 'cancelled');
+      expect(await runStatusOfTask(harness.base, taskId, aliceToken)).toBe('cancelled');
+      expect((await extension('tasks/cancel', { taskId })).error).toMatchObject({
+        code: ErrorCode.InvalidParams,
+      });
+    });
   });
 });

@@ -25,7 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { RunningApi } from '../../api/server';
-import type { KeelConfig } from '../../common/config';
+import type { KeelConfig } from '../../platform/config';
 import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
 import { call, startTestApi, userInput } from '../helpers/api';
 import { exchangeCommand } from '../helpers/exchange-racer';

@@ -12,3 +12,12 @@ export async function ensurePythonSdk(): Promise<string> {
   const bin = await ensureVenv({ name: 'python-sdk', requirement: `langgraph-sdk==${pythonSdkVersion}` });
   return path.join(bin, 'python');
 }
+
+/** The Python MCP SDK release the MCP test's Python client runs (revision 2026-07-28). */
+export const pythonMcpVersion = '2.3.0';
+
+/** A python with the MCP SDK, in a virtualenv of its own made once in the cache. */
+export async function ensurePythonMcp(): Promise<string> {
+  const bin = await ensureVenv({ name: 'python-mcp', requirement: `mcp==${pythonMcpVersion}` });
+  return path.join(bin, 'python');
+}

@@ -4,7 +4,14 @@ import type { PendingApproval } from '../../common/approvals';
 import type { Run } from '../../common/run';
 import { zeroUsage } from '../../common/usage';
 import { agentTools } from '../../api/mcp/agent-tools';
-import { runOfTaskId, taskIdOf, taskOf, toolResultOf } from '../../api/mcp/run-tasks';
+import {
+  extensionTaskOf,
+  runOfTaskId,
+  taskIdOf,
+  taskOf,
+  taskPageOf,
+  toolResultOf,
+} from '../../api/mcp/run-tasks';
 
 const run = (fields: Partial<Run>): Run =>
   ({
@@ -94,6 +101,62 @@ describe('a run as an MCP task', () => {
       run({ status: 'failed', ended_at: 'x', error: { type: 'BudgetExceeded', message: 'over budget' } }),
     );
     expect(failed).toMatchObject({ isError: true, content: [{ text: 'the run failed: over budget' }] });
+  });
+});
+
+describe('a run as a task of the 2026-07-28 Tasks extension', () => {
+  it('carries ttlMs and pollIntervalMs, and the input requests while it waits', () => {
+    const task = extensionTaskOf(run({ status_reason: 'awaiting_approval' }), [approval]);
+    expect(task).toMatchObject({ taskId: 'thread-1:run-1', status: 'input_required', ttlMs: null });
+    expect(task.pollIntervalMs).toBe(1_000);
+    expect(task).not.toHaveProperty('ttl');
+    expect(task).not.toHaveProperty('pollInterval');
+    expect(Object.keys(task.inputRequests ?? {})).toEqual(['run-1.1.1']);
+  });
+
+  it("inlines a completed run's tool result, a failed run's error, and nothing for a cancelled one", () => {
+    const done = extensionTaskOf(run({ status: 'completed', ended_at: 'x', output: 'the answer' }));
+    expect(done).toMatchObject({
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'the answer' }] },
+    });
+    expect(done).not.toHaveProperty('pollIntervalMs');
+    const failed = extensionTaskOf(
+      run({
+        status: 'failed',
+        ended_at: 'x',
+        status_reason: 'budget_exceeded',
+        error: { type: 'BudgetExceeded', message: 'boom' },
+      }),
+    );
+    expect(failed).toMatchObject({ status: 'failed', error: { code: -32603, message: 'boom' } });
+    const cancelled = extensionTaskOf(run({ status: 'cancelled', ended_at: 'x' }));
+    expect(cancelled.status).toBe('cancelled');
+    expect(cancelled).not.toHaveProperty('result');
+    expect(cancelled).not.toHaveProperty('error');
+  });
+});
+
+describe('tasks/list (2025-11-25)', () => {
+  const runs = Array.from({ length: 5 }, (_, i) =>
+    run({
+      run_id: `run-${i}`,
+      created_at: `2026-11-27T20:00:0${i}.000Z`,
+      metadata: i === 2 ? {} : { source: 'mcp' },
+    }),
+  );
+
+  it('pages the runs made over MCP, newest first, with a cursor until the last page', () => {
+    const first = taskPageOf(runs, undefined, 2)!;
+    expect(first.tasks.map(({ taskId }) => taskId)).toEqual(['thread-1:run-4', 'thread-1:run-3']);
+    expect(first.nextCursor).toBe('2');
+    const last = taskPageOf(runs, first.nextCursor, 2)!;
+    expect(last.tasks.map(({ taskId }) => taskId)).toEqual(['thread-1:run-1', 'thread-1:run-0']);
+    expect(last).not.toHaveProperty('nextCursor');
+  });
+
+  it.each(['', 'x', '-2', '1.5'])('refuses the cursor %j, which Keel never gives', (cursor) => {
+    expect(taskPageOf(runs, cursor)).toBeUndefined();
   });
 });
 
