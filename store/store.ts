@@ -238,15 +238,7 @@ export class Store {
         if (page.length < scanPage) break;
       }
     }
-    if (input.refreshTtl) {
-      const touched = found.filter(({ candidate }) => candidate.ttlMinutes !== null);
-      if (touched.length > 0)
-        await db.refresh(
-          input.owner,
-          touched.map(({ candidate }) => candidate),
-          now,
-        );
-    }
+    if (input.refreshTtl) await refreshTtlOf(db, input.owner, found, now);
     return found.map(({ item, candidate }) => ({ ...item, score: candidate.rank }));
   }
 
@@ -296,15 +288,7 @@ export class Store {
       if (skipped < input.offset) skipped++;
       else found.push({ item, candidate, score });
     }
-    if (input.refreshTtl) {
-      const touched = found.filter(({ candidate }) => candidate.ttlMinutes !== null);
-      if (touched.length > 0)
-        await db.refresh(
-          input.owner,
-          touched.map(({ candidate }) => candidate),
-          now,
-        );
-    }
+    if (input.refreshTtl) await refreshTtlOf(db, input.owner, found, now);
     return found.map(({ item, score }) => ({ ...item, score }));
   }
 
@@ -339,4 +323,17 @@ export class Store {
     this.#opened = undefined;
     if (opened !== undefined) await (await opened.catch(() => undefined))?.db.close();
   }
+}
+
+/** `refresh_ttl`: the items a read found, that have a TTL, start it again from `now`. */
+async function refreshTtlOf(
+  db: StoreDatabase,
+  owner: string,
+  found: ReadonlyArray<{ candidate: Candidate }>,
+  now: number,
+): Promise<void> {
+  const touched = found
+    .filter(({ candidate }) => candidate.ttlMinutes !== null)
+    .map(({ candidate }) => candidate);
+  if (touched.length > 0) await db.refresh(owner, touched, now);
 }
