@@ -6,7 +6,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { FailureType } from './failures';
 import type { ChildCompleted } from './children';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from './approvals';
-import type { RunQuota } from './quota';
+import type { QuotaRefusal, RunQuota } from './quota';
 import type { MultitaskStrategy, Run } from './run';
 import type { Thread, ThreadConfig } from './thread';
 import type { Branch, Message, ModelMessage, UserContent } from './transcript';
@@ -40,6 +40,11 @@ export interface SubmitInput {
   deltas?: false;
   /** Admitted against its owner's quota, with this share to spend (decision 0440). */
   quota?: RunQuota;
+  /**
+   * Refused at a workflow door by its owner's quota (a cron's fire, decision 0480): the thread
+   * records the run as failed (`quota_exceeded`), so the refusal is seen, and runs nothing.
+   */
+  quota_refused?: QuotaRefusal;
 }
 
 export interface RunRef {

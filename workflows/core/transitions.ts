@@ -143,7 +143,7 @@ export type Command =
   /** POST a run's event to its webhook (core/webhooks.ts), even when the run was cancelled. */
   | { type: 'sendWebhook'; delivery: SendWebhookInput }
   /** A run admitted against its owner's quota ended: settle it with the ledger (decision 0440). */
-  | { type: 'settleQuota'; run_id: string; billed_usd: number }
+  | { type: 'settleQuota'; run_id: string; billed_usd: number; ledger?: string }
   /** On a child's side: tell the parent thread that a run ended (the `childCompleted` signal). */
   | { type: 'reportToParent'; report: ChildCompleted }
   /**
