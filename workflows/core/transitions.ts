@@ -115,7 +115,16 @@ export type ConversationEvent =
   /** A child's foreground wait (`wait_ms`) ran out before its report. */
   | { type: 'childWaitExpired'; now: number; child_thread_id: string }
   /** A child's report: its one run, finished. */
-  | { type: 'childCompleted'; now: number; report: ChildCompleted }
+  | {
+      type: 'childCompleted';
+      now: number;
+      report: ChildCompleted;
+      /**
+       * A report that came after the run that spawned the child ended counts what the child spent
+       * (`keel-late-child-report-counted`); before that patch it was dropped, spend and all.
+       */
+      late_counted?: true;
+    }
   /** On a child's side: its report reached the parent (or could not): the child closes. */
   | { type: 'parentReported'; now: number };
 

@@ -87,6 +87,13 @@ export const cronQuotaPatch = 'keel-cron-admits-quota';
  */
 export const agentQuotaPatch = 'keel-agent-admits-quota';
 
+/**
+ * Since this patch a sub-agent's report that comes after the run that spawned it ended (a Stop, a
+ * close) still counts what the child spent, on the thread and on that run, and is told on the
+ * stream (`child.completed`); before, it was dropped with its spend. Asked only at such a report.
+ */
+export const lateChildReportPatch = 'keel-late-child-report-counted';
+
 /** Decided once per run, as it starts (before any handler runs), and recorded in its history. */
 export class Patches {
   /** True in a run started since `leanHistoryPatch` (or `tracingPerWorkerPatch`, which stands for it). */
