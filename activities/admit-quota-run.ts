@@ -18,7 +18,7 @@ import {
 
 export interface AdmitQuotaRunOptions {
   limits: QuotaLimits;
-  refused(reason: QuotaRefusalReason): void;
+  refused: (reason: QuotaRefusalReason) => void;
 }
 
 export function createAdmitQuotaRun({ limits, refused }: AdmitQuotaRunOptions) {
