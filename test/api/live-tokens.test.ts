@@ -57,10 +57,10 @@ const signalled = (events: Awaited<ReturnType<typeof historyOf>>) =>
 const workflowTaskBookkeeping = (event: Awaited<ReturnType<typeof historyOf>>[number]) =>
   Boolean(
     event.workflowTaskScheduledEventAttributes ??
-      event.workflowTaskStartedEventAttributes ??
-      event.workflowTaskCompletedEventAttributes ??
-      event.workflowTaskTimedOutEventAttributes ??
-      event.workflowTaskFailedEventAttributes,
+    event.workflowTaskStartedEventAttributes ??
+    event.workflowTaskCompletedEventAttributes ??
+    event.workflowTaskTimedOutEventAttributes ??
+    event.workflowTaskFailedEventAttributes,
   );
 
 /** The URL of the live text endpoint serving the thread's model call now, from Temporal's description. */
