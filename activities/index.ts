@@ -10,6 +10,7 @@ import { createModelClients, type ModelClients } from './model/clients';
 import { type ActivityTelemetry, observeModelCall, observeModelClients, observeToolCall } from './observe';
 import { PriceTable } from './model/prices';
 import { resolveAssistant } from './resolve-assistant';
+import { createAdmitQuotaRun } from './admit-quota-run';
 import { createRunTool } from './run-tool';
 import { createSendWebhook } from './send-webhook';
 import { Sandbox } from './tools/sandbox';
@@ -51,6 +52,7 @@ export interface ActivityDependencies {
     | 'store'
     | 'encryption'
     | 'embeddings'
+    | 'quota'
   >;
   registry?: ToolRegistry;
   clients?: ModelClients;
@@ -112,5 +114,9 @@ export function createActivities({
     checkWorker,
     sendWebhook: createSendWebhook({ secret: config.webhookSecret, allowHosts: config.webhookAllowHosts }),
     resolveAssistant,
+    admitQuotaRun: createAdmitQuotaRun({
+      limits: config.quota,
+      refused: (reason) => telemetry.metrics.refusals.inc({ reason }),
+    }),
   };
 }

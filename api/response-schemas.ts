@@ -120,7 +120,7 @@ export const run = describing<Run>()(
     checkpoint_id: z.string().optional(),
     stream_mode: z.array(z.string()).readonly().optional(),
     first_event_offset: z.number().optional(),
-    quota: z.object({ cost_usd: z.number().optional() }).optional(),
+    quota: z.object({ cost_usd: z.number().optional(), ledger: z.string().optional() }).optional(),
     model: z.string(),
     summary: threadSummary.optional(),
     refused_input: z.string().optional(),

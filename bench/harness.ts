@@ -149,6 +149,8 @@ export interface System {
   apiUrl: string;
   /** Starts one more `keel worker` process (the current one is replaced in `worker`). */
   startWorker(extraEnv?: Record<string, string>): Promise<KeelProcess>;
+  /** Starts one more `keel api` process on a port of its own (an owner quota, say); stop it after. */
+  startApi(extraEnv: Record<string, string>): Promise<{ process: KeelProcess; url: string }>;
   machine(): Promise<MachineInfo>;
   stop(): Promise<void>;
 }
@@ -250,6 +252,18 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     async startWorker(extraEnv) {
       system.worker = await startWorker(extraEnv);
       return system.worker;
+    },
+    async startApi(extraEnv) {
+      const port = await freePort();
+      const started = await spawnNode(
+        'api',
+        'cli/keel.ts',
+        ['api'],
+        { ...env, KEEL_LOG_LEVEL: 'info', ...extraEnv, KEEL_API_PORT: String(port) },
+        /api ready/,
+        options.nodeArgs?.api,
+      );
+      return { process: started, url: `http://127.0.0.1:${port}` };
     },
     async machine() {
       const [cli, commit] = await Promise.all([

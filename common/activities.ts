@@ -3,6 +3,7 @@
  * interface; `activities/` implements it.
  */
 import type { AssistantSettings } from './assistants';
+import type { AdmitQuotaRunInput, QuotaRunAdmission } from './quota';
 import type { ToolFlags, ToolOutcome } from './tools';
 import type { AssistantContent, ModelMessage, StopReason } from './transcript';
 import { addUsage, type Usage, zeroUsage } from './usage';
@@ -205,4 +206,9 @@ export interface KeelActivities {
    * workflow that starts an agent through it; fails `AssistantNotFound` (not retried).
    */
   resolveAssistant(input: { assistant_id: string }): Promise<AssistantSettings>;
+  /**
+   * Asks an owner's ledger, by update-with-start with the worker's quota, to admit a run that
+   * comes from a workflow (a cron's fire, an agent a workflow starts): decision 0480.
+   */
+  admitQuotaRun(input: AdmitQuotaRunInput): Promise<QuotaRunAdmission>;
 }

@@ -107,6 +107,12 @@ export interface AgentOptions {
    * continues as new (and so cannot await its child) learns the result. @default none
    */
   report_to?: string;
+  /**
+   * Whose quota the agent's task is admitted by, when the operator configured one (decision 0480):
+   * a key of the caller's choosing. @default `report_to`, else the workflow that starts the agent
+   * (the Nexus door: the workflow that called the operation)
+   */
+  quota_owner?: string;
 }
 
 /** Why an agent's result is not a plain answer, beyond the run's own error types. */
@@ -122,6 +128,8 @@ export const AgentFailureType = {
    * it was cancelled) or never existed: nothing can reach it any more.
    */
   agentClosed: 'AgentClosed',
+  /** The caller's quota has as many runs under way as it allows (decision 0480); details: `retry_after_s`. */
+  concurrencyLimit: 'ConcurrencyLimit',
 } as const;
 export type AgentFailureType = (typeof AgentFailureType)[keyof typeof AgentFailureType];
 

@@ -29,6 +29,11 @@ export interface QuotaLimits {
  */
 export interface RunQuota {
   cost_usd?: number;
+  /**
+   * The ledger that admitted the run, when it is not its thread's owner's: a workflow caller's
+   * (`callerQuotaWorkflowId`). The run settles with it.
+   */
+  ledger?: string;
 }
 
 export const quotaKey = (workflowId: string, runId: string): string => `${workflowId}/${runId}`;
@@ -78,6 +83,32 @@ export const getQuotaQuery = defineQuery<QuotaView, [QuotaLimits]>('getQuota');
 /** The ledger of the owner whose thread ids carry `scope` (none: the install's single owner). */
 export const quotaWorkflowId = (scope: string | undefined): string =>
   scope === undefined ? 'quota' : `quota~${scope}`;
+
+/**
+ * The ledger of a workflow caller (decision 0480): agents started by `startAgent` or through the
+ * Nexus door are admitted against the quota of the workflow they report to, or that asked for them.
+ */
+export const callerQuotaWorkflowId = (callerWorkflowId: string): string => `quota-caller~${callerWorkflowId}`;
+
+/** What a workflow asks of the `admitQuotaRun` activity: a run's key in the ledger named. */
+export interface AdmitQuotaRunInput {
+  /** The ledger's workflow id (`quotaWorkflowId` or `callerQuotaWorkflowId`). */
+  ledger: string;
+  key: string;
+}
+
+/** A refusal at a workflow door, as the run it refused keeps it (`SubmitInput.quota_refused`). */
+export interface QuotaRefusal {
+  reason: QuotaRefusalReason;
+  retry_after_s: number;
+  message: string;
+}
+
+/**
+ * The activity's answer: admitted, with the claim the run carries (none without a quota
+ * configured on the worker), or refused.
+ */
+export type QuotaRunAdmission = { admitted: true; quota?: RunQuota } | ({ admitted: false } & QuotaRefusal);
 
 /** Whether any quota is configured. */
 export const hasQuota = (limits: QuotaLimits): boolean =>

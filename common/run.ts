@@ -3,7 +3,7 @@ import { zeroUsage, type Usage } from './usage';
 import type { FailureType } from './failures';
 import type { ThreadConfig } from './thread';
 import type { UserContent } from './transcript';
-import type { RunQuota } from './quota';
+import type { QuotaRefusal, RunQuota } from './quota';
 
 export const RunStatus = {
   queued: 'queued',
@@ -188,4 +188,9 @@ export interface SubmitInput {
   deltas?: false;
   /** Admitted against its owner's quota, with this share to spend (decision 0440). */
   quota?: RunQuota;
+  /**
+   * Refused at a workflow door by its owner's quota (a cron's fire, decision 0480): the thread
+   * records the run as failed (`quota_exceeded`), so the refusal is seen, and runs nothing.
+   */
+  quota_refused?: QuotaRefusal;
 }

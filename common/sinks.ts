@@ -10,6 +10,11 @@ export interface RunEndedObservation {
   status_reason: string;
   /** Started to ended (queued time left out), in milliseconds of workflow time. */
   duration_ms: number;
+  /**
+   * Refused before it started (a thread's rules, or its owner's quota at a workflow's door, which
+   * counted the refusal there): not counted again among the refusals.
+   */
+  refused?: true;
 }
 
 export interface ApprovalResolvedObservation {

@@ -112,7 +112,7 @@ export class WorkerMetrics {
         runEnded: {
           fn: (_info, observation: RunEndedObservation) => {
             this.runs.inc({ status: observation.status, status_reason: observation.status_reason });
-            if (refusalReasons.has(observation.status_reason))
+            if (refusalReasons.has(observation.status_reason) && observation.refused !== true)
               this.refusals.inc({ reason: observation.status_reason });
             this.runDuration.observe({ status: observation.status }, observation.duration_ms / 1000);
           },

@@ -50,6 +50,7 @@ export function withDrainLog(activities: KeelActivities, logger: Logger): DrainL
       checkWorker: wrap('checkWorker', (input) => activities.checkWorker(input)),
       sendWebhook: wrap('sendWebhook', (input) => activities.sendWebhook(input)),
       resolveAssistant: wrap('resolveAssistant', (input) => activities.resolveAssistant(input)),
+      admitQuotaRun: wrap('admitQuotaRun', (input) => activities.admitQuotaRun(input)),
     },
     beginDrain() {
       drainStartedAt = Date.now();

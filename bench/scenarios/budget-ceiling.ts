@@ -13,14 +13,16 @@ import type { Row, ScenarioResult } from '../report';
 
 const model = 'anthropic:claude-sonnet-4-5';
 const price = { input: 3, output: 15 };
+/** The owner's day quota in the ten-threads case, as in test/api/owner-quota.test.ts. */
+const ownerDayQuota = 0.05;
 
 interface Limits {
   max_tokens?: number;
   max_cost_usd?: number;
 }
 
-async function post(system: System, route: string, body: unknown): Promise<string> {
-  const response = await fetch(`${system.apiUrl}${route}`, {
+async function post(base: string, route: string, body: unknown): Promise<string> {
+  const response = await fetch(`${base}${route}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -30,16 +32,24 @@ async function post(system: System, route: string, body: unknown): Promise<strin
   return text;
 }
 
+const baseOf = (system: System | string): string => (typeof system === 'string' ? system : system.apiUrl);
+
+/** Ten threads of one owner (the install's) asking at once for 2,000 words each. */
+async function tenThreadsAtOnce(base: string): Promise<void> {
+  const threads = await Promise.all(Array.from({ length: 10 }, () => thread(base, {})));
+  await Promise.all(threads.map((threadId) => ask(base, threadId, 'at length')));
+}
+
 /** A new thread on the model with `limits`. */
-async function thread(system: System, limits: Limits): Promise<string> {
+async function thread(system: System | string, limits: Limits): Promise<string> {
   const threadId = `bench-budget-${randomUUID()}`;
-  await post(system, '/threads', { thread_id: threadId, config: { model, ...limits } });
+  await post(baseOf(system), '/threads', { thread_id: threadId, config: { model, ...limits } });
   return threadId;
 }
 
 /** One turn: the run's answer, or its error (which names the budget when it stopped the run). */
-const ask = (system: System, threadId: string, text: string): Promise<string> =>
-  post(system, `/threads/${threadId}/runs/wait?timeout_s=300`, {
+const ask = (system: System | string, threadId: string, text: string): Promise<string> =>
+  post(baseOf(system), `/threads/${threadId}/runs/wait?timeout_s=300`, {
     input: { messages: [{ role: 'user', content: text }] },
   });
 
@@ -118,6 +128,29 @@ export async function budgetCeiling(system: System, fake: FakeAnthropic): Promis
           { kind: 'error', status: 529, type: 'overloaded_error', message: 'Overloaded' },
         );
         await turnsUntilStopped(system, { max_cost_usd: 0.01 });
+      },
+    },
+    {
+      name: 'ten threads of one owner at once, no owner quota (before)',
+      unit: 'usd',
+      ceiling: ownerDayQuota,
+      run: () => tenThreadsAtOnce(system.apiUrl),
+    },
+    {
+      name: `ten threads of one owner at once, a day quota of $${ownerDayQuota}`,
+      unit: 'usd',
+      ceiling: ownerDayQuota,
+      run: async () => {
+        // An API of its own with the quota (decision 0440): the ledger admits each run with a share.
+        const api = await system.startApi({
+          KEEL_QUOTA_DAY_USD: String(ownerDayQuota),
+          KEEL_QUOTA_CONCURRENT_RUNS: '10',
+        });
+        try {
+          await tenThreadsAtOnce(api.url);
+        } finally {
+          await api.process.stop();
+        }
       },
     },
   ];

@@ -1,16 +1,23 @@
 /**
  * The order-triage example calling Keel's Nexus service from a namespace of its own: the
  * operation runs an agent on Keel's worker and returns its typed result; cancelling the caller
- * cancels the agent's run.
+ * cancels the agent's run; the calling workflow's quota admits the agent, or refuses it before it
+ * starts (decision 0480).
  */
 import { randomUUID } from 'node:crypto';
 import Long from 'long';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  WithStartWorkflowOperation,
+  WorkflowFailedError,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { ApplicationFailure, NexusOperationFailure } from '@temporalio/common';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { agentServiceName } from '../../common/agent-service';
 import * as messages from '../../common/messages';
+import { admitRunUpdate, callerQuotaWorkflowId, settleRunSignal } from '../../common/quota';
 import { threadIdOf, workflowIdFor } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
 import { createOrderTriageWorker } from '../../examples/order-triage/worker';
@@ -26,7 +33,9 @@ import { workerHarness } from '../helpers/worker-harness';
 
 jest.setTimeout(180_000);
 
-const keel = workerHarness();
+// Each caller may have one agent under way: every test's caller starts one.
+const quota = { concurrent_runs: 1 };
+const keel = workerHarness(() => ({ KEEL_QUOTA_CONCURRENT_RUNS: String(quota.concurrent_runs) }));
 const suffix = randomUUID().slice(0, 8);
 const ordersNamespace = `orders-${suffix}`;
 const endpoint = `keel-agents-${suffix}`;
@@ -78,8 +87,7 @@ afterAll(async () => {
 
 type Triage = WorkflowHandle<(input: TriageByNexusInput) => Promise<TriageOrderOutcome>>;
 
-function triage(complaint: string): Promise<Triage> {
-  const orderId = `order-${randomUUID().slice(0, 8)}`;
+function triage(complaint: string, orderId = `order-${randomUUID().slice(0, 8)}`): Promise<Triage> {
   return orders.workflow.start('triageOrderByNexusWorkflow', {
     workflowId: `triage-${orderId}`,
     taskQueue: exampleQueue,
@@ -187,6 +195,33 @@ describe(`an order-triage workflow in its own namespace calling ${agentServiceNa
       'user:task',
     ]);
     expect(findTranscriptViolation(transcript)).toBeUndefined();
+  });
+
+  it("fails the operation with ConcurrencyLimit, before any agent starts, when the calling workflow's quota has no room", async () => {
+    const orderId = `order-${randomUUID().slice(0, 8)}`;
+    // The ledger of the workflow that calls the operation, as the request's link names it.
+    const ledger = callerQuotaWorkflowId(`nexus:${ordersNamespace}/triage-${orderId}`);
+    const key = `elsewhere/${randomUUID()}`;
+    await keel.client.workflow.executeUpdateWithStart(admitRunUpdate, {
+      args: [{ key, limits: quota }],
+      startWorkflowOperation: new WithStartWorkflowOperation('quotaWorkflow', {
+        workflowId: ledger,
+        taskQueue: keel.config.taskQueue,
+        args: [{}],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      }),
+    });
+    const run = await triage('Broken lid.', orderId);
+    const failure = await run.result().catch((error: unknown) => error);
+    await keel.client.workflow.getHandle(ledger).signal(settleRunSignal, { key, billed_usd: 0 });
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const operation = (failure as WorkflowFailedError).cause;
+    expect(operation).toBeInstanceOf(NexusOperationFailure);
+    let cause: unknown = operation;
+    while (cause instanceof Error && !(cause instanceof ApplicationFailure)) cause = cause.cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe('ConcurrencyLimit');
+    expect((cause as ApplicationFailure).message).toMatch(/1 runs are under way/);
   });
 
   it('fails the operation with AgentConfigInvalid for a chat of a bad shape', async () => {

@@ -108,6 +108,26 @@ describe('sub-agents in the reducer', () => {
     ).toEqual([]);
   });
 
+  it('counts what a child spent when its report comes after the run that spawned it was cancelled, and makes no run of it', () => {
+    const { state } = spawned({ task: 'count', timeout_s: 60 });
+    const started = reduce(state, { type: 'childStarted', now: t0 + 3, child_thread_id: 't1.u1' }).state;
+    const cancelled = reduce(started, { type: 'cancelRequested', now: t0 + 4, run_id: 'r1' }).state;
+    expect(findRun(cancelled, 'r1')?.status).toBe('cancelled');
+    const spentBefore = findRun(cancelled, 'r1')!.usage.output_tokens;
+    const late = { type: 'childCompleted' as const, now: t0 + 5, report: report('42 stars') };
+
+    const counted = reduce(cancelled, { ...late, late_counted: true });
+    expect(names(counted.commands)).toEqual(['child.completed', 'usage.updated']);
+    expect(findRun(counted.state, 'r1')?.usage.output_tokens).toBe(spentBefore + usage.output_tokens);
+    expect(counted.state.usage.output_tokens).toBe(cancelled.usage.output_tokens + usage.output_tokens);
+    expect(counted.state.children ?? []).toEqual([]);
+    expect(counted.state.runs.map((run) => run.run_id)).toEqual(['r1']);
+    // A history from before the patch replays as it ran: the report dropped, spend and all.
+    const dropped = reduce(cancelled, late);
+    expect(dropped.commands).toEqual([]);
+    expect(dropped.state.usage).toEqual(cancelled.usage);
+  });
+
   it('answers a background call once the child has its task, and a call with no task at once', () => {
     const { state } = spawned({ task: 'count', background: true });
     const started = reduce(state, { type: 'childStarted', now: t0 + 3, child_thread_id: 't1.u1' });

@@ -13,6 +13,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
+  patched,
   type SignalDefinition,
   proxyActivities,
   startChild,
@@ -32,12 +33,15 @@ import {
 import type { KeelActivities } from '../../common/activities';
 import type { DecideApprovalInput } from '../../common/approvals';
 import * as messages from '../../common/messages';
+import { callerQuotaWorkflowId, quotaKey, type RunQuota } from '../../common/quota';
+import { FailureType } from '../../common/failures';
 import { isTerminal } from '../../common/run';
 import { searchAttributes } from '../../common/search-attributes';
 import { workflowIdFor } from '../../common/thread';
 import type { UserContent } from '../../common/transcript';
 import { zeroUsage } from '../../common/usage';
 import type { conversationWorkflow } from '../interpreter/workflow';
+import { agentQuotaPatch } from '../interpreter/patches';
 import { agentInputProblem, conversationFor } from './agent-input';
 import { checkOutput, schemaFor } from './structured-output';
 
@@ -215,9 +219,36 @@ async function withAssistant(input: AgentInput): Promise<AgentInput> {
 }
 
 /**
+ * The agent's task admitted by its caller's quota (decision 0480): the ledger of the workflow it
+ * reports to, or of the one that asked for it (`quota_owner`, which the Nexus door sets, or the
+ * parent). Refused, nothing starts: a non-retryable `QuotaExceeded` or `ConcurrencyLimit`
+ * failure whose details say when to retry. Undefined without a quota (or before the patch).
+ */
+async function admitTask(input: AgentInput, threadWorkflowId: string): Promise<RunQuota | undefined> {
+  if (!patched(agentQuotaPatch)) return undefined;
+  const { admitQuotaRun } = proxyActivities<KeelActivities>({
+    taskQueue: input.task_queue ?? defaultAgentTaskQueue,
+    startToCloseTimeout: '30 seconds',
+    retry: { maximumInterval: '10 seconds' },
+  });
+  const ledger = callerQuotaWorkflowId(input.quota_owner ?? input.report_to ?? workflowInfo().workflowId);
+  const admission = await admitQuotaRun({ ledger, key: quotaKey(threadWorkflowId, 'task') });
+  if (!admission.admitted)
+    throw ApplicationFailure.create({
+      type:
+        admission.reason === 'concurrency' ? AgentFailureType.concurrencyLimit : FailureType.quotaExceeded,
+      message: admission.message,
+      nonRetryable: true,
+      details: [{ reason: admission.reason, retry_after_s: admission.retry_after_s }],
+    });
+  return admission.quota === undefined ? undefined : { ...admission.quota, ledger };
+}
+
+/**
  * Starts an agent as a child of the calling workflow and hands its task over. Throws a
  * non-retryable `ApplicationFailure` of type `AgentConfigInvalid` when the input cannot start one,
- * or `AssistantNotFound` when `assistant_id` names no assistant.
+ * `AssistantNotFound` when `assistant_id` names no assistant, or `QuotaExceeded` /
+ * `ConcurrencyLimit` when its caller's quota refuses it (decision 0480).
  */
 export async function startAgent<Output = unknown>(given: AgentInput): Promise<AgentHandle<Output>> {
   const input = await withAssistant(given);
@@ -230,7 +261,12 @@ export async function startAgent<Output = unknown>(given: AgentInput): Promise<A
     });
   const parent = workflowInfo().workflowId;
   const threadId = input.thread_id ?? `${parent}.agent-${uuid4()}`;
-  const conversation = conversationFor(input, threadId, parent, Date.now());
+  const quota = await admitTask(input, workflowIdFor(threadId));
+  const made = conversationFor(input, threadId, parent, Date.now());
+  const conversation =
+    quota === undefined || made.task === undefined
+      ? made
+      : { ...made, task: { ...made.task, input: { ...made.task.input, quota } } };
   const policy = input.parent_close_policy ?? 'cancel';
   const child = await startChild<typeof conversationWorkflow>(agentWorkflowType, {
     workflowId: workflowIdFor(threadId),

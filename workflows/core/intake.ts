@@ -17,6 +17,7 @@ export const newRun = (state: ThreadState, input: SubmitInput, now: number, next
 const refusalReasons: Partial<Record<RunError['type'], StatusReason>> = {
   ThreadBusy: 'thread_busy',
   ThreadClosed: 'thread_closed',
+  QuotaExceeded: 'quota_exceeded',
 };
 
 /** Records the input as a run that failed at once, saying why, with its text kept for a resend. */

@@ -51,7 +51,12 @@ export function quotaSettlements(state: ThreadState, commands: readonly Command[
     const run: Run = command.event.data.run;
     if (run.quota === undefined) continue;
     const billed = micros(run.usage.cost_usd) + heldByChildren(state, run.run_id);
-    settlements.push({ type: 'settleQuota', run_id: run.run_id, billed_usd: billed / 1e6 });
+    settlements.push({
+      type: 'settleQuota',
+      run_id: run.run_id,
+      billed_usd: billed / 1e6,
+      ...(run.quota.ledger === undefined ? {} : { ledger: run.quota.ledger }),
+    });
   }
   return settlements;
 }

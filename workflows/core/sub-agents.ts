@@ -117,14 +117,29 @@ export function childWaitExpired(state: ThreadState, event: Event<'childWaitExpi
   return goOnInBackground(state, child, event.now);
 }
 
+/**
+ * Whether a child's report comes after the run that waited for it ended (cancelled, closed): its
+ * answer has no call to go to, and no continuation run is made of it.
+ */
+export function isLateReport(state: ThreadState, report: ChildCompleted): boolean {
+  const child = childOf(state, report.child_thread_id);
+  if (child === undefined || child.report !== undefined) return false;
+  return child.phase !== 'background' && !callRuns(state, child);
+}
+
 /** A child's report: it answers the waiting call, or becomes a continuation run. */
 export function childCompleted(state: ThreadState, event: Event<'childCompleted'>): ToolStepTransition {
   const { report, now } = event;
   const child = childOf(state, report.child_thread_id);
   if (child === undefined || child.report !== undefined) return { state, commands: [], step: 'tools' };
-  // The run that waited for it ended (cancelled, closed): its report is not used.
-  if (child.phase !== 'background' && !callRuns(state, child))
-    return { state: withChild(state, child.child_thread_id, undefined), commands: [], step: 'tools' };
+  if (isLateReport(state, report)) {
+    const unheld = withChild(state, child.child_thread_id, undefined);
+    if (event.late_counted !== true) return { state: unheld, commands: [], step: 'tools' };
+    // Its answer is not used, but what it spent is: the thread's ledger keeps all that was billed.
+    const rolled = rollUpChildUsage(unheld, child.run_id, report.run.usage, now);
+    const told = emit.childCompleted(child.run_id, report.child_thread_id, report.run.status);
+    return { state: rolled.state, commands: [told, ...rolled.commands], step: 'tools' };
+  }
   if (child.phase === 'starting')
     return {
       state: withChild(state, child.child_thread_id, { ...child, report }),

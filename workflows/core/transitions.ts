@@ -115,7 +115,16 @@ export type ConversationEvent =
   /** A child's foreground wait (`wait_ms`) ran out before its report. */
   | { type: 'childWaitExpired'; now: number; child_thread_id: string }
   /** A child's report: its one run, finished. */
-  | { type: 'childCompleted'; now: number; report: ChildCompleted }
+  | {
+      type: 'childCompleted';
+      now: number;
+      report: ChildCompleted;
+      /**
+       * A report that came after the run that spawned the child ended counts what the child spent
+       * (`keel-late-child-report-counted`); before that patch it was dropped, spend and all.
+       */
+      late_counted?: true;
+    }
   /** On a child's side: its report reached the parent (or could not): the child closes. */
   | { type: 'parentReported'; now: number };
 
@@ -143,7 +152,7 @@ export type Command =
   /** POST a run's event to its webhook (core/webhooks.ts), even when the run was cancelled. */
   | { type: 'sendWebhook'; delivery: SendWebhookInput }
   /** A run admitted against its owner's quota ended: settle it with the ledger (decision 0440). */
-  | { type: 'settleQuota'; run_id: string; billed_usd: number }
+  | { type: 'settleQuota'; run_id: string; billed_usd: number; ledger?: string }
   /** On a child's side: tell the parent thread that a run ended (the `childCompleted` signal). */
   | { type: 'reportToParent'; report: ChildCompleted }
   /**

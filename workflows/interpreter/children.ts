@@ -9,6 +9,7 @@ import {
   getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
+  patched,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -18,8 +19,9 @@ import { searchAttributes } from '../../common/search-attributes';
 import { scopeOf, workflowIdFor } from '../../common/thread';
 import type { ThreadState } from '../core/state';
 import { childOf } from '../core/spawn';
+import { isLateReport } from '../core/sub-agents';
 import type { Command, EventInput } from '../core/transitions';
-import type { Patches } from './patches';
+import { lateChildReportPatch, type Patches } from './patches';
 import type { ConversationInput } from './workflow';
 
 export interface ChildHost {
@@ -45,7 +47,17 @@ export class ChildAgents {
   /** The `childCompleted` signal. */
   onReport(report: ChildCompleted): void {
     if (this.#starting.has(report.child_thread_id)) this.#reports.set(report.child_thread_id, report);
-    else this.#host.dispatch({ type: 'childCompleted', report });
+    else this.#report(report);
+  }
+
+  /** A report to the reducer; a late one's spend counts since the patch (asked only then). */
+  #report(report: ChildCompleted): void {
+    const counted = isLateReport(this.#host.state, report) && patched(lateChildReportPatch);
+    this.#host.dispatch({
+      type: 'childCompleted',
+      report,
+      ...(counted ? { late_counted: true as const } : {}),
+    });
   }
 
   /**
@@ -82,7 +94,7 @@ export class ChildAgents {
     }
     const report = this.#reports.get(childThreadId);
     this.#reports.delete(childThreadId);
-    if (report !== undefined) this.#host.dispatch({ type: 'childCompleted', report });
+    if (report !== undefined) this.#report(report);
     await condition(() => childOf(this.#host.state, childThreadId) === undefined);
   }
 }

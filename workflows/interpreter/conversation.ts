@@ -30,6 +30,8 @@ export class Conversation implements HandlerHost {
   #state: ThreadState;
   readonly stream: EventLog;
   readonly #inFlight = new InFlight();
+  /** Settlements with a quota ledger not yet sent: a workflow that ends first would drop them. */
+  #settling = 0;
   /** Set while handing off to continue-as-new: activity commands wait for the next run. */
   #draining = false;
   /** Set when the workflow is about to end or continue as new: `awaitRun` callers are answered now. */
@@ -57,6 +59,10 @@ export class Conversation implements HandlerHost {
   /** True when nothing is in flight, so the state alone says what to do next. */
   get quiescent(): boolean {
     return this.#inFlight.count === 0;
+  }
+  /** True while a run's settlement with its quota ledger is being sent (decision 0480). */
+  get settling(): boolean {
+    return this.#settling > 0;
   }
   get draining(): boolean {
     return this.#draining;
@@ -129,7 +135,14 @@ export class Conversation implements HandlerHost {
         return reportToParent(this, command);
       case 'settleQuota':
         // Outside the run's scope, as a webhook: a cancelled run settles too.
-        return this.#inFlight.outsideRuns(() => settleQuota(command));
+        this.#settling++;
+        return this.#inFlight.outsideRuns(async () => {
+          try {
+            await settleQuota(command);
+          } finally {
+            this.#settling--;
+          }
+        });
       case 'sendWebhook':
         // Outside the run's scope: a cancelled run still gets its webhook.
         return this.#inFlight.outsideRuns(() => sendWebhook(command.delivery));

@@ -37,6 +37,7 @@ export function observeTransition(before: ThreadState, commands: readonly Comman
           status: run.status,
           status_reason: run.status_reason ?? 'none',
           duration_ms: elapsedMs(run.started_at ?? run.created_at, run.ended_at),
+          ...(run.refused_input === undefined ? {} : { refused: true }),
         });
         break;
       }

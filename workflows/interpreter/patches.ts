@@ -73,6 +73,27 @@ export const everyStopKeepsPartialPatch = 'keel-every-stop-keeps-partial';
  */
 export const subAgentMemoPatch = 'keel-sub-agent-memo';
 
+/**
+ * Since this patch a cron's fire is admitted by its owner's quota before it reaches its thread
+ * (decision 0480): `cronRunWorkflow` runs the `admitQuotaRun` activity first. Asked as the fire
+ * starts.
+ */
+export const cronQuotaPatch = 'keel-cron-admits-quota';
+
+/**
+ * Since this patch an agent a workflow starts (`startAgent`, and so the Nexus door) is admitted by
+ * its caller's quota before its child workflow starts (decision 0480). Asked in the caller's
+ * workflow at each start.
+ */
+export const agentQuotaPatch = 'keel-agent-admits-quota';
+
+/**
+ * Since this patch a sub-agent's report that comes after the run that spawned it ended (a Stop, a
+ * close) still counts what the child spent, on the thread and on that run, and is told on the
+ * stream (`child.completed`); before, it was dropped with its spend. Asked only at such a report.
+ */
+export const lateChildReportPatch = 'keel-late-child-report-counted';
+
 /** Decided once per run, as it starts (before any handler runs), and recorded in its history. */
 export class Patches {
   /** True in a run started since `leanHistoryPatch` (or `tracingPerWorkerPatch`, which stands for it). */

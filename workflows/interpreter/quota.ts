@@ -1,6 +1,7 @@
 /**
  * A run admitted against its owner's quota settles with the owner's ledger as it ends (decision
- * 0440): one signal to `quotaWorkflow`, which frees the run's slot and counts what it was billed.
+ * 0440): one signal to `quotaWorkflow`, which frees the run's slot and counts what it was billed;
+ * its thread's owner's, or the workflow caller's that admitted it (decision 0480).
  */
 import { getExternalWorkflowHandle, log, workflowInfo } from '@temporalio/workflow';
 import { quotaKey, quotaWorkflowId, settleRunSignal } from '../../common/quota';
@@ -10,10 +11,12 @@ import type { Command } from '../core/transitions';
 export async function settleQuota({
   run_id,
   billed_usd,
+  ledger,
 }: Extract<Command, { type: 'settleQuota' }>): Promise<void> {
   const { workflowId } = workflowInfo();
   try {
-    await getExternalWorkflowHandle(quotaWorkflowId(scopeOf(workflowId))).signal(settleRunSignal, {
+    // A run a workflow caller's quota admitted names that ledger (decision 0480).
+    await getExternalWorkflowHandle(ledger ?? quotaWorkflowId(scopeOf(workflowId))).signal(settleRunSignal, {
       key: quotaKey(workflowId, run_id),
       billed_usd,
     });

@@ -150,6 +150,9 @@ async function closeTask(
   stream.detachPollers();
   conversation.releaseWaiters();
   await condition(allHandlersFinished);
+  // A signal not yet sent when the workflow completes is dropped: the task's settlement with its
+  // caller's quota ledger goes out first (decision 0480). Without one this waits for nothing.
+  await condition(() => !conversation.settling);
   const agent = agentFinished(conversation.state);
   await reportTask(task, agent);
   return { thread_id: agent.thread_id, summary: toThread(conversation.state).summary, agent };
