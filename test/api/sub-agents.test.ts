@@ -7,6 +7,8 @@ import type { LangChainMessage } from '../../api/protocol/langchain-messages';
 import { apiHarness, call, userInput } from '../helpers/api';
 import { durable, readSse } from '../helpers/sse';
 import { eventually } from '../helpers/temporal';
+import { workflowIdFor } from '../../common/thread';
+import type { StateDump } from '../../common/messages';
 
 jest.setTimeout(120_000);
 
@@ -134,5 +136,60 @@ describe('sub-agents', () => {
     const [parent] = await runs(threadId);
     const continuation = await continuationOf(threadId, parent!.run_id);
     expect(continuation.output).toContain('finished the task "think: 2" (completed)');
+  });
+
+  it('stops a running child with the run that started it: the child run is cancelled and reports, and the parent lets go of it', async () => {
+    const threadId = await newThread();
+    const started = await call<Run>(
+      base,
+      'POST',
+      `/threads/${threadId}/runs`,
+      userInput('tool: spawn_agent {"task": "think: 30"}'),
+    );
+    const children = async () =>
+      ((await harness.client.workflow.getHandle(workflowIdFor(threadId)).query<StateDump>('getState')).state
+        .children as Array<{ child_thread_id: string }> | undefined) ?? [];
+    const childThreadId = await eventually(
+      async () => (await children())[0]?.child_thread_id,
+      30_000,
+      'the child to start',
+    );
+    await eventually(
+      async () =>
+        (await call<Run[]>(base, 'GET', `/threads/${childThreadId}/runs`)).body[0]?.status === 'running' ||
+        undefined,
+      30_000,
+      "the child's run to start",
+    );
+    expect(
+      (await call(base, 'POST', `/threads/${threadId}/runs/${started.body.run_id}/cancel`, {})).status,
+    ).toBe(200);
+    // Before the patch, the child workflow was cancelled mid-run: its run stayed `running`, it
+    // never reported, and the parent held its record for good.
+    const [childRun] = await eventually(
+      async () => {
+        const childRuns = (await call<Run[]>(base, 'GET', `/threads/${childThreadId}/runs`)).body;
+        return childRuns[0]?.status === 'cancelled' ? childRuns : undefined;
+      },
+      30_000,
+      "the child's run to be cancelled",
+    );
+    expect(childRun!.status).toBe('cancelled');
+    await eventually(
+      async () => ((await children()).length === 0 ? true : undefined),
+      30_000,
+      'the parent to let go',
+    );
+    const described = await harness.client.workflow.getHandle(workflowIdFor(childThreadId)).describe();
+    await eventually(
+      async () =>
+        (await harness.client.workflow.getHandle(workflowIdFor(childThreadId)).describe()).status.name ===
+          'COMPLETED' || undefined,
+      30_000,
+      'the child to close after reporting',
+    );
+    expect(described.status.name).not.toBe('CANCELLED');
+    const [parent] = await runs(threadId);
+    expect(parent!.status).toBe('cancelled');
   });
 });

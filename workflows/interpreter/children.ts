@@ -5,8 +5,11 @@
  * core/sub-agents.ts). A child reports to its parent once its run ends, then closes.
  */
 import {
+  CancellationScope,
+  ChildWorkflowCancellationType,
   condition,
   getExternalWorkflowHandle,
+  isCancellation,
   log,
   ParentClosePolicy,
   patched,
@@ -21,7 +24,7 @@ import type { ThreadState } from '../core/state';
 import { childOf } from '../core/spawn';
 import { isLateReport } from '../core/sub-agents';
 import type { Command, EventInput } from '../core/transitions';
-import { lateChildReportPatch, type Patches } from './patches';
+import { lateChildReportPatch, stopReachesChildrenPatch, type Patches } from './patches';
 import type { ConversationInput } from './workflow';
 
 export interface ChildHost {
@@ -62,11 +65,15 @@ export class ChildAgents {
 
   /**
    * Carries out one `startChild`; resolves only when the child's report has been used, so
-   * continue-as-new waits for it.
+   * continue-as-new waits for it. Since `stopReachesChildrenPatch`, a Stop of the run (its scope
+   * cancelled) leaves the child workflow running and asks it to cancel its run instead: the child
+   * then reports what it spent, as any child does, and the parent lets go of it.
    */
   async start({ child, first_run, wait_ms }: Extract<Command, { type: 'startChild' }>): Promise<void> {
     const childThreadId = child.thread_id;
+    const stopReachesChild = patched(stopReachesChildrenPatch);
     this.#starting.add(childThreadId);
+    let cancelChildRun: (() => Promise<void>) | undefined;
     try {
       const input: ConversationInput = child;
       const handle = await startChild('conversationWorkflow', {
@@ -74,6 +81,7 @@ export class ChildAgents {
         workflowId: workflowIdFor(childThreadId, scopeOf(workflowInfo().workflowId)),
         args: [input],
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        ...(stopReachesChild ? { cancellationType: ChildWorkflowCancellationType.ABANDON } : {}),
         typedSearchAttributes: [
           { key: searchAttributes.status, value: 'idle' },
           { key: searchAttributes.owner, value: child.owner ?? 'local' },
@@ -85,17 +93,40 @@ export class ChildAgents {
           ? { memo: { metadata: child.metadata, created_at: child.created_at } }
           : {}),
       });
+      if (stopReachesChild)
+        cancelChildRun = () =>
+          CancellationScope.nonCancellable(() =>
+            handle.signal(messages.cancelRunSignal, {
+              run_id: first_run.run_id,
+              reason: 'the run that started this sub-agent was stopped',
+            }),
+          );
       await handle.signal(messages.userMessageSignal, first_run);
       this.#host.dispatch({ type: 'childStarted', child_thread_id: childThreadId });
       if (wait_ms > 0 && !(await condition(() => this.#reports.has(childThreadId), wait_ms)))
         this.#host.dispatch({ type: 'childWaitExpired', child_thread_id: childThreadId });
+    } catch (error) {
+      this.#starting.delete(childThreadId);
+      if (cancelChildRun !== undefined && isCancellation(error)) {
+        // A report already held is used, not dropped with the wait.
+        const held = this.#reports.get(childThreadId);
+        this.#reports.delete(childThreadId);
+        if (held !== undefined) this.#report(held);
+        else await cancelChildRun();
+      }
+      throw error;
     } finally {
       this.#starting.delete(childThreadId);
     }
     const report = this.#reports.get(childThreadId);
     this.#reports.delete(childThreadId);
     if (report !== undefined) this.#report(report);
-    await condition(() => childOf(this.#host.state, childThreadId) === undefined);
+    try {
+      await condition(() => childOf(this.#host.state, childThreadId) === undefined);
+    } catch (error) {
+      if (cancelChildRun !== undefined && isCancellation(error)) await cancelChildRun();
+      throw error;
+    }
   }
 }
 

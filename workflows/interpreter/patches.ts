@@ -94,6 +94,15 @@ export const agentQuotaPatch = 'keel-agent-admits-quota';
  */
 export const lateChildReportPatch = 'keel-late-child-report-counted';
 
+/**
+ * Since this patch a Stop of a run reaches the sub-agents it started: the run's child workflow is
+ * started with `ABANDON` as its cancellation type, so cancelling the run no longer cancels the
+ * child workflow (which closed it mid-run, never reporting, and left the parent holding its
+ * record); the parent signals the child to cancel its run instead, and the child reports what it
+ * spent as any child does. Asked as each child starts.
+ */
+export const stopReachesChildrenPatch = 'keel-stop-reaches-children';
+
 /** Decided once per run, as it starts (before any handler runs), and recorded in its history. */
 export class Patches {
   /** True in a run started since `leanHistoryPatch` (or `tracingPerWorkerPatch`, which stands for it). */
