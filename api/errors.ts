@@ -8,7 +8,7 @@ import {
   WorkflowUpdateFailedError,
   isGrpcServiceError,
 } from '@temporalio/client';
-import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { ApplicationFailure, NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/common';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
@@ -110,6 +110,13 @@ function decryptionFailure(error: unknown): PayloadDecryptionError | undefined {
   return undefined;
 }
 
+/** The SDK's namespace-not-found error, wherever it sits in the causes. */
+function namespaceNotFound(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++)
+    if (cause instanceof NamespaceNotFoundError) return true;
+  return false;
+}
+
 /** Maps anything thrown while talking to Temporal to an ApiError, or returns undefined. */
 export function fromTemporal(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
@@ -118,6 +125,15 @@ export function fromTemporal(error: unknown): ApiError | undefined {
   // named plainly; other threads are unaffected.
   const undecryptable = decryptionFailure(error);
   if (undecryptable !== undefined) return new ApiError(500, 'thread_undecryptable', undecryptable.message);
+  // Keel's namespace not served: a dev server whose store is broken says so of every call (its
+  // namespace registry unreadable), as does a cluster the namespace was never registered on.
+  // Temporal, not the request, is at fault, and neither says anything of the thread.
+  if (namespaceNotFound(error))
+    return new ApiError(
+      503,
+      'temporal_unavailable',
+      'Temporal is unavailable (it does not serve this namespace); retry shortly',
+    );
   if (error instanceof WorkflowNotFoundError) return threadNotFound(threadIdOf(error.workflowId ?? ''));
   if (error instanceof WorkflowExecutionAlreadyStartedError) return threadExists();
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {

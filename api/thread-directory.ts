@@ -52,6 +52,25 @@ const maxScanned = 10_000;
 
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
+/**
+ * Whether a value can go into a visibility query. Temporal's SQL visibility (PostgreSQL: `keel up
+ * --cluster`) writes the value into its statement, where a `?` is taken for a parameter: the
+ * query fails ("could not determine data type of parameter"), as UNAVAILABLE, which the client
+ * retries until its deadline. Such a value is checked on the listed threads instead.
+ */
+const queryable = (value: string): boolean => !value.includes('?');
+
+/** The workflow ids a filter's thread ids name for this caller. */
+function workflowIdsOf(ids: string[], caller: Owner): string[] {
+  // A caller's thread is at her scoped id, or unscoped if made before ids were scoped (the owner
+  // clause keeps out any other owner's thread there).
+  return ids.flatMap((id) =>
+    (caller === undefined ? [unscopedRef(id)] : [threadRef(id, caller), unscopedRef(id)]).map(
+      ({ workflow_id }) => workflow_id,
+    ),
+  );
+}
+
 export class ThreadDirectory {
   constructor(
     private readonly client: Client,
@@ -75,15 +94,12 @@ export class ThreadDirectory {
     if (statuses.length > 0)
       clauses.push(`${searchAttributes.status.name} IN (${statuses.map(quote).join(', ')})`);
     if (filter.ids !== undefined) {
-      // A caller's thread is at her scoped id, or unscoped if made before ids were scoped (the
-      // owner clause below keeps out any other owner's thread there).
-      const ids = filter.ids.flatMap((id) =>
-        caller === undefined ? [unscopedRef(id)] : [threadRef(id, caller), unscopedRef(id)],
-      );
-      clauses.push(`WorkflowId IN (${ids.map(({ workflow_id }) => quote(workflow_id)).join(', ')})`);
+      const ids = workflowIdsOf(filter.ids, caller);
+      if (ids.every(queryable)) clauses.push(`WorkflowId IN (${ids.map(quote).join(', ')})`);
     }
     const owner = caller ?? filter.owner;
-    if (owner !== undefined) clauses.push(`${searchAttributes.owner.name} = ${quote(owner)}`);
+    if (owner !== undefined && queryable(owner))
+      clauses.push(`${searchAttributes.owner.name} = ${quote(owner)}`);
     // The current run's StartTime is never before the thread's creation (continue-as-new only
     // moves it later), so it narrows the search; the memo's created_at decides below.
     if (filter.older_than_days !== undefined)
@@ -93,12 +109,18 @@ export class ThreadDirectory {
 
   async search(filter: ThreadFilter, caller: Owner, limit: number, now = Date.now()): Promise<FoundThread[]> {
     const found: FoundThread[] = [];
+    // What the query could not say (see `queryable`), checked here.
+    const ids = filter.ids === undefined ? undefined : new Set(workflowIdsOf(filter.ids, caller));
+    const owner = caller ?? filter.owner;
     let scanned = 0;
     for await (const execution of this.client.workflow.list({ query: this.query(filter, caller, now) })) {
       if (++scanned > maxScanned) break;
       const thread = refOf(execution.workflowId);
       // Without tokens, a thread made under a token is not one the caller can open by its id.
       if (thread === undefined || (caller === undefined && scopeOf(thread.workflow_id) !== undefined))
+        continue;
+      if (ids !== undefined && !ids.has(execution.workflowId)) continue;
+      if (owner !== undefined && execution.typedSearchAttributes.get(searchAttributes.owner) !== owner)
         continue;
       const listing = toListing(thread, execution);
       if (listing === undefined || !matches(listing, filter, now)) continue;

@@ -32,6 +32,8 @@ export interface ClusterConfigOptions {
   namespace: string;
   /** The codec server the Web UI decrypts payloads through (Keel's API, `…/codec`). */
   uiCodecEndpoint: string;
+  /** Dynamic config (YAML) added after Keel's own (`dynamic-config.yaml`). @default none */
+  extraDynamicConfig?: string;
 }
 
 function datastore(options: ClusterConfigOptions, database: string, connections: number): string {
@@ -147,7 +149,11 @@ export async function writeClusterConfig(options: ClusterConfigOptions): Promise
       mode: 0o600,
     },
   );
-  await writeFile(dynamicConfigFile, await readFile(dynamicConfigSource), { mode: 0o600 });
+  await writeFile(
+    dynamicConfigFile,
+    `${await readFile(dynamicConfigSource, 'utf8')}${options.extraDynamicConfig ?? ''}`,
+    { mode: 0o600 },
+  );
   await writeFile(path.join(uiRoot, 'config', `${configEnvironment}.yaml`), uiConfig(options), {
     mode: 0o600,
   });

@@ -31,6 +31,10 @@ export interface TemporalClusterOptions {
   uiCodecEndpoint: string;
   logger: Logger;
   progress: Progress;
+  /** Start the Web UI server too. @default true (a test's cluster has no use for one) */
+  ui?: boolean;
+  /** Dynamic config (YAML) added after Keel's own. @default none */
+  extraDynamicConfig?: string;
 }
 
 /** Thrown by `start` when `stop` was called while it worked. */
@@ -132,6 +136,9 @@ export class TemporalCluster {
       databasePassword: password,
       namespace: config.temporal.namespace,
       uiCodecEndpoint: this.options.uiCodecEndpoint,
+      ...(this.options.extraDynamicConfig === undefined
+        ? {}
+        : { extraDynamicConfig: this.options.extraDynamicConfig }),
     });
     progress('Starting the Temporal services: history, matching, frontend, worker…');
     const serverArgs = [
@@ -158,6 +165,7 @@ export class TemporalCluster {
     } finally {
       await connection.close();
     }
+    if (this.options.ui === false) return;
     this.#supervise('ui', binaries.uiServer, [
       '--root',
       files.uiRoot,

@@ -395,6 +395,28 @@ describe('the HTTP API', () => {
         await offline.stop();
       }
     });
+    it('answers 503 temporal_unavailable, not 500, when its Temporal does not serve its namespace', async () => {
+      // What a broken dev server answers every call (its namespace registry unreadable), and what
+      // a namespace that was never registered answers: the real server, a namespace it lacks.
+      const lost = new Client({ connection: client.connection, namespace: `keel-missing-${randomUUID()}` });
+      const stray = await startTestApi(lost, config);
+      try {
+        const threadId = randomUUID();
+        // A run on a thread that is not there yet: update-with-start.
+        expectError(
+          await call(stray.url, 'POST', `/threads/${threadId}/runs`, {
+            ...userInput('hello'),
+            if_not_exists: 'create',
+          }),
+          503,
+          'temporal_unavailable',
+        );
+        expectError(await call(stray.url, 'POST', '/threads', {}), 503, 'temporal_unavailable');
+        expectError(await call(stray.url, 'GET', `/threads/${threadId}`), 503, 'temporal_unavailable');
+      } finally {
+        await stray.stop();
+      }
+    });
   });
 
   describe('with tokens', () => {

@@ -7,6 +7,11 @@
  *
  * In memory, on the settings Keel runs on (decision 0260), with a low continue-as-new threshold
  * so every workflow test crosses continue-as-new boundaries for real.
+ *
+ * A file whose requests cancel Temporal calls by the hundred asks in its docblock for Temporal on
+ * PostgreSQL instead (`@jest-environment-options {"temporal": "cluster"}`, decision 0470): the
+ * dev server's one SQLite connection does not survive that. It takes about 5 s to start, and keeps
+ * Temporal's own continue-as-new threshold.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -15,6 +20,7 @@ import path from 'node:path';
 import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
 import { TestEnvironment } from 'jest-environment-node';
 import { startDevServer, type DevServer } from '../../launch/dev-server';
+import { startTestCluster, type TestCluster } from './temporal-cluster';
 
 /** History events after which the server suggests continue-as-new (production default: 4096). */
 export const testContinueAsNewEvents = 150;
@@ -29,9 +35,17 @@ async function freePort(): Promise<number> {
 
 export default class TemporalTestEnvironment extends TestEnvironment {
   private server: DevServer | undefined;
+  private cluster: TestCluster | undefined;
+  private readonly kind: 'dev-server' | 'cluster';
 
   constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
     super(config, context);
+    const asked = config.projectConfig.testEnvironmentOptions['temporal'] ?? 'dev-server';
+    if (asked !== 'dev-server' && asked !== 'cluster')
+      throw new Error(
+        `${context.testPath}: "temporal" is "dev-server" or "cluster", not ${JSON.stringify(asked)}`,
+      );
+    this.kind = asked;
   }
 
   override async setup(): Promise<void> {
@@ -40,6 +54,11 @@ export default class TemporalTestEnvironment extends TestEnvironment {
     if (cliPath === undefined)
       throw new Error('no Temporal CLI: run the tests through jest (its global setup has one)');
     const dataDir = await mkdtemp(path.join(process.env.KEEL_TEST_DIR ?? os.tmpdir(), 'temporal-'));
+    if (this.kind === 'cluster') {
+      this.cluster = await startTestCluster(dataDir, (line) => process.stderr.write(`[temporal] ${line}\n`));
+      this.serve(this.cluster.address);
+      return;
+    }
     let logged = 0;
     // Its ports are free when picked, not reserved: a server started at the same moment (the
     // other jest worker's, or its own internal ones) can take one first. Three tries, new ports each.
@@ -76,16 +95,24 @@ export default class TemporalTestEnvironment extends TestEnvironment {
         );
       }
     }
+    this.serve(this.server.address);
+  }
+
+  /** Where the file finds its Temporal. */
+  private serve(address: string): void {
     // The file's own environment, and the worker process's for what it spawns without one (a
     // jest worker runs one file at a time).
-    this.global.process.env.KEEL_TEST_TEMPORAL_ADDRESS = this.server.address;
-    process.env.KEEL_TEST_TEMPORAL_ADDRESS = this.server.address;
+    this.global.process.env.KEEL_TEST_TEMPORAL_ADDRESS = address;
+    process.env.KEEL_TEST_TEMPORAL_ADDRESS = address;
   }
 
   override async teardown(): Promise<void> {
     // Its data goes with it: no graceful stop to wait for.
     this.server?.kill();
     this.server = undefined;
+    // PostgreSQL is stopped, not killed: a killed postmaster can leave its backends behind.
+    await this.cluster?.stop();
+    this.cluster = undefined;
     await super.teardown();
   }
 }
