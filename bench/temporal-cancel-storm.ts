@@ -15,7 +15,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -23,19 +22,12 @@ import { parseConfig } from '../platform/config';
 import { startDevServer } from '../launch/dev-server';
 import { ensureTemporalCli } from '../launch/temporal-cli';
 import { startTestCluster } from '../test/setup/temporal-cluster';
+import { freePort } from './harness';
 
 const [target = 'dev-server', roundsArg = '80', callsArg = '400'] = process.argv.slice(2);
 const maxCancelMs = Number(process.env.STORM_MAX_MS ?? 150);
 const namespace = 'default';
 const taskQueue = `storm-${randomUUID()}`;
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 /** The server under test: its address and how to stop it (nothing for one given by address). */
 async function server(): Promise<{ address: string; stop: () => Promise<void> }> {

@@ -3,7 +3,6 @@
  * same port and file: every open conversation continues, including a run that was mid-model-call;
  * a command cut off by the outage says the server, not its worker, stopped.
  */
-import { createServer } from 'node:net';
 import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { once } from 'node:events';
@@ -26,16 +25,9 @@ import {
   workspaceOf,
 } from './chaos-helpers';
 import { guardedInterceptors } from '../../api/grpc-closed-guard';
+import { freePort } from '../setup/free-port';
 
 jest.setTimeout(180_000);
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 describe('the Temporal server killed with SIGKILL and restarted', () => {
   let server: DevServer;

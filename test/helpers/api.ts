@@ -1,12 +1,13 @@
 /** An API process in miniature: the real Express app over a real client, on an ephemeral port. */
 import type { Client } from '@temporalio/client';
-import { createServer } from 'node:net';
 import pino from 'pino';
 import { startApi, type RunningApi } from '../../api/server';
 import type { KeelConfig } from '../../platform/config';
 import { closeTestClient, testClient, testConfig } from './temporal';
 import { workerHarness, type WorkerHarness } from './worker-harness';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
+import { freePort } from '../setup/free-port';
+export { freePort };
 
 export async function startTestApi(client: Client, config: KeelConfig): Promise<RunningApi> {
   return startApi({ client, config, logger: pino({ level: 'silent' }), host: '127.0.0.1', port: 0 });
@@ -44,15 +45,6 @@ export const userInput = (content: string, extra: Record<string, unknown> = {}) 
   input: { messages: [{ role: 'user', content }] },
   ...extra,
 });
-
-/** A port free right now (for a process that must come back on the same one). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export interface ApiHarness extends WorkerHarness {
   api: RunningApi;

@@ -7,20 +7,12 @@
  * file's directory and the four Temporal services. It starts in about 5 s.
  */
 import { chmod } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import pino from 'pino';
 import { parseConfig } from '../../platform/config';
 import { allPorts, clusterPorts, portsInUse } from '../../launch/cluster/ports';
 import { TemporalCluster } from '../../launch/cluster/temporal-cluster';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { freePort } from './free-port';
 
 /** A frontend port whose services' ports (above it, and 300 below for membership) are all free. */
 async function freeFrontendPort(postgres: number, ui: number): Promise<number> {

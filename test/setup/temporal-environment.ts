@@ -14,24 +14,16 @@
  * Temporal's own continue-as-new threshold.
  */
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
 import { TestEnvironment } from 'jest-environment-node';
 import { startDevServer, type DevServer } from '../../launch/dev-server';
 import { startTestCluster, type TestCluster } from './temporal-cluster';
+import { freePort } from './free-port';
 
 /** History events after which the server suggests continue-as-new (production default: 4096). */
 export const testContinueAsNewEvents = 150;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export default class TemporalTestEnvironment extends TestEnvironment {
   private server: DevServer | undefined;
