@@ -65,6 +65,12 @@ export interface AgentHandlerOptions {
   logger: Logger;
 }
 
+/** How many of the caller's threads `ListTasks` without a `contextId` reads, most recently started first. */
+const listedThreads = 50;
+/** How many runs of each thread `ListTasks` reads: of the one context named, or of each of hers. */
+const runsOfContext = 1_000;
+const runsPerThread = 100;
+
 /** How long `CancelTask` waits for a stopping run to end before answering it as it is. */
 const cancelWaitMs = 10_000;
 
@@ -119,30 +125,46 @@ export class AgentHandler implements A2ARequestHandler {
     });
   }
 
+  /**
+   * The tasks of one context (the thread `contextId` names), or without one the caller's tasks
+   * across her most recently started threads (at most {@link listedThreads}, as MCP's
+   * `tasks/list` reads): this assistant's runs, most recently updated first, paged by an offset.
+   */
   async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
     return this.#answering(async () => {
-      if (params.contextId === '')
-        throw invalidParams('Keel lists the tasks of one context: name its contextId (the thread)');
-      const { conversations } = this.#options.services;
-      const thread = await this.#thread(params.contextId);
+      const { conversations, threadDirectory } = this.#options.services;
       const pageSize = params.pageSize ?? 50;
       if (pageSize < 1 || pageSize > 100) throw invalidParams('pageSize must be 1 to 100');
       const offset = params.pageToken === '' ? 0 : Number(params.pageToken);
       if (!Number.isSafeInteger(offset) || offset < 0) throw invalidParams('pageToken is not one Keel gave');
-      const runs = (await conversations.listRuns(thread, 1_000)).filter(
-        (run) =>
-          run.assistant_id === this.#options.assistant.assistant_id &&
-          (params.statusTimestampAfter === undefined || run.updated_at >= params.statusTimestampAfter),
+      const threads =
+        params.contextId === ''
+          ? (await threadDirectory.search({}, this.#owner, listedThreads)).map(({ thread }) => thread)
+          : [await this.#thread(params.contextId)];
+      const perRun = params.contextId === '' ? runsPerThread : runsOfContext;
+      const perThread = await Promise.all(
+        threads.map(async (thread) => {
+          const runs = (await conversations.listRuns(thread, perRun)).filter(
+            (run) =>
+              run.assistant_id === this.#options.assistant.assistant_id &&
+              (params.statusTimestampAfter === undefined || run.updated_at >= params.statusTimestampAfter),
+          );
+          const pending = runs.some((run) => taskStatusOf(run) === 'input_required')
+            ? await conversations.pendingApprovals(thread)
+            : [];
+          return runs.map((run) => ({ run, task: taskOf(run, pending) }));
+        }),
       );
-      const pending = runs.some((run) => taskStatusOf(run) === 'input_required')
-        ? await conversations.pendingApprovals(thread)
-        : [];
-      const tasks = runs
-        .map((run) => taskOf(run, pending))
+      const tasks = perThread
+        .flat()
         .filter(
-          (task) =>
+          ({ task }) =>
             params.status === TaskState.TASK_STATE_UNSPECIFIED || task.status?.state === params.status,
-        );
+        )
+        .sort(
+          (a, b) => b.run.updated_at.localeCompare(a.run.updated_at) || b.task.id.localeCompare(a.task.id),
+        )
+        .map(({ task }) => task);
       const page = tasks.slice(offset, offset + pageSize);
       return {
         tasks: page,

@@ -252,6 +252,49 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
     expect(textOf(read.status?.message)).toContain('think: 3');
   });
 
+  it('lists the caller’s tasks across her contexts without a contextId, newest first and paged, and no one else’s', async () => {
+    const bob = await connect(bobToken);
+    const first = asTask(await bob.sendMessage(send('bob’s first context')));
+    const second = asTask(await bob.sendMessage(send('bob’s second context')));
+    expect(second.contextId).not.toBe(first.contextId);
+    const page = (pageToken: string, pageSize?: number) =>
+      bob.listTasks({
+        tenant: '',
+        contextId: '',
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageToken,
+        statusTimestampAfter: undefined,
+        ...(pageSize === undefined ? {} : { pageSize }),
+      });
+    // The thread list is Temporal's visibility, which may lag a moment behind a new thread.
+    const one = await eventually(
+      async () => {
+        const listed = await page('', 1);
+        return listed.totalSize === 2 ? listed : undefined;
+      },
+      30_000,
+      'both of bob’s contexts listed',
+    );
+    expect(one.tasks.map(({ id }) => id)).toEqual([second.id]);
+    expect(one.nextPageToken).toBe('1');
+    const two = await page(one.nextPageToken, 1);
+    expect(two.tasks.map(({ id }) => id)).toEqual([first.id]);
+    expect(two.nextPageToken).toBe('');
+    expect(two.tasks[0]?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    // Alice's list holds none of bob's tasks.
+    const alice = await connect();
+    const hers = await alice.listTasks({
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+      pageSize: 100,
+    });
+    expect(hers.tasks.map(({ id }) => id)).not.toEqual(expect.arrayContaining([first.id]));
+    expect(hers.tasks.map(({ id }) => id)).not.toEqual(expect.arrayContaining([second.id]));
+  });
+
   it('answers bad input with A2A’s and JSON-RPC’s own error codes, and holds the API doors', async () => {
     const client = await connect();
     expect((await errorOf(client.getTask({ tenant: '', id: 'no-such-thread:no-such-run' }))).name).toBe(
@@ -298,7 +341,9 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
     };
     expect((await rpc(JSON.stringify(badContext))).body.error?.code).toBe(-32602);
     const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} });
-    expect((await rpc(list)).body.error?.code).toBe(-32602);
+    expect((await rpc(list)).body).toMatchObject({ result: { tasks: expect.any(Array) } });
+    const badPage = { jsonrpc: '2.0', id: 1, method: 'ListTasks', params: { pageToken: 'x' } };
+    expect((await rpc(JSON.stringify(badPage))).body.error?.code).toBe(-32602);
     expect((await rpc(list, { 'a2a-version': '0.3' })).body.error?.code).toBe(-32009);
     // The doors: a token, the Host check, the Origin check.
     expect((await rpc(list, { authorization: '' })).status).toBe(401);
