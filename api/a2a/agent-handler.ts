@@ -9,7 +9,11 @@ import { randomUUID } from 'node:crypto';
 import type {
   AgentCard,
   CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
   ListTasksRequest,
   ListTasksResponse,
   Message,
@@ -20,14 +24,11 @@ import type {
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import { Role, StreamResponse as StreamResponses, TaskState } from '@a2a-js/sdk';
-import {
-  PushNotificationNotSupportedError,
-  TaskNotCancelableError,
-  UnsupportedOperationError,
-} from '@a2a-js/sdk/errors';
+import { TaskNotCancelableError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
+import type { PushConfig } from '../../common/a2a-push';
 import type { Assistant } from '../../common/assistants';
 import type { PendingApproval } from '../../common/approvals';
 import { idPattern, limits } from '../../common/limits';
@@ -70,6 +71,19 @@ const listedThreads = 50;
 /** How many runs of each thread `ListTasks` reads: of the one context named, or of each of hers. */
 const runsOfContext = 1_000;
 const runsPerThread = 100;
+
+/** At most this many characters of a push config's token or credentials. */
+const maxSecretChars = 1_000;
+
+/** A stored config as A2A's `TaskPushNotificationConfig`. */
+const configOf = (taskId: string, config: PushConfig): TaskPushNotificationConfig => ({
+  tenant: '',
+  id: config.id,
+  taskId,
+  url: config.url,
+  token: config.token ?? '',
+  authentication: config.authentication,
+});
 
 /** How long `CancelTask` waits for a stopping run to end before answering it as it is. */
 const cancelWaitMs = 10_000;
@@ -204,20 +218,86 @@ export class AgentHandler implements A2ARequestHandler {
     yield* this.#follow(thread, run, Math.max(run.first_event_offset ?? base, base));
   }
 
-  createTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
-    return Promise.reject(new PushNotificationNotSupportedError('push notifications are not offered yet'));
+  /**
+   * Push notification configs (decision 0485), kept on the thread's workflow beside the run: any
+   * API process answers for them, and when the run ends the workflow POSTs the task to each through
+   * Keel's signed, retried webhooks. A URL is checked as a webhook's is (-32602 when refused).
+   */
+  async createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+  ): Promise<TaskPushNotificationConfig> {
+    return this.#answering(async () => {
+      const { conversations } = this.#options.services;
+      const { thread, run } = await this.#taskRun(params.taskId);
+      if (isTerminal(run.status))
+        throw new UnsupportedOperationError(
+          `task ${shown(params.taskId)} has ended (${run.status}): read it with GetTask`,
+        );
+      const id = params.id === '' ? randomUUID() : params.id;
+      if (id.length > limits.maxIdChars || !idPattern.test(id))
+        throw invalidParams(`id ${shown(id)}: letters, digits, '-' and '_'`);
+      if (!/^https?:\/\//i.test(params.url) || !URL.canParse(params.url))
+        throw invalidParams('url: an http or https URL');
+      if (params.token.length > maxSecretChars)
+        throw invalidParams(`token: at most ${maxSecretChars} characters`);
+      const authentication = params.authentication;
+      if (
+        authentication !== undefined &&
+        (authentication.scheme === '' ||
+          authentication.credentials === '' ||
+          /[\r\n]/.test(authentication.scheme + authentication.credentials) ||
+          authentication.scheme.length + authentication.credentials.length > maxSecretChars)
+      )
+        throw invalidParams('authentication: a scheme and credentials, one line each');
+      if (/[\r\n]/.test(params.token)) throw invalidParams('token: one line');
+      await conversations.checkWebhook(params.url);
+      const config: PushConfig = {
+        id,
+        url: params.url,
+        ...(params.token === '' ? {} : { token: params.token }),
+        ...(authentication === undefined ? {} : { authentication: { ...authentication } }),
+      };
+      return configOf(params.taskId, await conversations.setPushConfig(thread, run.run_id, config));
+    });
   }
 
-  getTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    return Promise.reject(new PushNotificationNotSupportedError('push notifications are not offered yet'));
+  async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+  ): Promise<TaskPushNotificationConfig> {
+    return this.#answering(async () => {
+      const { thread, run } = await this.#taskRun(params.taskId);
+      const configs = await this.#options.services.conversations.pushConfigs(thread, run.run_id);
+      const config = configs.find(({ id }) => id === params.id);
+      if (config === undefined)
+        throw invalidParams(
+          `no push notification config ${shown(params.id)} on task ${shown(params.taskId)}`,
+        );
+      return configOf(params.taskId, config);
+    });
   }
 
-  listTaskPushNotificationConfigs(): Promise<never> {
-    return Promise.reject(new PushNotificationNotSupportedError('push notifications are not offered yet'));
+  async listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.#answering(async () => {
+      const { thread, run } = await this.#taskRun(params.taskId);
+      const configs = await this.#options.services.conversations.pushConfigs(thread, run.run_id);
+      // At most `maxPushConfigsPerRun` (10): one page.
+      return { configs: configs.map((config) => configOf(params.taskId, config)), nextPageToken: '' };
+    });
   }
 
-  deleteTaskPushNotificationConfig(): Promise<void> {
-    return Promise.reject(new PushNotificationNotSupportedError('push notifications are not offered yet'));
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    return this.#answering(async () => {
+      const { conversations } = this.#options.services;
+      const { thread, run } = await this.#taskRun(params.taskId);
+      const configs = await conversations.pushConfigs(thread, run.run_id);
+      if (!configs.some(({ id }) => id === params.id))
+        throw invalidParams(
+          `no push notification config ${shown(params.id)} on task ${shown(params.taskId)}`,
+        );
+      await conversations.deletePushConfig(thread, run.run_id, params.id);
+    });
   }
 
   async #answering<T>(work: () => Promise<T>): Promise<T> {
