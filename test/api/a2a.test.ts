@@ -95,7 +95,7 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
     KEEL_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
   }));
 
-  const connect = (token = aliceToken, assistant = 'agent'): Promise<Client> => {
+  const connect = (token = aliceToken, assistant = 'agent', base = harness.base): Promise<Client> => {
     const fetchImpl = fetchWith(token);
     const factory = new ClientFactory(
       ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
@@ -103,7 +103,7 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
         cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
       }),
     );
-    return factory.createFromUrl(`${harness.base}/a2a/${assistant}/.well-known/agent-card.json`, '');
+    return factory.createFromUrl(`${base}/a2a/${assistant}/.well-known/agent-card.json`, '');
   };
   const stateOf = async (client: Client, id: string) =>
     (await client.getTask({ tenant: '', id })).status?.state;
@@ -323,7 +323,14 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
       expect(
         await client.getTaskPushNotificationConfig({ tenant: '', taskId: waiting.id, id: 'hook' }),
       ).toMatchObject({ url: `${receiver.url}/hook`, token: 'notify-token-1' });
-      await client.deleteTaskPushNotificationConfig({ tenant: '', taskId: waiting.id, id: 'other' });
+      // Kept on the thread's workflow, not in the API: a second API process reads and deletes them.
+      const second = await startTestApi(harness.client, harness.config);
+      try {
+        const elsewhere = await connect(aliceToken, 'agent', second.url);
+        await elsewhere.deleteTaskPushNotificationConfig({ tenant: '', taskId: waiting.id, id: 'other' });
+      } finally {
+        await second.stop();
+      }
       expect(await ids()).toEqual(['hook']);
       await errorOf(client.getTaskPushNotificationConfig({ tenant: '', taskId: waiting.id, id: 'other' }));
       // Bob cannot reach the task; a private address the operator did not allow is refused.
