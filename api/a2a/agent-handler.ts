@@ -24,7 +24,7 @@ import type {
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import { Role, StreamResponse as StreamResponses, TaskState } from '@a2a-js/sdk';
-import { TaskNotCancelableError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
@@ -268,8 +268,9 @@ export class AgentHandler implements A2ARequestHandler {
       const { thread, run } = await this.#taskRun(params.taskId);
       const configs = await this.#options.services.conversations.pushConfigs(thread, run.run_id);
       const config = configs.find(({ id }) => id === params.id);
+      // As the SDK's own handler answers an unknown config: not found (-32001).
       if (config === undefined)
-        throw invalidParams(
+        throw new TaskNotFoundError(
           `no push notification config ${shown(params.id)} on task ${shown(params.taskId)}`,
         );
       return configOf(params.taskId, config);
@@ -287,16 +288,14 @@ export class AgentHandler implements A2ARequestHandler {
     });
   }
 
+  /** Idempotent, as the SDK's own handler is: deleting a config the task does not have does nothing. */
   async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
     return this.#answering(async () => {
       const { conversations } = this.#options.services;
       const { thread, run } = await this.#taskRun(params.taskId);
       const configs = await conversations.pushConfigs(thread, run.run_id);
-      if (!configs.some(({ id }) => id === params.id))
-        throw invalidParams(
-          `no push notification config ${shown(params.id)} on task ${shown(params.taskId)}`,
-        );
-      await conversations.deletePushConfig(thread, run.run_id, params.id);
+      if (configs.some(({ id }) => id === params.id))
+        await conversations.deletePushConfig(thread, run.run_id, params.id);
     });
   }
 

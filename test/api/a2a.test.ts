@@ -332,7 +332,12 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
         await second.stop();
       }
       expect(await ids()).toEqual(['hook']);
-      await errorOf(client.getTaskPushNotificationConfig({ tenant: '', taskId: waiting.id, id: 'other' }));
+      expect(
+        (await errorOf(client.getTaskPushNotificationConfig({ tenant: '', taskId: waiting.id, id: 'other' })))
+          .name,
+      ).toBe('TaskNotFoundError');
+      // Deleting it again does nothing, as the SDK's own handler does.
+      await client.deleteTaskPushNotificationConfig({ tenant: '', taskId: waiting.id, id: 'other' });
       // Bob cannot reach the task; a private address the operator did not allow is refused.
       const bob = await connect(bobToken);
       expect(
