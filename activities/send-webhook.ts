@@ -67,6 +67,7 @@ export function createSendWebhook({ secret, allowHosts }: SendWebhookDependencie
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'keel-webhooks',
+      ...input.headers,
       'webhook-id': input.webhook_id,
       'webhook-timestamp': String(input.timestamp),
     };

@@ -17,6 +17,7 @@ import {
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import type { PushConfig } from '../common/a2a-push';
 import type { DecideApprovalInput, PendingApproval } from '../common/approvals';
 import type { KeelConfig } from '../platform/config';
 import * as messages from '../common/messages';
@@ -731,6 +732,28 @@ export class Conversations {
     if (run === null)
       throw new ApiError(404, 'run_not_found', `run ${runId} not found on thread ${thread.thread_id}`);
     return run;
+  }
+
+  /** Registers an A2A push notification config on an unfinished run (decision 0485). */
+  setPushConfig(thread: ThreadRef, runId: string, config: PushConfig): Promise<PushConfig> {
+    return this.read(thread, () =>
+      this.handle(thread).executeUpdate(messages.setPushConfigUpdate, { args: [{ run_id: runId, config }] }),
+    );
+  }
+
+  /** A run's A2A push notification configs: none once it ended (they were delivered). */
+  pushConfigs(thread: ThreadRef, runId: string): Promise<PushConfig[]> {
+    return this.read(thread, () =>
+      this.handle(thread).query(messages.getPushConfigsQuery, { run_id: runId }),
+    );
+  }
+
+  deletePushConfig(thread: ThreadRef, runId: string, configId: string): Promise<void> {
+    return this.read(thread, () =>
+      this.handle(thread).executeUpdate(messages.deletePushConfigUpdate, {
+        args: [{ run_id: runId, config_id: configId }],
+      }),
+    );
   }
 
   listRuns(thread: ThreadRef, limit: number): Promise<Run[]> {

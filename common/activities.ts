@@ -167,8 +167,16 @@ export interface SendWebhookInput {
   webhook_id: string;
   /** Unix seconds the event happened (the `webhook-timestamp` of the first attempt's payload). */
   timestamp: number;
-  /** The JSON body, `{type, timestamp, data}` as Standard Webhooks suggests. */
-  payload: { type: string; timestamp: string; data: Record<string, unknown> };
+  /**
+   * The JSON body: a run's webhook `{type, timestamp, data}` as Standard Webhooks suggests; an A2A
+   * push notification the task as a `StreamResponse`, `{task}` (decision 0485).
+   */
+  payload:
+    { type: string; timestamp: string; data: Record<string, unknown> } | { task: Record<string, unknown> };
+  /** More headers (an A2A push's content type and token); the signature's headers win. */
+  headers?: Record<string, string>;
+  /** What the activity is called in the Temporal UI (`webhook <type>` without it). */
+  summary?: string;
 }
 
 /**

@@ -3,12 +3,15 @@
  * variable name is the wire name plus its kind.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { PushConfig, PushConfigRef, SetPushConfigInput } from './a2a-push';
 import type { FailureType } from './failures';
 import type { ChildCompleted } from './children';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from './approvals';
 import type { Run, SubmitInput } from './run';
 import type { Thread } from './thread';
 import type { Branch, Message, ModelMessage } from './transcript';
+
+export type { PushConfig, PushConfigRef, SetPushConfigInput } from './a2a-push';
 
 /** A run's input, defined beside the run (`common/run.ts`); the `submitInput` update carries it. */
 export type { SubmitInput } from './run';
@@ -187,6 +190,15 @@ export const patchMetadataUpdate = defineUpdate<Thread, [{ metadata: Record<stri
 /** Removes a finished run's record (its messages stay); the validator rejects unknown or unfinished runs. */
 export const deleteRunUpdate = defineUpdate<void, [RunRef]>('deleteRun');
 export const getPendingApprovalsQuery = defineQuery<PendingApproval[]>('getPendingApprovals');
+/**
+ * Registers (or replaces, by id) an A2A push notification config on an unfinished run (decision
+ * 0485); the validator rejects an unknown or finished run and more than `maxPushConfigsPerRun`.
+ */
+export const setPushConfigUpdate = defineUpdate<PushConfig, [SetPushConfigInput]>('setPushConfig');
+/** Removes a run's push notification config; the validator rejects an unknown one. */
+export const deletePushConfigUpdate = defineUpdate<void, [PushConfigRef]>('deletePushConfig');
+/** A run's push notification configs (none once it has ended and they were delivered). */
+export const getPushConfigsQuery = defineQuery<PushConfig[], [RunRef]>('getPushConfigs');
 /** Everything the workflow holds, for operators debugging a conversation (not a stable schema). */
 export interface StateDump {
   /** The reducer's whole state: thread, transcript, runs, active step, queue, usage. */

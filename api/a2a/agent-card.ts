@@ -1,6 +1,6 @@
 /**
  * An assistant's A2A agent card (decision 0445): one JSON-RPC interface at `/a2a/{assistant_id}`
- * speaking A2A 1.0, one skill that is the assistant, streaming on, push notifications off, and
+ * speaking A2A 1.0, one skill that is the assistant, streaming and push notifications on (decision 0485), and
  * the bearer token when the API has tokens.
  */
 import { AgentCard } from '@a2a-js/sdk';
@@ -35,7 +35,7 @@ export function agentCardJsonOf(assistant: Assistant, { base, tokens }: AgentCar
     ],
     provider: { organization: 'Keel', url: base },
     version: serverVersion,
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
     ...(tokens
       ? {
           securitySchemes: {

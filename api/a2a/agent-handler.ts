@@ -9,7 +9,11 @@ import { randomUUID } from 'node:crypto';
 import type {
   AgentCard,
   CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
   ListTasksRequest,
   ListTasksResponse,
   Message,
@@ -20,14 +24,11 @@ import type {
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import { Role, StreamResponse as StreamResponses, TaskState } from '@a2a-js/sdk';
-import {
-  PushNotificationNotSupportedError,
-  TaskNotCancelableError,
-  UnsupportedOperationError,
-} from '@a2a-js/sdk/errors';
+import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
+import type { PushConfig } from '../../common/a2a-push';
 import type { Assistant } from '../../common/assistants';
 import type { PendingApproval } from '../../common/approvals';
 import { idPattern, limits } from '../../common/limits';
@@ -64,6 +65,25 @@ export interface AgentHandlerOptions {
   signal: AbortSignal;
   logger: Logger;
 }
+
+/** How many of the caller's threads `ListTasks` without a `contextId` reads, most recently started first. */
+const listedThreads = 50;
+/** How many runs of each thread `ListTasks` reads: of the one context named, or of each of hers. */
+const runsOfContext = 1_000;
+const runsPerThread = 100;
+
+/** At most this many characters of a push config's token or credentials. */
+const maxSecretChars = 1_000;
+
+/** A stored config as A2A's `TaskPushNotificationConfig`. */
+const configOf = (taskId: string, config: PushConfig): TaskPushNotificationConfig => ({
+  tenant: '',
+  id: config.id,
+  taskId,
+  url: config.url,
+  token: config.token ?? '',
+  authentication: config.authentication,
+});
 
 /** How long `CancelTask` waits for a stopping run to end before answering it as it is. */
 const cancelWaitMs = 10_000;
@@ -119,30 +139,46 @@ export class AgentHandler implements A2ARequestHandler {
     });
   }
 
+  /**
+   * The tasks of one context (the thread `contextId` names), or without one the caller's tasks
+   * across her most recently started threads (at most {@link listedThreads}, as MCP's
+   * `tasks/list` reads): this assistant's runs, most recently updated first, paged by an offset.
+   */
   async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
     return this.#answering(async () => {
-      if (params.contextId === '')
-        throw invalidParams('Keel lists the tasks of one context: name its contextId (the thread)');
-      const { conversations } = this.#options.services;
-      const thread = await this.#thread(params.contextId);
+      const { conversations, threadDirectory } = this.#options.services;
       const pageSize = params.pageSize ?? 50;
       if (pageSize < 1 || pageSize > 100) throw invalidParams('pageSize must be 1 to 100');
       const offset = params.pageToken === '' ? 0 : Number(params.pageToken);
       if (!Number.isSafeInteger(offset) || offset < 0) throw invalidParams('pageToken is not one Keel gave');
-      const runs = (await conversations.listRuns(thread, 1_000)).filter(
-        (run) =>
-          run.assistant_id === this.#options.assistant.assistant_id &&
-          (params.statusTimestampAfter === undefined || run.updated_at >= params.statusTimestampAfter),
+      const threads =
+        params.contextId === ''
+          ? (await threadDirectory.search({}, this.#owner, listedThreads)).map(({ thread }) => thread)
+          : [await this.#thread(params.contextId)];
+      const perRun = params.contextId === '' ? runsPerThread : runsOfContext;
+      const perThread = await Promise.all(
+        threads.map(async (thread) => {
+          const runs = (await conversations.listRuns(thread, perRun)).filter(
+            (run) =>
+              run.assistant_id === this.#options.assistant.assistant_id &&
+              (params.statusTimestampAfter === undefined || run.updated_at >= params.statusTimestampAfter),
+          );
+          const pending = runs.some((run) => taskStatusOf(run) === 'input_required')
+            ? await conversations.pendingApprovals(thread)
+            : [];
+          return runs.map((run) => ({ run, task: taskOf(run, pending) }));
+        }),
       );
-      const pending = runs.some((run) => taskStatusOf(run) === 'input_required')
-        ? await conversations.pendingApprovals(thread)
-        : [];
-      const tasks = runs
-        .map((run) => taskOf(run, pending))
+      const tasks = perThread
+        .flat()
         .filter(
-          (task) =>
+          ({ task }) =>
             params.status === TaskState.TASK_STATE_UNSPECIFIED || task.status?.state === params.status,
-        );
+        )
+        .sort(
+          (a, b) => b.run.updated_at.localeCompare(a.run.updated_at) || b.task.id.localeCompare(a.task.id),
+        )
+        .map(({ task }) => task);
       const page = tasks.slice(offset, offset + pageSize);
       return {
         tasks: page,
@@ -182,20 +218,85 @@ export class AgentHandler implements A2ARequestHandler {
     yield* this.#follow(thread, run, Math.max(run.first_event_offset ?? base, base));
   }
 
-  createTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
-    return Promise.reject(new PushNotificationNotSupportedError('push notifications are not offered yet'));
+  /**
+   * Push notification configs (decision 0485), kept on the thread's workflow beside the run: any
+   * API process answers for them, and when the run ends the workflow POSTs the task to each through
+   * Keel's signed, retried webhooks. A URL is checked as a webhook's is (-32602 when refused).
+   */
+  async createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+  ): Promise<TaskPushNotificationConfig> {
+    return this.#answering(async () => {
+      const { conversations } = this.#options.services;
+      const { thread, run } = await this.#taskRun(params.taskId);
+      if (isTerminal(run.status))
+        throw new UnsupportedOperationError(
+          `task ${shown(params.taskId)} has ended (${run.status}): read it with GetTask`,
+        );
+      const id = params.id === '' ? randomUUID() : params.id;
+      if (id.length > limits.maxIdChars || !idPattern.test(id))
+        throw invalidParams(`id ${shown(id)}: letters, digits, '-' and '_'`);
+      if (!/^https?:\/\//i.test(params.url) || !URL.canParse(params.url))
+        throw invalidParams('url: an http or https URL');
+      if (params.token.length > maxSecretChars)
+        throw invalidParams(`token: at most ${maxSecretChars} characters`);
+      const authentication = params.authentication;
+      if (
+        authentication !== undefined &&
+        (authentication.scheme === '' ||
+          authentication.credentials === '' ||
+          /[\r\n]/.test(authentication.scheme + authentication.credentials) ||
+          authentication.scheme.length + authentication.credentials.length > maxSecretChars)
+      )
+        throw invalidParams('authentication: a scheme and credentials, one line each');
+      if (/[\r\n]/.test(params.token)) throw invalidParams('token: one line');
+      await conversations.checkWebhook(params.url);
+      const config: PushConfig = {
+        id,
+        url: params.url,
+        ...(params.token === '' ? {} : { token: params.token }),
+        ...(authentication === undefined ? {} : { authentication: { ...authentication } }),
+      };
+      return configOf(params.taskId, await conversations.setPushConfig(thread, run.run_id, config));
+    });
   }
 
-  getTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    return Promise.reject(new PushNotificationNotSupportedError('push notifications are not offered yet'));
+  async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+  ): Promise<TaskPushNotificationConfig> {
+    return this.#answering(async () => {
+      const { thread, run } = await this.#taskRun(params.taskId);
+      const configs = await this.#options.services.conversations.pushConfigs(thread, run.run_id);
+      const config = configs.find(({ id }) => id === params.id);
+      // As the SDK's own handler answers an unknown config: not found (-32001).
+      if (config === undefined)
+        throw new TaskNotFoundError(
+          `no push notification config ${shown(params.id)} on task ${shown(params.taskId)}`,
+        );
+      return configOf(params.taskId, config);
+    });
   }
 
-  listTaskPushNotificationConfigs(): Promise<never> {
-    return Promise.reject(new PushNotificationNotSupportedError('push notifications are not offered yet'));
+  async listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.#answering(async () => {
+      const { thread, run } = await this.#taskRun(params.taskId);
+      const configs = await this.#options.services.conversations.pushConfigs(thread, run.run_id);
+      // At most `maxPushConfigsPerRun` (10): one page.
+      return { configs: configs.map((config) => configOf(params.taskId, config)), nextPageToken: '' };
+    });
   }
 
-  deleteTaskPushNotificationConfig(): Promise<void> {
-    return Promise.reject(new PushNotificationNotSupportedError('push notifications are not offered yet'));
+  /** Idempotent, as the SDK's own handler is: deleting a config the task does not have does nothing. */
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    return this.#answering(async () => {
+      const { conversations } = this.#options.services;
+      const { thread, run } = await this.#taskRun(params.taskId);
+      const configs = await conversations.pushConfigs(thread, run.run_id);
+      if (configs.some(({ id }) => id === params.id))
+        await conversations.deletePushConfig(thread, run.run_id, params.id);
+    });
   }
 
   async #answering<T>(work: () => Promise<T>): Promise<T> {

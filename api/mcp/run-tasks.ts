@@ -17,15 +17,14 @@ export const pollIntervalMs = 1_000;
 export const threadMetaKey = 'keel/thread_id';
 export const runMetaKey = 'keel/run_id';
 
-export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
-
-export interface RunTaskRef {
-  thread_id: string;
-  run_id: string;
-}
-
-/** `<thread_id>:<run_id>`: ids never hold a colon, so the split is unambiguous. */
-export const taskIdOf = ({ thread_id, run_id }: RunTaskRef): string => `${thread_id}:${run_id}`;
+export {
+  approvalLine,
+  taskIdOf,
+  taskStatusOf,
+  type RunTaskRef,
+  type TaskStatus,
+} from '../../common/run-task';
+import { approvalLine, taskIdOf, taskStatusOf, type RunTaskRef } from '../../common/run-task';
 
 /** The run a task id names, or undefined for a string that cannot name one. */
 export function runOfTaskId(taskId: string): RunTaskRef | undefined {
@@ -34,20 +33,6 @@ export function runOfTaskId(taskId: string): RunTaskRef | undefined {
     id !== undefined && id.length <= limits.maxIdChars && idPattern.test(id);
   if (rest.length > 0 || !valid(threadId) || !valid(runId)) return undefined;
   return { thread_id: threadId, run_id: runId };
-}
-
-/** The task status a run is in; a run waiting on a human's approval is `input_required`. */
-export function taskStatusOf(run: Run): TaskStatus {
-  if (run.status === 'completed') return 'completed';
-  if (run.status === 'failed') return 'failed';
-  if (run.status === 'cancelled') return 'cancelled';
-  return run.status_reason === 'awaiting_approval' ? 'input_required' : 'working';
-}
-
-/** One line saying what an approval asks, e.g. `bash: {"command":"ls"}`. */
-export function approvalLine(approval: PendingApproval): string {
-  const input = JSON.stringify(approval.input);
-  return `${approval.tool}: ${input.length > 300 ? `${input.slice(0, 300)}…` : input}`;
 }
 
 function statusMessageOf(run: Run, pending: readonly PendingApproval[]): string {

@@ -4,12 +4,21 @@
  * the context is the thread, the task is the run, and the LangGraph SDK sees the same runs.
  */
 import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
-import { SendMessageRequest, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  SendMessageRequest,
+  StreamResponse as StreamResponses,
+  TaskState,
+  type Message,
+  type StreamResponse,
+  type Task,
+} from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { ClientFactoryOptions, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { randomUUID } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { apiHarness, call, runStatusOfTask, startTestApi } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 
@@ -17,6 +26,31 @@ jest.setTimeout(120_000);
 
 const aliceToken = 'alice-token-0123456789';
 const bobToken = 'bob-token-0123456789';
+const webhookSecret = `whsec_${Buffer.from('a2a push notifications test key!').toString('base64')}`;
+
+/** A local receiver of push notifications: every POST it gets, answered 204. */
+async function startReceiver() {
+  const received: { path: string; headers: IncomingHttpHeaders; body: string }[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      received.push({
+        path: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      response.statusCode = 204;
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 /** `fetch` carrying `token`, as an A2A client sends its credentials. */
 const fetchWith =
@@ -56,9 +90,12 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
   const harness = apiHarness(() => ({
     KEEL_APPROVAL: 'require',
     KEEL_API_TOKENS: `alice:${aliceToken},bob:${bobToken}`,
+    KEEL_WEBHOOK_SECRET: webhookSecret,
+    // The push receiver listens on loopback, which webhooks reach only when the operator allows it.
+    KEEL_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
   }));
 
-  const connect = (token = aliceToken, assistant = 'agent'): Promise<Client> => {
+  const connect = (token = aliceToken, assistant = 'agent', base = harness.base): Promise<Client> => {
     const fetchImpl = fetchWith(token);
     const factory = new ClientFactory(
       ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
@@ -66,7 +103,7 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
         cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
       }),
     );
-    return factory.createFromUrl(`${harness.base}/a2a/${assistant}/.well-known/agent-card.json`, '');
+    return factory.createFromUrl(`${base}/a2a/${assistant}/.well-known/agent-card.json`, '');
   };
   const stateOf = async (client: Client, id: string) =>
     (await client.getTask({ tenant: '', id })).status?.state;
@@ -93,7 +130,7 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
       supportedInterfaces: [
         { url: `${harness.base}/a2a/agent`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
       ],
-      capabilities: { streaming: true, pushNotifications: false },
+      capabilities: { streaming: true, pushNotifications: true },
       securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'Bearer' } } },
       skills: [{ id: 'agent' }],
     });
@@ -252,6 +289,167 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
     expect(textOf(read.status?.message)).toContain('think: 3');
   });
 
+  it('pushes the task’s end to a registered config, signed as Keel’s webhooks are, with its token; get, list and delete work; a private address is refused', async () => {
+    const receiver = await startReceiver();
+    try {
+      const client = await connect();
+      const waiting = asTask(await client.sendMessage(send('run: echo pushed-over-a2a')));
+      expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      const config = (id: string, url: string, token = '') => ({
+        tenant: '',
+        id,
+        taskId: waiting.id,
+        url,
+        token,
+        authentication: undefined,
+      });
+      const hook = await client.createTaskPushNotificationConfig(
+        config('hook', `${receiver.url}/hook`, 'notify-token-1'),
+      );
+      expect(hook).toMatchObject({ id: 'hook', taskId: waiting.id, token: 'notify-token-1' });
+      await client.createTaskPushNotificationConfig(config('other', `${receiver.url}/other`));
+      const ids = async () =>
+        (
+          await client.listTaskPushNotificationConfig({
+            tenant: '',
+            taskId: waiting.id,
+            pageSize: 0,
+            pageToken: '',
+          })
+        ).configs
+          .map(({ id }) => id)
+          .sort();
+      expect(await ids()).toEqual(['hook', 'other']);
+      expect(
+        await client.getTaskPushNotificationConfig({ tenant: '', taskId: waiting.id, id: 'hook' }),
+      ).toMatchObject({ url: `${receiver.url}/hook`, token: 'notify-token-1' });
+      // Kept on the thread's workflow, not in the API: a second API process reads and deletes them.
+      const second = await startTestApi(harness.client, harness.config);
+      try {
+        const elsewhere = await connect(aliceToken, 'agent', second.url);
+        await elsewhere.deleteTaskPushNotificationConfig({ tenant: '', taskId: waiting.id, id: 'other' });
+      } finally {
+        await second.stop();
+      }
+      expect(await ids()).toEqual(['hook']);
+      expect(
+        (await errorOf(client.getTaskPushNotificationConfig({ tenant: '', taskId: waiting.id, id: 'other' })))
+          .name,
+      ).toBe('TaskNotFoundError');
+      // Deleting it again does nothing, as the SDK's own handler does.
+      await client.deleteTaskPushNotificationConfig({ tenant: '', taskId: waiting.id, id: 'other' });
+      // Bob cannot reach the task; a private address the operator did not allow is refused.
+      const bob = await connect(bobToken);
+      expect(
+        (
+          await errorOf(
+            bob.listTaskPushNotificationConfig({
+              tenant: '',
+              taskId: waiting.id,
+              pageSize: 0,
+              pageToken: '',
+            }),
+          )
+        ).name,
+      ).toBe('TaskNotFoundError');
+      const refused = await fetch(`${harness.base}/a2a/agent`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'a2a-version': '1.0',
+          authorization: `Bearer ${aliceToken}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'CreateTaskPushNotificationConfig',
+          params: { taskId: waiting.id, id: 'private', url: 'http://10.0.0.1/hook' },
+        }),
+      });
+      const answer = (await refused.json()) as { error?: { code: number; message: string } };
+      expect(answer.error).toMatchObject({
+        code: -32602,
+        message: expect.stringContaining('KEEL_WEBHOOK_ALLOW_HOSTS'),
+      });
+      expect(await ids()).toEqual(['hook']);
+
+      const done = asTask(await client.sendMessage(send('approve', { taskId: waiting.id })));
+      expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      const [delivery] = await eventually(
+        () => Promise.resolve(receiver.received.length > 0 ? receiver.received : undefined),
+        30_000,
+        'the push notification',
+      );
+      expect(delivery!.path).toBe('/hook');
+      expect(delivery!.headers['x-a2a-notification-token']).toBe('notify-token-1');
+      expect(delivery!.headers['content-type']).toBe('application/a2a+json');
+      const headers = Object.fromEntries(
+        ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => [
+          name,
+          String(delivery!.headers[name]),
+        ]),
+      );
+      const body = new Webhook(webhookSecret).verify(delivery!.body, headers);
+      const pushed = StreamResponses.fromJSON(body);
+      expect(pushed.payload?.$case).toBe('task');
+      const task = pushed.payload?.value as Task;
+      expect(task.id).toBe(waiting.id);
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(textOf(task.status?.message)).toContain('pushed-over-a2a');
+      // Delivered once, and the ended task keeps no configs and takes no more.
+      expect(receiver.received).toHaveLength(1);
+      expect(await ids()).toEqual([]);
+      expect(
+        (await errorOf(client.createTaskPushNotificationConfig(config('late', `${receiver.url}/late`)))).name,
+      ).toBe('UnsupportedOperationError');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('lists the caller’s tasks across her contexts without a contextId, newest first and paged, and no one else’s', async () => {
+    const bob = await connect(bobToken);
+    const first = asTask(await bob.sendMessage(send('bob’s first context')));
+    const second = asTask(await bob.sendMessage(send('bob’s second context')));
+    expect(second.contextId).not.toBe(first.contextId);
+    const page = (pageToken: string, pageSize?: number) =>
+      bob.listTasks({
+        tenant: '',
+        contextId: '',
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageToken,
+        statusTimestampAfter: undefined,
+        ...(pageSize === undefined ? {} : { pageSize }),
+      });
+    // The thread list is Temporal's visibility, which may lag a moment behind a new thread.
+    const one = await eventually(
+      async () => {
+        const listed = await page('', 1);
+        return listed.totalSize === 2 ? listed : undefined;
+      },
+      30_000,
+      'both of bob’s contexts listed',
+    );
+    expect(one.tasks.map(({ id }) => id)).toEqual([second.id]);
+    expect(one.nextPageToken).toBe('1');
+    const two = await page(one.nextPageToken, 1);
+    expect(two.tasks.map(({ id }) => id)).toEqual([first.id]);
+    expect(two.nextPageToken).toBe('');
+    expect(two.tasks[0]?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    // Alice's list holds none of bob's tasks.
+    const alice = await connect();
+    const hers = await alice.listTasks({
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+      pageSize: 100,
+    });
+    expect(hers.tasks.map(({ id }) => id)).not.toEqual(expect.arrayContaining([first.id]));
+    expect(hers.tasks.map(({ id }) => id)).not.toEqual(expect.arrayContaining([second.id]));
+  });
+
   it('answers bad input with A2A’s and JSON-RPC’s own error codes, and holds the API doors', async () => {
     const client = await connect();
     expect((await errorOf(client.getTask({ tenant: '', id: 'no-such-thread:no-such-run' }))).name).toBe(
@@ -278,7 +476,7 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
       method: 'CreateTaskPushNotificationConfig',
       params: { taskId: 'x:y', url: 'https://example.com/hook' },
     };
-    expect((await rpc(JSON.stringify(push))).body.error?.code).toBe(-32003);
+    expect((await rpc(JSON.stringify(push))).body.error?.code).toBe(-32001);
     expect(
       (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: {} }))).body.error
         ?.code,
@@ -298,7 +496,9 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
     };
     expect((await rpc(JSON.stringify(badContext))).body.error?.code).toBe(-32602);
     const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} });
-    expect((await rpc(list)).body.error?.code).toBe(-32602);
+    expect((await rpc(list)).body).toMatchObject({ result: { tasks: expect.any(Array) } });
+    const badPage = { jsonrpc: '2.0', id: 1, method: 'ListTasks', params: { pageToken: 'x' } };
+    expect((await rpc(JSON.stringify(badPage))).body.error?.code).toBe(-32602);
     expect((await rpc(list, { 'a2a-version': '0.3' })).body.error?.code).toBe(-32009);
     // The doors: a token, the Host check, the Origin check.
     expect((await rpc(list, { authorization: '' })).status).toBe(401);

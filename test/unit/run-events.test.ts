@@ -6,6 +6,7 @@ import { activeRunStatuses } from '../../workflows/core/run-index';
 import { type ThreadState, findRun } from '../../workflows/core/state';
 import type { Command } from '../../workflows/core/transitions';
 import { webhookDeliveries } from '../../workflows/core/webhooks';
+import { pushConfigsOf, validateSetPushConfig } from '../../workflows/core/push';
 import { freshThread, t0 } from '../helpers/reducer';
 
 const fresh = (): ThreadState => freshThread();
@@ -107,6 +108,51 @@ describe('webhooks in the reducer', () => {
     const started = reduce(fresh(), { type: 'inputSubmitted', now: t0, input: input('r1') });
     const cancelled = reduce(started.state, { type: 'cancelRequested', now: t0 + 2, run_id: 'r1' });
     expect(kinds([...started.commands, ...cancelled.commands])).not.toContain('sendWebhook');
+  });
+});
+
+describe('A2A push notification configs in the reducer (decision 0485)', () => {
+  const hook = { id: 'hook', url: 'http://h/a2a', token: 'tok' };
+  const started = () => reduce(fresh(), { type: 'inputSubmitted', now: t0, input: input('r1') }).state;
+
+  it('keeps a run’s configs, replaces one by id, deletes one, and refuses an ended or unknown run', () => {
+    let state = reduce(started(), { type: 'pushConfigSet', now: t0, run_id: 'r1', config: hook }).state;
+    state = reduce(state, {
+      type: 'pushConfigSet',
+      now: t0,
+      run_id: 'r1',
+      config: { id: 'other', url: 'http://h/other' },
+    }).state;
+    state = reduce(state, {
+      type: 'pushConfigSet',
+      now: t0,
+      run_id: 'r1',
+      config: { ...hook, token: 'new' },
+    }).state;
+    expect(pushConfigsOf(state, 'r1').map(({ id, token }) => [id, token])).toEqual([
+      ['other', undefined],
+      ['hook', 'new'],
+    ]);
+    state = reduce(state, { type: 'pushConfigDeleted', now: t0, run_id: 'r1', config_id: 'other' }).state;
+    expect(pushConfigsOf(state, 'r1').map(({ id }) => id)).toEqual(['hook']);
+    expect(validateSetPushConfig(state, 'nope', hook)?.type).toBe('RunNotFound');
+    const ended = reduce(state, { type: 'cancelRequested', now: t0 + 2, run_id: 'r1' }).state;
+    expect(validateSetPushConfig(ended, 'r1', hook)?.type).toBe('InvalidInput');
+  });
+
+  it('POSTs the ended task to each config once, with its token, and then forgets them', () => {
+    const state = reduce(started(), { type: 'pushConfigSet', now: t0, run_id: 'r1', config: hook }).state;
+    const cancelled = reduce(state, { type: 'cancelRequested', now: t0 + 2, run_id: 'r1' });
+    expect(cancelled.commands.at(-1)).toMatchObject({
+      type: 'sendWebhook',
+      delivery: {
+        url: 'http://h/a2a',
+        webhook_id: 'msg_r1_cancelled_a2a_hook',
+        headers: { 'X-A2A-Notification-Token': 'tok', 'content-type': 'application/a2a+json' },
+        payload: { task: { id: 't1:r1', status: { state: 'TASK_STATE_CANCELED' } } },
+      },
+    });
+    expect(cancelled.state.push_configs).toBeUndefined();
   });
 });
 

@@ -29,19 +29,26 @@ import {
 import { recordToolFailure, recordToolResult } from './tool-step';
 import type { ConversationEvent, Transition } from './transitions';
 import { webhookCommands } from './webhooks';
+import { deletePushConfig, pushDeliveries, setPushConfig } from './push';
 import { quotaSettlements } from './quota';
 
 export function reduce(state: ThreadState, event: ConversationEvent): Transition {
   const touched = { ...state, updated_at: iso(event.now) };
   const settled = settle(apply(touched, event), event.now);
   // After everything else: a child's report to its parent, then the webhooks of runs that ended
-  // and their settlements with their owner's quota.
+  // and their settlements with their owner's quota; last, the A2A push notifications of runs that
+  // ended, whose configs then leave the state.
+  const pushed = pushDeliveries(settled.state, settled.commands);
   const after = [
     ...reportsToParent(settled.state, settled.commands),
     ...webhookCommands(settled.commands),
     ...quotaSettlements(settled.state, settled.commands),
+    ...pushed.commands,
   ];
-  const transition = after.length === 0 ? settled : { ...settled, commands: [...settled.commands, ...after] };
+  const transition =
+    after.length === 0 && pushed.state === settled.state
+      ? settled
+      : { state: pushed.state, commands: [...settled.commands, ...after] };
   // An event that changes nothing (a late retry, a duplicate) leaves the state exactly as it was.
   return transition.state === touched && transition.commands.length === 0 ? unchanged(state) : transition;
 }
@@ -74,6 +81,10 @@ function apply(state: ThreadState, event: ConversationEvent): Transition {
       return updateLimits(state, event.limits);
     case 'runDeleted':
       return deleteRun(state, event.run_id);
+    case 'pushConfigSet':
+      return setPushConfig(state, event.run_id, event.config);
+    case 'pushConfigDeleted':
+      return deletePushConfig(state, event.run_id, event.config_id);
     case 'metadataPatched':
       return patchMetadata(state, event.metadata);
     case 'cancelRequested':

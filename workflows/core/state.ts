@@ -2,6 +2,7 @@
  * The conversation's state: everything the workflow knows, carried whole across continue-as-new.
  * No Temporal import here; the reducer owns every change to it.
  */
+import type { RunPushConfigs } from '../../common/a2a-push';
 import type { ModelCallBudget } from '../../common/activities';
 import type { ChildCompleted } from '../../common/children';
 import { isTerminal, type Run, type RunError, type StatusReason } from '../../common/run';
@@ -178,6 +179,8 @@ export interface ThreadState {
    * serialize the whole transcript at every append (absent: computed once when needed).
    */
   transcript_chars?: number;
+  /** A2A push notification configs of unfinished runs (decision 0485; absent until the first). */
+  push_configs?: RunPushConfigs[];
 }
 
 export function initialState(thread: ThreadInfo): ThreadState {

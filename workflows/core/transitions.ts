@@ -2,6 +2,7 @@
  * What goes into the reducer (events) and what comes out (commands). Events carry the time they
  * happened, taken from the workflow clock by the interpreter.
  */
+import type { PushConfig } from '../../common/a2a-push';
 import type {
   CallModelInput,
   CallModelResult,
@@ -108,6 +109,8 @@ export type ConversationEvent =
   | { type: 'metadataPatched'; now: number; metadata: Record<string, unknown> }
   /** A finished run's record removed (`DELETE /threads/:id/runs/:run_id`); its messages stay. */
   | { type: 'runDeleted'; now: number; run_id: string }
+  | { type: 'pushConfigSet'; now: number; run_id: string; config: PushConfig }
+  | { type: 'pushConfigDeleted'; now: number; run_id: string; config_id: string }
   /** A child agent's usage, rolled up into the thread and the run that spawned it. */
   | { type: 'childUsageReported'; now: number; run_id: string; usage: Usage }
   /** A child started by `startChild` has its task. */

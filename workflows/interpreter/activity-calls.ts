@@ -181,7 +181,14 @@ async function workerOf(heartbeat: unknown, patches: Patches): Promise<'running'
 /** A webhook feeds nothing back: one that cannot be delivered is logged, and the run is unaffected. */
 export function sendWebhook(delivery: SendWebhookInput): Promise<void> {
   return activities.sendWebhook
-    .executeWithOptions({ ...webhookOptions, summary: `webhook ${delivery.payload.type}` }, [delivery])
+    .executeWithOptions(
+      {
+        ...webhookOptions,
+        summary:
+          delivery.summary ?? `webhook ${'type' in delivery.payload ? delivery.payload.type : 'delivery'}`,
+      },
+      [delivery],
+    )
     .catch((error: unknown) =>
       // An error object would be logged as `{"cause": {}}`; its reason is what helps.
       log.warn('webhook not delivered', {

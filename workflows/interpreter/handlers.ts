@@ -28,6 +28,7 @@ import {
   type Rejection,
 } from '../core/validate';
 import { isSettled, toThread } from '../core/views';
+import { pushConfigsOf, validateDeletePushConfig, validateSetPushConfig } from '../core/push';
 import type { EventLog } from './stream';
 import type { Patches } from './patches';
 
@@ -208,6 +209,25 @@ function registerApprovalHandlers(host: HandlerHost): void {
     validator: ({ run_id }: messages.RunRef) => reject(validateDeleteRun(host.state, run_id)),
   });
   setHandler(messages.getPendingApprovalsQuery, () => pendingApprovals(host.state));
+  // A2A push notification configs (decision 0485): new handlers, so no patch — a history written
+  // before them never holds these updates, and a run without configs schedules nothing new.
+  setHandler(
+    messages.setPushConfigUpdate,
+    ({ run_id, config }) => {
+      host.dispatch({ type: 'pushConfigSet', run_id, config });
+      return config;
+    },
+    {
+      validator: ({ run_id, config }: messages.SetPushConfigInput) =>
+        reject(validateSetPushConfig(host.state, run_id, config)),
+    },
+  );
+  setHandler(
+    messages.deletePushConfigUpdate,
+    ({ run_id, config_id }) => host.dispatch({ type: 'pushConfigDeleted', run_id, config_id }),
+    { validator: (ref: messages.PushConfigRef) => reject(validateDeletePushConfig(host.state, ref)) },
+  );
+  setHandler(messages.getPushConfigsQuery, ({ run_id }) => pushConfigsOf(host.state, run_id));
 }
 
 /**
