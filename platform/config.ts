@@ -540,6 +540,9 @@ function tokenProblem(raw: string): string | undefined {
   for (const [index, { owner, token }] of tokens.entries()) {
     const which = `entry ${index + 1}${owner === '' ? '' : ` (owner "${owner}")`}`;
     if (owner === '') return `${which} has no owner before ":"`;
+    // Temporal's SQL visibility (PostgreSQL, as under `keel up --cluster`) reads a `?` in a query's
+    // value as a parameter: the owner's searches would answer 503.
+    if (owner.includes('?')) return `${which} has a "?" in its owner name; owner names cannot hold one`;
     if (token.length < minimumTokenLength)
       return `${which} has a token of ${token.length} characters; use at least ${minimumTokenLength} (e.g. openssl rand -hex 24)`;
   }

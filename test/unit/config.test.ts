@@ -88,6 +88,11 @@ describe('configuration', () => {
     ],
     ['a token without an owner', ':0123456789abcdef', /entry 1 has no owner/],
     ['a bare short token', 'secret', /has a token of 6 characters/],
+    [
+      'a "?" in an owner name',
+      'acme?:0123456789abcdef',
+      /entry 1 \(owner "acme\?"\) has a "\?" in its owner name/,
+    ],
   ])('refuses KEEL_API_TOKENS with %s at start, so auth never fails open', (_case, tokens, message) => {
     for (const host of ['127.0.0.1', '0.0.0.0']) {
       expect(() => parseConfig({ KEEL_API_HOST: host, KEEL_API_TOKENS: tokens }, '/')).toThrow(ConfigError);
