@@ -28,7 +28,6 @@ import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } 
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
-import type { PushConfig } from '../../common/a2a-push';
 import type { Assistant } from '../../common/assistants';
 import type { PendingApproval } from '../../common/approvals';
 import { idPattern, limits } from '../../common/limits';
@@ -43,6 +42,7 @@ import { ownerOf } from '../validate';
 import { agentCardOf, type AgentCardOptions } from './agent-card';
 import { dataOf, decisionsOf, textOf } from './decisions';
 import { invalidParams, shown, taskNotFound, toA2AError } from './errors';
+import { configOf, pushConfigOf } from './push-configs';
 import { runEvents } from './run-events';
 import {
   answerUpdateOf,
@@ -71,19 +71,6 @@ const listedThreads = 50;
 /** How many runs of each thread `ListTasks` reads: of the one context named, or of each of hers. */
 const runsOfContext = 1_000;
 const runsPerThread = 100;
-
-/** At most this many characters of a push config's token or credentials. */
-const maxSecretChars = 1_000;
-
-/** A stored config as A2A's `TaskPushNotificationConfig`. */
-const configOf = (taskId: string, config: PushConfig): TaskPushNotificationConfig => ({
-  tenant: '',
-  id: config.id,
-  taskId,
-  url: config.url,
-  token: config.token ?? '',
-  authentication: config.authentication,
-});
 
 /** How long `CancelTask` waits for a stopping run to end before answering it as it is. */
 const cancelWaitMs = 10_000;
@@ -233,30 +220,8 @@ export class AgentHandler implements A2ARequestHandler {
         throw new UnsupportedOperationError(
           `task ${shown(params.taskId)} has ended (${run.status}): read it with GetTask`,
         );
-      const id = params.id === '' ? randomUUID() : params.id;
-      if (id.length > limits.maxIdChars || !idPattern.test(id))
-        throw invalidParams(`id ${shown(id)}: letters, digits, '-' and '_'`);
-      if (!/^https?:\/\//i.test(params.url) || !URL.canParse(params.url))
-        throw invalidParams('url: an http or https URL');
-      if (params.token.length > maxSecretChars)
-        throw invalidParams(`token: at most ${maxSecretChars} characters`);
-      const authentication = params.authentication;
-      if (
-        authentication !== undefined &&
-        (authentication.scheme === '' ||
-          authentication.credentials === '' ||
-          /[\r\n]/.test(authentication.scheme + authentication.credentials) ||
-          authentication.scheme.length + authentication.credentials.length > maxSecretChars)
-      )
-        throw invalidParams('authentication: a scheme and credentials, one line each');
-      if (/[\r\n]/.test(params.token)) throw invalidParams('token: one line');
-      await conversations.checkWebhook(params.url);
-      const config: PushConfig = {
-        id,
-        url: params.url,
-        ...(params.token === '' ? {} : { token: params.token }),
-        ...(authentication === undefined ? {} : { authentication: { ...authentication } }),
-      };
+      const config = pushConfigOf(params, randomUUID);
+      await conversations.checkWebhook(config.url);
       return configOf(params.taskId, await conversations.setPushConfig(thread, run.run_id, config));
     });
   }
