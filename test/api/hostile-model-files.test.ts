@@ -12,41 +12,15 @@ import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
 import { maxEditBytes, maxReadChars } from '../../activities/tools/files';
-import { call, processApiHarness, userInput } from '../helpers/api';
+import { call, processApiHarness, sendToolLines } from '../helpers/api';
 import { exchangeCommand } from '../helpers/exchange-racer';
 import { treeSnapshot } from '../helpers/tree-snapshot';
 
 jest.setTimeout(300_000);
 
-interface ToolOutput {
-  content: string;
-  is_error: boolean;
-}
-
 /** Sends `lines` as one message and returns each tool call's result in order, and the whole answer. */
-async function send(
-  base: string,
-  threadId: string,
-  lines: string[],
-): Promise<{ results: ToolOutput[]; body: string }> {
-  const response = await call<{ messages: LangChainMessage[] }>(
-    base,
-    'POST',
-    `/threads/${threadId}/runs/wait`,
-    userInput(lines.join('\n')),
-  );
-  expect(response.status).toBe(200);
-  const results = response.body.messages
-    .filter((message): message is ToolMessage => message.type === 'tool')
-    .slice(-lines.length);
-  expect(results).toHaveLength(lines.length);
-  return {
-    results: results.map((result) => ({ content: result.content, is_error: result.status === 'error' })),
-    body: JSON.stringify(response.body),
-  };
-}
+const send = (base: string, threadId: string, lines: string[]) => sendToolLines(base, threadId, lines);
 
 async function newThread(base: string): Promise<string> {
   const threadId = `hostile-${randomUUID()}`;

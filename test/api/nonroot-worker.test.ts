@@ -26,8 +26,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { RunningApi } from '../../api/server';
 import type { KeelConfig } from '../../platform/config';
-import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
-import { call, startTestApi, userInput } from '../helpers/api';
+import { call, sendToolLines, startTestApi } from '../helpers/api';
 import { exchangeCommand } from '../helpers/exchange-racer';
 import { closeTestClient, testClient, testConfig } from '../helpers/temporal';
 import { treeSnapshot } from '../helpers/tree-snapshot';
@@ -43,11 +42,6 @@ type Owner = keyof typeof owners;
 const processLimit = 64;
 const floodSeconds = 12;
 
-interface ToolOutput {
-  content: string;
-  is_error: boolean;
-}
-
 interface Deployment {
   home: string;
   dataDir: string;
@@ -60,29 +54,8 @@ interface Deployment {
 }
 
 /** One message of scripted tool lines (`run:`, `read:`, `write:` …) as `owner`; the results in order. */
-async function send(
-  base: string,
-  owner: Owner,
-  threadId: string,
-  lines: string[],
-): Promise<{ results: ToolOutput[]; body: string }> {
-  const response = await call<{ messages: LangChainMessage[] }>(
-    base,
-    'POST',
-    `/threads/${threadId}/runs/wait`,
-    userInput(lines.join('\n')),
-    { authorization: `Bearer ${owners[owner]}` },
-  );
-  expect(response.status).toBe(200);
-  const results = response.body.messages
-    .filter((message): message is ToolMessage => message.type === 'tool')
-    .slice(-lines.length);
-  expect(results).toHaveLength(lines.length);
-  return {
-    results: results.map((result) => ({ content: result.content, is_error: result.status === 'error' })),
-    body: JSON.stringify(response.body),
-  };
-}
+const send = (base: string, owner: Owner, threadId: string, lines: string[]) =>
+  sendToolLines(base, threadId, lines, { authorization: `Bearer ${owners[owner]}` });
 
 async function newThread(base: string, owner: Owner): Promise<string> {
   const threadId = `nonroot-${randomUUID()}`;

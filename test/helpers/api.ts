@@ -6,6 +6,7 @@ import type { KeelConfig } from '../../platform/config';
 import { closeTestClient, testClient, testConfig } from './temporal';
 import { workerHarness, type WorkerHarness } from './worker-harness';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
+import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
 import { freePort } from '../setup/free-port';
 export { freePort };
 
@@ -153,4 +154,38 @@ export async function failureOf(
     return { status, body: JSON.parse(text) as Record<string, unknown> };
   }
   throw new Error('expected the call to fail');
+}
+
+/** A tool call's result as the thread's answer carries it. */
+export interface ToolOutput {
+  content: string;
+  is_error: boolean;
+}
+
+/**
+ * Sends scripted tool lines (`run:`, `read:`, `write:` …) as one waited message, with `headers`
+ * (a caller's token); returns each line's tool result in order, and the whole answer.
+ */
+export async function sendToolLines(
+  base: string,
+  threadId: string,
+  lines: string[],
+  headers: Record<string, string> = {},
+): Promise<{ results: ToolOutput[]; body: string }> {
+  const response = await call<{ messages: LangChainMessage[] }>(
+    base,
+    'POST',
+    `/threads/${threadId}/runs/wait`,
+    userInput(lines.join('\n')),
+    headers,
+  );
+  expect(response.status).toBe(200);
+  const results = response.body.messages
+    .filter((message): message is ToolMessage => message.type === 'tool')
+    .slice(-lines.length);
+  expect(results).toHaveLength(lines.length);
+  return {
+    results: results.map((result) => ({ content: result.content, is_error: result.status === 'error' })),
+    body: JSON.stringify(response.body),
+  };
 }
