@@ -76,23 +76,30 @@ export class ChildAgents {
     let cancelChildRun: (() => Promise<void>) | undefined;
     try {
       const input: ConversationInput = child;
-      const handle = await startChild('conversationWorkflow', {
-        // A child's id is scoped as its parent's is (decision 0160): the same owner's thread.
-        workflowId: workflowIdFor(childThreadId, scopeOf(workflowInfo().workflowId)),
-        args: [input],
-        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-        ...(stopReachesChild ? { cancellationType: ChildWorkflowCancellationType.ABANDON } : {}),
-        typedSearchAttributes: [
-          { key: searchAttributes.status, value: 'idle' },
-          { key: searchAttributes.owner, value: child.owner ?? 'local' },
-          { key: searchAttributes.model, value: child.config.model },
-        ],
-        // As the API starts a thread: the metadata (`keel_child_of` names the parent), so that
-        // thread searches can leave sub-agents out.
-        ...(this.#host.patches.askSubAgentMemo()
-          ? { memo: { metadata: child.metadata, created_at: child.created_at } }
-          : {}),
-      });
+      const begin = async () => {
+        const started = await startChild('conversationWorkflow', {
+          // A child's id is scoped as its parent's is (decision 0160): the same owner's thread.
+          workflowId: workflowIdFor(childThreadId, scopeOf(workflowInfo().workflowId)),
+          args: [input],
+          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+          ...(stopReachesChild ? { cancellationType: ChildWorkflowCancellationType.ABANDON } : {}),
+          typedSearchAttributes: [
+            { key: searchAttributes.status, value: 'idle' },
+            { key: searchAttributes.owner, value: child.owner ?? 'local' },
+            { key: searchAttributes.model, value: child.config.model },
+          ],
+          // As the API starts a thread: the metadata (`keel_child_of` names the parent), so that
+          // thread searches can leave sub-agents out.
+          ...(this.#host.patches.askSubAgentMemo()
+            ? { memo: { metadata: child.metadata, created_at: child.created_at } }
+            : {}),
+        });
+        await started.signal(messages.userMessageSignal, first_run);
+        return started;
+      };
+      // Since the patch a Stop that lands while the child starts waits for the start and its
+      // first run: the Stop then cancels that run, rather than leaving a child with none.
+      const handle = stopReachesChild ? await CancellationScope.nonCancellable(begin) : await begin();
       if (stopReachesChild)
         cancelChildRun = () =>
           CancellationScope.nonCancellable(() =>
@@ -101,7 +108,6 @@ export class ChildAgents {
               reason: 'the run that started this sub-agent was stopped',
             }),
           );
-      await handle.signal(messages.userMessageSignal, first_run);
       this.#host.dispatch({ type: 'childStarted', child_thread_id: childThreadId });
       if (wait_ms > 0 && !(await condition(() => this.#reports.has(childThreadId), wait_ms)))
         this.#host.dispatch({ type: 'childWaitExpired', child_thread_id: childThreadId });
