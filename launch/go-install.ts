@@ -1,7 +1,9 @@
 /**
- * Builds a Go command once with `go install` into Keel's cache, showing progress while Go works.
- * It builds into a temporary directory and renames, so two processes building at once cannot
- * leave a half-written binary. The Temporal CLI, server, SQL tool and UI server are built this way.
+ * Builds a Go command once into Keel's cache, showing progress while Go works: with `go install
+ * module@version`, or with `go build` inside a module of Keel's that pins some of its dependencies
+ * (the Temporal CLI, decision 0495). It builds into a temporary directory and renames, so two
+ * processes building at once cannot leave a half-written binary. The Temporal CLI, server, SQL tool
+ * and UI server are built this way.
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
@@ -36,8 +38,13 @@ export async function onPath(name: string, searchPath: string | undefined): Prom
 
 export interface GoInstallOptions {
   config: Pick<KeelConfig, 'childEnvironment' | 'toolchainEnvironment'>;
-  /** `module/path/cmd/x@vX.Y.Z`. */
+  /** `module/path/cmd/x@vX.Y.Z`; without the version when built `inModule`. */
   module: string;
+  /**
+   * Build with `go build` in this directory, whose go.mod and go.sum choose every dependency's
+   * version, instead of `go install module@version` (which honours no pin of Keel's).
+   */
+  inModule?: { directory: string; ldflags?: string };
   /** The file `go install` writes (the package's last path element). */
   builtName: string;
   /** Where the binary ends up. */
@@ -58,7 +65,9 @@ export async function goInstall(options: GoInstallOptions): Promise<string> {
     );
   await mkdir(path.dirname(target), { recursive: true });
   const staging = await mkdtemp(path.join(path.dirname(target), '.build-'));
-  progress(`Building ${label} with go install (first run only; a few minutes)…`);
+  progress(
+    `Building ${label} with go ${options.inModule === undefined ? 'install' : 'build'} (first run only; a few minutes)…`,
+  );
   const started = Date.now();
   let downloaded = 0;
   let lastLine = '';
@@ -71,7 +80,19 @@ export async function goInstall(options: GoInstallOptions): Promise<string> {
   try {
     const output: string[] = [];
     const code = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn(go, ['install', module], {
+      const inModule = options.inModule;
+      const args =
+        inModule === undefined
+          ? ['install', module]
+          : [
+              'build',
+              '-o',
+              path.join(staging, options.builtName),
+              ...(inModule.ldflags === undefined ? [] : ['-ldflags', inModule.ldflags]),
+              module,
+            ];
+      const child = spawn(go, args, {
+        cwd: inModule?.directory,
         env: { ...config.toolchainEnvironment, GOBIN: staging },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -92,7 +113,7 @@ export async function goInstall(options: GoInstallOptions): Promise<string> {
     });
     if (code !== 0) {
       throw new GoBuildUnavailable(
-        `go install ${module} failed (exit ${code}):\n${output.slice(-20).join('\n')}`,
+        `go ${options.inModule === undefined ? 'install' : 'build'} ${module} failed (exit ${code}):\n${output.slice(-20).join('\n')}`,
       );
     }
     await rename(path.join(staging, options.builtName), target);

@@ -77,7 +77,7 @@ export async function ensureClusterBinaries(
           target,
           label: program.label,
           withoutGo:
-            'Install Go 1.23+ so Keel can build it, or run your own Temporal cluster and point Keel at it with TEMPORAL_ADDRESS.',
+            'Install Go 1.25+ so Keel can build it, or run your own Temporal cluster and point Keel at it with TEMPORAL_ADDRESS.',
           progress,
         });
   }

@@ -135,6 +135,10 @@ describe('the package another team installs', () => {
         'dist/workflows/agents/index.d.ts',
         'dist/codec/data-converter.d.ts',
         'web/dist/index.html',
+        // What `keel up` builds the Temporal CLI from when none is found (decision 0495).
+        'launch/temporal-cli-build/go.mod',
+        'launch/temporal-cli-build/go.sum',
+        'launch/temporal-cli-build/tools.go',
       ]),
     );
     expect(packedFiles.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);

@@ -1,14 +1,18 @@
-import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { parseConfig } from '../../platform/config';
 import { startDevServer } from '../../launch/dev-server';
 import {
   cachedCliPath,
   ensureTemporalCli,
   findTemporalCli,
+  sqliteDriverVersion,
   TemporalCliUnavailable,
+  temporalCliVersion,
 } from '../../launch/temporal-cli';
 
 async function executable(directory: string, name: string): Promise<string> {
@@ -48,6 +52,29 @@ describe('finding the Temporal CLI', () => {
   it('says what to install, or to set TEMPORAL_ADDRESS, when there is neither a CLI nor Go', async () => {
     const attempt = ensureTemporalCli(config({}), () => {});
     await expect(attempt).rejects.toThrow(/Go is not installed.*TEMPORAL_CLI_PATH.*TEMPORAL_ADDRESS/s);
+  });
+});
+
+describe('the CLI as Keel builds it (decision 0495)', () => {
+  it('pins the CLI and a SQLite driver that closes the rows of a cancelled query', async () => {
+    const goMod = await readFile(path.join(__dirname, '../../launch/temporal-cli-build/go.mod'), 'utf8');
+    expect(goMod).toMatch(
+      new RegExp(
+        `^\\tgithub.com/temporalio/cli v${temporalCliVersion}$|^require github.com/temporalio/cli v${temporalCliVersion}$`,
+        'm',
+      ),
+    );
+    expect(goMod).toMatch(new RegExp(`^\\tmodernc.org/sqlite v${sqliteDriverVersion}( |$)`, 'm'));
+    // 1.51.0: rows closed on cancel (1.40.1), no stray interrupt (1.42.2), an in-memory store kept.
+    const [major, minor] = sqliteDriverVersion.split('.').map(Number);
+    expect(major === 1 && minor! >= 51).toBe(true);
+  });
+
+  it('is what the tests run: the CLI they were given carries the mended driver', async () => {
+    // The build records its modules; `go version -m` reads them (Go is how the CLI was built).
+    const { stdout } = await promisify(execFile)('go', ['version', '-m', process.env.KEEL_TEST_CLI_PATH!]);
+    expect(stdout).toMatch(new RegExp(`\\smodernc.org/sqlite\\s+v${sqliteDriverVersion}\\s`));
+    expect(stdout).toMatch(new RegExp(`\\sgithub.com/temporalio/cli\\s+v${temporalCliVersion}\\s`));
   });
 });
 
