@@ -29,9 +29,8 @@ import { ThreadStatus, type Thread, type ThreadConfig } from '../common/thread';
 import { textOf, type Message } from '../common/transcript';
 import { zeroUsage } from '../common/usage';
 import type { NewConversation, conversationWorkflow } from '../workflows/interpreter/workflow';
-import { splitCarried } from '../workflows/interpreter/carried';
-import { initialState, type ThreadState } from '../workflows/core/state';
-import { summarizeThread } from '../workflows/core/summaries';
+import type { Carried, CarriedPart } from '../workflows/interpreter/carried';
+import { summarizeThread } from '../common/summaries';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { checkOutboundUrl, RefusedUrl, UnresolvedHost } from '../platform/outbound-address';
 import { ApiError, threadExists, threadNotFound } from './errors';
@@ -82,9 +81,6 @@ export interface Submitted {
   /** Present when the thread itself took a waiting submission; see `submitRun`. */
   settled?: (signal: AbortSignal) => Promise<Run>;
 }
-
-/** The event log of a thread that has published nothing yet. */
-const emptyStream = { log: [], base_offset: 0, publisher_sequences: {}, publisher_last_seen: {} };
 
 /** A conversation workflow in this state is a deleted thread (only DELETE terminates one). */
 export const deletedStatus = 'TERMINATED';
@@ -866,30 +862,26 @@ export class Conversations {
    */
   async copyThread(threadId: string, owner: Owner): Promise<Thread> {
     const thread = await this.authorize(threadId, owner);
-    const dump = await this.read(thread, () => this.handle(thread).query(messages.getStateQuery));
-    const source = dump.state as unknown as ThreadState;
-    if (source.active !== null || source.queue.length > 0)
+    const fresh = this.newConversation(undefined, owner, {}, {});
+    const request: messages.CopyRequest = {
+      thread_id: fresh.thread_id,
+      ...(owner === undefined ? {} : { owner }),
+      created_at: fresh.created_at,
+    };
+    const copy = await this.read(thread, () =>
+      this.handle(thread).query(messages.getThreadCopyQuery, request),
+    );
+    if (copy.busy)
       throw new ApiError(
         409,
         'thread_busy',
         `thread ${threadId} has a run under way; copy it once the run is over`,
       );
-    const copy = this.newConversation(undefined, owner, source.thread.metadata, {});
-    const created: NewConversation = { ...copy, config: source.thread.config };
-    const state: ThreadState = {
-      ...initialState({ ...created }),
-      transcript: source.transcript,
-      compacted_messages: source.compacted_messages,
-      next_sequence: source.next_sequence,
-      // The earlier branches forks left, so the copy's history lists the same checkpoints.
-      ...(source.branches === undefined ? {} : { branches: source.branches }),
-    };
+    const created: NewConversation = { ...fresh, metadata: copy.metadata, config: copy.config };
     const copied = threadRef(created.thread_id, owner);
-    // In parts, as continue-as-new carries it: no payload is the whole transcript.
-    const { carried, parts } = splitCarried(state, emptyStream);
     await this.client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
       ...this.#startOptions(copied, created),
-      args: [{ ...created, carried }, ...parts],
+      args: [{ ...created, carried: copy.carried as unknown as Carried }, ...(copy.parts as CarriedPart[])],
     });
     return this.getThread(copied, owner);
   }

@@ -8,7 +8,7 @@ import type { FailureType } from './failures';
 import type { ChildCompleted } from './children';
 import type { DecideApprovalInput, PendingApproval, UpdateLimitsInput } from './approvals';
 import type { Run, SubmitInput } from './run';
-import type { Thread } from './thread';
+import type { Thread, ThreadConfig } from './thread';
 import type { Branch, Message, ModelMessage } from './transcript';
 
 export type { PushConfig, PushConfigRef, SetPushConfigInput } from './a2a-push';
@@ -214,3 +214,27 @@ export interface StateDump {
   continue_as_new_suggested: boolean;
 }
 export const getStateQuery = defineQuery<StateDump>('getState');
+
+/** Who a copy of a thread is (LangGraph's thread copy): the rest comes from the thread copied. */
+export interface CopyRequest {
+  thread_id: string;
+  owner?: string;
+  created_at: string;
+}
+
+/**
+ * A thread's answer to a copy of itself: busy (a run under way or queued: its state is between
+ * steps), or the copy's start — the source's configuration and metadata, and its transcript,
+ * earlier branches and message sequence carried as continue-as-new carries them, which every
+ * worker release reads (workflows/interpreter/carried.ts; opaque here, passed on as they are).
+ */
+export type ThreadCopy =
+  | { busy: true }
+  | {
+      busy: false;
+      config: ThreadConfig;
+      metadata: Record<string, unknown>;
+      carried: Record<string, unknown>;
+      parts: unknown[];
+    };
+export const getThreadCopyQuery = defineQuery<ThreadCopy, [CopyRequest]>('getThreadCopy');

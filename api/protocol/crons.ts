@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { scheduleIdFor, type Cron, type CronRunInput } from '../../common/crons';
-import { checkInput } from '../../workflows/core/validate';
+import { checkInput } from '../../common/input-rules';
 import type { Conversations, Owner } from '../conversations';
 import { ApiError } from '../errors';
 import { inputContent, type CreateRunBody } from '../schemas';

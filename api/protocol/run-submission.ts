@@ -8,8 +8,8 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import type { Response } from 'express';
 import type { SubmitInput } from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
-import { isCheckpoint } from '../../workflows/core/branches';
-import { checkInput } from '../../workflows/core/validate';
+import { isCheckpoint } from '../../common/branch-tree';
+import { checkInput } from '../../common/input-rules';
 import type { Conversations, Submitted } from '../conversations';
 import { ApiError } from '../errors';
 import type { OwnerQuotas } from '../quota';

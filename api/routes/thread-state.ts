@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
 import { ApiError } from '../errors';
-import { branchPaths } from '../../workflows/core/branches';
+import { branchPaths } from '../../common/branch-tree';
 import {
   branchCheckpoints,
   newestFirst,

@@ -251,6 +251,19 @@ describe("LangGraph's JS SDK against Keel: the rest of the protocol", () => {
       );
     });
 
+    it('refuses to copy a thread with a run under way (409 thread_busy), and copies it once over', async () => {
+      const thread = await client.threads.create();
+      const run = await client.runs.create(thread.thread_id, 'agent', { input: human('run: sleep 2') });
+      const failure = await failureOf(client.threads.copy(thread.thread_id));
+      expect(failure.status).toBe(409);
+      expect(failure.body.error).toMatchObject({ code: 'thread_busy' });
+      await client.runs.join(thread.thread_id, run.run_id);
+      const copy = await client.threads.copy(thread.thread_id);
+      expect(messagesOf((await client.threads.getState(copy.thread_id)).values)).toEqual(
+        messagesOf((await client.threads.getState(thread.thread_id)).values),
+      );
+    });
+
     it('refuses to write state from outside a run, and the thread is untouched', async () => {
       const thread = await client.threads.create();
       await client.runs.wait(thread.thread_id, 'agent', { input: human('hello') });

@@ -2,7 +2,8 @@
 import { limits } from '../../common/limits';
 import type { SubmitInput } from '../../common/messages';
 import type { Message } from '../../common/transcript';
-import { branchPaths, forkAt, hasCheckpoint } from '../../workflows/core/branches';
+import { branchPaths } from '../../common/branch-tree';
+import { forkAt, hasCheckpoint } from '../../workflows/core/branches';
 import { reduce } from '../../workflows/core/reducer';
 import { initialState, type ThreadState } from '../../workflows/core/state';
 import { compact } from '../../workflows/core/transcript';

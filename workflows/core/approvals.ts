@@ -6,7 +6,7 @@
 import type { DecideApprovalInput, PendingApproval } from '../../common/approvals';
 import { markAwaiting, pendingCalls } from './approval-gate';
 import { emit } from './emit';
-import type { Rejection } from './validate';
+import type { Rejection } from '../../common/input-rules';
 import type { AwaitingApprovalCall, ThreadState, ToolCall } from './state';
 import type { ToolOutcome } from '../../common/tools';
 import { afterStart, recordToolResult, startCall, type ToolStepTransition } from './tool-step';

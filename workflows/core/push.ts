@@ -15,7 +15,7 @@ import type { SendWebhookInput } from '../../common/activities';
 import { isTerminal } from '../../common/run';
 import { findRun, type ThreadState } from './state';
 import type { Command, Transition } from './transitions';
-import type { Rejection } from './validate';
+import type { Rejection } from '../../common/input-rules';
 
 const endEvents: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 

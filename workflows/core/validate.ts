@@ -2,23 +2,13 @@
  * Update validators as pure functions: a rejection is returned, and the workflow turns it into a
  * failure of the given type, so nothing invalid ever enters history.
  */
-import type { FailureType } from '../../common/failures';
-import { idPattern, limits } from '../../common/limits';
+import { checkInput, type Rejection } from '../../common/input-rules';
+import { limits } from '../../common/limits';
 import type { SubmitInput } from '../../common/messages';
-import { parseModelSpec } from '../../common/model-spec';
 import { isTerminal } from '../../common/run';
-import { textOf } from '../../common/transcript';
 import { hasCheckpoint } from './branches';
 import type { ThreadState } from './state';
 import { findRun } from './state';
-
-export interface Rejection {
-  type: FailureType;
-  message: string;
-}
-
-export const isValidRunId = (runId: string): boolean =>
-  idPattern.test(runId) && runId.length <= limits.maxIdChars;
 
 export function validateSubmit(state: ThreadState, input: SubmitInput): Rejection | undefined {
   if (state.closed) return { type: 'ThreadClosed', message: `thread ${state.thread.thread_id} is closed` };
@@ -42,38 +32,6 @@ export function validateSubmit(state: ThreadState, input: SubmitInput): Rejectio
   }
   if (state.queue.length >= limits.maxQueuedRuns) {
     return { type: 'ThreadBusy', message: `thread has ${state.queue.length} queued runs, the most it holds` };
-  }
-  return undefined;
-}
-
-/**
- * The rules an input must keep whatever the thread's state: checked by the API before anything
- * is sent, and again by the thread (other workflows signal it directly).
- */
-export function checkInput(input: SubmitInput): Rejection | undefined {
-  if (!isValidRunId(input.run_id)) {
-    return { type: 'InvalidInput', message: `run_id "${input.run_id}" must match ${idPattern.source}` };
-  }
-  const text = textOf(input.content);
-  // No content at all is a run that brings no message (decision 0381); blank text is refused.
-  if (
-    input.content.some((block) => block.type !== 'text') ||
-    (input.content.length > 0 && text.trim() === '')
-  ) {
-    return {
-      type: 'InvalidInput',
-      message: 'input.messages holds no text: send a message with at least one non-blank character',
-    };
-  }
-  if (text.length > limits.maxInputChars) {
-    return {
-      type: 'InvalidInput',
-      message: `input is ${text.length} characters; the limit is ${limits.maxInputChars}`,
-    };
-  }
-  if (input.model !== undefined) {
-    const spec = parseModelSpec(input.model);
-    if (typeof spec === 'string') return { type: 'InvalidInput', message: spec };
   }
   return undefined;
 }

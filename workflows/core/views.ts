@@ -11,7 +11,7 @@ import { runToolCommand } from './tool-step';
 import { childOf, spawnCommand } from './spawn';
 import { spawnAgentToolName } from '../../common/children';
 import { textOf } from '../../common/transcript';
-import { summarizeThread } from './summaries';
+import { summarizeThread } from '../../common/summaries';
 import type { Command } from './transitions';
 
 /** A run a waiting caller (`runs/wait`) is answered with: over, or waiting on a human. */

@@ -23,7 +23,7 @@ import {
 import { droppedResultOf } from '../../common/tools';
 import type { Usage } from '../../common/usage';
 import { innermostMessage, urlForLogs } from '../../common/urls';
-import { summarizeModelCall, summarizeToolCall } from '../core/summaries';
+import { summarizeModelCall, summarizeToolCall } from '../../common/summaries';
 import type { Command, EventInput } from '../core/transitions';
 import {
   checkWorkerOptions,

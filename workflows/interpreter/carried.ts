@@ -9,7 +9,8 @@
  * never goes on with an empty conversation.
  */
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import type { ThreadState } from '../core/state';
+import type { CopyRequest, ThreadCopy } from '../../common/messages';
+import { initialState, type ThreadState } from '../core/state';
 
 /**
  * Characters of JSON per part: at most three bytes each in UTF-8, so a part stays under 512 KiB
@@ -94,4 +95,32 @@ export function joinCarried(carried: Carried, parts: readonly CarriedPart[]): Ca
   } as ThreadState;
   const stream = { ...carried.stream, log: lists.stream_log } as WorkflowStreamState;
   return { state, stream };
+}
+
+/** A new thread's empty event log. */
+const emptyStream: WorkflowStreamState = {
+  log: [],
+  base_offset: 0,
+  publisher_sequences: {},
+  publisher_last_seen: {},
+};
+
+/**
+ * The start of a copy of this thread (`getThreadCopy`): the source's transcript, earlier branches
+ * (so the copy's history lists the same checkpoints), compaction and message sequence, with no
+ * runs and no spend of its own. A thread with a run under way or queued is not copied.
+ */
+export function copyOf(state: ThreadState, request: CopyRequest): ThreadCopy {
+  if (state.active !== null || state.queue.length > 0) return { busy: true };
+  const { config, metadata } = state.thread;
+  const copied: ThreadState = {
+    ...initialState({ ...request, config, metadata }),
+    transcript: state.transcript,
+    compacted_messages: state.compacted_messages,
+    next_sequence: state.next_sequence,
+    ...(state.branches === undefined ? {} : { branches: state.branches }),
+  };
+  // In parts, as continue-as-new carries it: no payload is the whole transcript.
+  const { carried, parts } = splitCarried(copied, emptyStream);
+  return { busy: false, config, metadata, carried: carried as unknown as Record<string, unknown>, parts };
 }

@@ -20,15 +20,11 @@ import { validateLimits } from '../core/budget';
 import { findRun, type ThreadState } from '../core/state';
 import { stepMessages, transcriptAfter, transcriptPage } from '../core/pages';
 import type { EventInput } from '../core/transitions';
-import {
-  isValidRunId,
-  validateDeleteRun,
-  validateRunRef,
-  validateSubmit,
-  type Rejection,
-} from '../core/validate';
+import { isValidRunId, type Rejection } from '../../common/input-rules';
+import { validateDeleteRun, validateRunRef, validateSubmit } from '../core/validate';
 import { isSettled, toThread } from '../core/views';
 import { pushConfigsOf, validateDeletePushConfig, validateSetPushConfig } from '../core/push';
+import { copyOf } from './carried';
 import type { EventLog } from './stream';
 import type { Patches } from './patches';
 
@@ -156,6 +152,7 @@ export function registerHandlers(host: HandlerHost): void {
     branches: host.state.branches ?? [],
     compacted_messages: host.state.compacted_messages,
   }));
+  setHandler(messages.getThreadCopyQuery, (request) => copyOf(host.state, request));
   setHandler(messages.getStateQuery, () => {
     const info = workflowInfo();
     return {

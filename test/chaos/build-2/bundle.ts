@@ -1,5 +1,5 @@
 /**
- * Bundles build 2: Keel's workflow code with `workflows/core/summaries` replaced by the build-2
+ * Bundles build 2: Keel's workflow code with `common/summaries` replaced by the build-2
  * variant beside this file, the way a new release of the same code would differ.
  */
 import path from 'node:path';
@@ -30,7 +30,7 @@ export async function buildBuild2Bundle(): Promise<string> {
             compiler.hooks.normalModuleFactory.tap('keel-build-2', (factory) => {
               factory.hooks.beforeResolve.tap('keel-build-2', (data) => {
                 // Every import of the summaries but the variant's own, which wraps the real ones.
-                if (/[\\/]core[\\/]summaries$/.test(data.request) && data.contextInfo.issuer !== variant)
+                if (/[\\/]common[\\/]summaries$/.test(data.request) && data.contextInfo.issuer !== variant)
                   data.request = variant;
               });
             });

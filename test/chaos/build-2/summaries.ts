@@ -5,10 +5,10 @@
  * histories written by build 1 replay unchanged and move over at their next model call.
  */
 import { patched, upsertMemo } from '@temporalio/workflow';
-import { summarizeModelCall as summarizeModelCallBuild1 } from '../../../workflows/core/summaries';
+import { summarizeModelCall as summarizeModelCallBuild1 } from '../../../common/summaries';
 
 // Everything else as build 1 has it; this module's own summarizeModelCall wins over the star.
-export * from '../../../workflows/core/summaries';
+export * from '../../../common/summaries';
 
 export const build2Patch = 'keel-test-build-2-step';
 

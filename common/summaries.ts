@@ -1,5 +1,5 @@
 /** One-line activity summaries, as the Temporal Web UI shows them on each activity. */
-import type { ToolUseBlock } from '../../common/transcript';
+import type { ToolUseBlock } from './transcript';
 
 const maxSummaryChars = 120;
 
