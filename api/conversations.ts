@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Client,
+  QueryNotRegisteredError,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
@@ -870,7 +871,16 @@ export class Conversations {
     };
     const copy = await this.read(thread, () =>
       this.handle(thread).query(messages.getThreadCopyQuery, request),
-    );
+    ).catch((error: unknown) => {
+      // A worker of an earlier release holds the thread (a deploy under way): it has no copy query.
+      if (error instanceof QueryNotRegisteredError)
+        throw new ApiError(
+          503,
+          'thread_unavailable',
+          `thread ${threadId} is held by a worker of an earlier release, which cannot copy it; retry once the deploy is done`,
+        );
+      throw error;
+    });
     if (copy.busy)
       throw new ApiError(
         409,
