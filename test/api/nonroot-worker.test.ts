@@ -36,7 +36,7 @@ import { maxEditBytes, maxReadChars } from '../../activities/tools/files';
 import { call, sendToolLines, startTestApi } from '../helpers/api';
 import { exchangeCommand } from '../helpers/exchange-racer';
 import { probeLines, probeTargets, proxyProbeCommand } from '../helpers/proxy-probe';
-import { diskFiller, smallFilesystem, type SmallFilesystem } from '../helpers/small-filesystem';
+import { diskFiller, freeInodes, smallFilesystem, type SmallFilesystem } from '../helpers/small-filesystem';
 import { closeTestClient, testClient, testConfig } from '../helpers/temporal';
 import { treeSnapshot } from '../helpers/tree-snapshot';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
@@ -51,7 +51,14 @@ type Owner = keyof typeof owners;
 const processLimit = 64;
 const floodSeconds = 12;
 /** The workspaces' own small disk (a tmpfs the worker's uid owns), and its bounds. */
-const disk = { sizeMb: 256, inodes: 40_000, quotaMb: 48, reserveMb: 96, inodeReserve: 15_000 };
+const disk = {
+  sizeMb: 256,
+  inodes: 40_000,
+  quotaMb: 48,
+  reserveMb: 96,
+  inodeReserve: 15_000,
+  quotaInodes: 5_000,
+};
 
 interface Deployment {
   home: string;
@@ -175,6 +182,7 @@ function onHostAsWorker(script: string, timeoutS: number): Promise<{ code: numbe
         KEEL_SANDBOX_WORKSPACE_MB: String(disk.quotaMb),
         KEEL_SANDBOX_DISK_RESERVE_MB: String(disk.reserveMb),
         KEEL_SANDBOX_INODE_RESERVE: String(disk.inodeReserve),
+        KEEL_SANDBOX_WORKSPACE_INODES: String(disk.quotaInodes),
         // The operator's wildcard covers the secret's port: only the canonical check stands between.
         KEEL_SANDBOX_NETWORK_HOSTS: `localhost:${portOf(deployment.allowed)},*:${portOf(deployment.secret)}`,
       };
@@ -469,6 +477,67 @@ function onHostAsWorker(script: string, timeoutS: number): Promise<{ code: numbe
       // The same requests to the host the thread and the operator name exactly are answered.
       expect(allowed).toHaveLength(2);
       for (const line of allowed) expect(line).toContain('answer-from-the-allowed-host');
+    });
+
+    it("stops a flood of empty files at the workspace's inode quota, long before the filesystem's reserve, while the other owner's thread creates files", async () => {
+      const flooder = await newThread(deployment.base, 'alice');
+      const other = await newThread(deployment.base, 'bob');
+      const filesystem = deployment.disk.directory;
+      let lowest = freeInodes(filesystem);
+      const before = lowest;
+      const sampler = setInterval(() => (lowest = Math.min(lowest, freeInodes(filesystem))), 2);
+      // No byte written: only an inode count stops it.
+      const flood = send(deployment.base, 'alice', flooder, [
+        'run: mkdir d && cd d && seq 1 60000 | xargs touch; echo flood ended',
+      ]);
+      const started = performance.now();
+      const { results: others } = await send(deployment.base, 'bob', other, [
+        'run: echo ok > mine && cat mine',
+        'write: ok.txt: fine',
+      ]);
+      const seconds = (performance.now() - started) / 1000;
+      const [flooded] = (await flood).results;
+      clearInterval(sampler);
+      const used = Number(
+        execFileSync('du', ['-s', '-x', '--inodes', await workspaceOf(deployment, flooder)])
+          .toString()
+          .split('\t')[0],
+      );
+      console.log(
+        `[figure] workspace inode quota ${disk.quotaInodes}: the flood stopped at ${used} inodes in its workspace; ` +
+          `the filesystem's free inodes went from ${before} down to ${lowest} (reserve ${disk.inodeReserve}); ` +
+          `the other owner's command and write in ${seconds.toFixed(2)} s`,
+      );
+      expect(flooded).toMatchObject({
+        is_error: true,
+        content: expect.stringMatching(
+          new RegExp(
+            `^Command stopped by Keel: the workspace reached \\d+ files and directories, past its quota of ${disk.quotaInodes}\\.`,
+          ),
+        ),
+      });
+      // Stopped by the workspace's own bound: the reserve for everyone else was never reached.
+      expect(lowest).toBeGreaterThan(disk.inodeReserve);
+      expect(others).toEqual([
+        { content: 'ok\n', is_error: false },
+        { content: 'Wrote 4 characters to ok.txt.', is_error: false },
+      ]);
+      expect(seconds).toBeLessThan(10);
+      const [refused] = (await send(deployment.base, 'alice', flooder, ['write: more.txt: hello'])).results;
+      expect(refused).toEqual({
+        is_error: true,
+        content: expect.stringMatching(
+          new RegExp(
+            `^Not written: the workspace holds \\d+ files and directories, its quota is ${disk.quotaInodes}\\.`,
+          ),
+        ),
+      });
+      expect(
+        (await send(deployment.base, 'alice', flooder, ['run: rm -rf d && echo emptied'])).results,
+      ).toEqual([{ content: 'emptied\n', is_error: false }]);
+      expect((await send(deployment.base, 'alice', flooder, ['write: more.txt: hello'])).results).toEqual([
+        { content: 'Wrote 5 characters to more.txt.', is_error: false },
+      ]);
     });
   },
 );
