@@ -57,7 +57,7 @@ const disk = {
   quotaMb: 48,
   reserveMb: 96,
   inodeReserve: 15_000,
-  quotaInodes: 5_000,
+  quotaInodes: 2_000,
 };
 
 interface Deployment {
