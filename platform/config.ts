@@ -119,6 +119,7 @@ const schema = z
     KEEL_SANDBOX_WORKSPACE_MB: z.coerce.number().int().positive().default(10_240),
     KEEL_SANDBOX_DISK_RESERVE_MB: z.coerce.number().int().min(0).default(1_024),
     KEEL_SANDBOX_INODE_RESERVE: z.coerce.number().int().min(0).default(100_000),
+    KEEL_SANDBOX_WORKSPACE_INODES: z.coerce.number().int().positive().default(1_000_000),
     KEEL_EXTENSIONS_FILE: optionalString,
     KEEL_WORKFLOW_BUNDLE: optionalString,
     KEEL_STORE_URL: optionalString,
@@ -225,6 +226,13 @@ export interface SandboxLimits {
    * count (btrfs). @default 100000
    */
   inodeReserve: number;
+  /**
+   * Inodes (files, directories, links) a thread's workspace may hold
+   * (`KEEL_SANDBOX_WORKSPACE_INODES`): a command that creates more is stopped, a file tool's write
+   * is refused (decision 0500). Walked only when the filesystem's count grows near it; not checked
+   * on filesystems that report no inode count (btrfs). @default 1000000
+   */
+  workspaceInodes: number;
 }
 
 export interface SandboxConfig {
@@ -714,6 +722,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
         workspaceMb: env.KEEL_SANDBOX_WORKSPACE_MB,
         diskReserveMb: env.KEEL_SANDBOX_DISK_RESERVE_MB,
         inodeReserve: env.KEEL_SANDBOX_INODE_RESERVE,
+        workspaceInodes: env.KEEL_SANDBOX_WORKSPACE_INODES,
       },
     },
     encryption: {

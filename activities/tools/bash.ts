@@ -21,6 +21,11 @@ function diskStopped(stop: DiskStop, guard: DiskBounds): string {
       `Command stopped by Keel: the workspace reached ${mebibytes(stop.usedBytes)} MiB, past its quota of ` +
       `${mebibytes(guard.quotaBytes)} MiB. Delete files to make room.`
     );
+  if (stop.kind === 'workspaceInodes')
+    return (
+      `Command stopped by Keel: the workspace reached ${stop.usedInodes} files and directories, past its ` +
+      `quota of ${guard.quotaInodes}. Delete files to make room.`
+    );
   if (stop.kind === 'inodes')
     return (
       `Command stopped by Keel: the disk that holds workspaces was down to ${stop.freeInodes} free inodes ` +
@@ -33,7 +38,7 @@ function diskStopped(stop: DiskStop, guard: DiskBounds): string {
   );
 }
 
-type DiskBounds = { quotaBytes: number; reserveBytes: number; reserveInodes: number };
+type DiskBounds = { quotaBytes: number; reserveBytes: number; reserveInodes: number; quotaInodes: number };
 
 function describe(result: CommandResult, timeoutS: number, guard: DiskBounds): ToolOutcome {
   const cut =

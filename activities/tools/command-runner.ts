@@ -31,7 +31,8 @@ const killGraceMs = 2_000;
 
 /**
  * Bounds on the disk a command may take, checked while it runs (decision 0327): the workspace's
- * usage (`du`, no link followed, one filesystem) and the free space of its filesystem (`statfs`).
+ * usage (`du`, no link followed, one filesystem) and the free space of its filesystem (`statfs`);
+ * the same for inodes (decisions 0391, 0500).
  */
 export interface DiskGuard {
   /** The workspace on the host. */
@@ -40,13 +41,16 @@ export interface DiskGuard {
   reserveBytes: number;
   /** Free inodes kept on the filesystem (an empty file takes no byte, but an inode). */
   reserveInodes: number;
+  /** Inodes (files, directories, links) the workspace may hold (decision 0500). */
+  quotaInodes: number;
 }
 
 /** Why the runner stopped a command for its disk use, with the figure it saw. */
 export type DiskStop =
   | { kind: 'quota'; usedBytes: number }
   | { kind: 'reserve'; freeBytes: number }
-  | { kind: 'inodes'; freeInodes: number };
+  | { kind: 'inodes'; freeInodes: number }
+  | { kind: 'workspaceInodes'; usedInodes: number };
 
 export interface CommandResult {
   exitCode: number | null;
@@ -100,6 +104,12 @@ const earlyWalkBytes = 16 * 1024 * 1024;
 /** Started below the reserve, a command may still see free space move this much (others' writes). */
 const belowReserveSlackBytes = 8 * 1024 * 1024;
 const belowReserveSlackInodes = 1024;
+/**
+ * The workspace's inodes are walked only when the filesystem's own count (statfs, every poll) has
+ * grown enough since the last walk that the workspace may be past its quota: a command that makes
+ * few files never walks for them.
+ */
+const earlyWalkInodes = 10000;
 function watchDisk(guard, path, breach) {
   let done = false;
   let freeTimer;
@@ -116,6 +126,14 @@ function watchDisk(guard, path, breach) {
   let freeFloor = null;
   let inodeFloor = null;
   let usageCeiling = null;
+  /** The same for inodes: the filesystem's used inodes now, at the command's start and at the last walk. */
+  let inodesUsed = null;
+  let inodesAtStart = null;
+  let inodesAtWalk = null;
+  let walkedInodes = null;
+  let inodeCeiling = null;
+  let countingInodes = false;
+  let nextInodeWalk = 0;
   const stop = (why) => {
     done = true;
     breach(why);
@@ -140,6 +158,27 @@ function watchDisk(guard, path, breach) {
       usageTimer = setTimeout(measure, Math.max(usageFloorMs, 4 * (Date.now() - started)));
     });
   };
+  const countInodes = () => {
+    if (countingInodes || done || Date.now() < nextInodeWalk) return;
+    countingInodes = true;
+    const started = Date.now();
+    const atWalk = inodesUsed;
+    execFile('du', ['-s', '-x', '-P', '--inodes', '--', guard.workspace], { env: { PATH: path } }, (error, stdout) => {
+      countingInodes = false;
+      if (done) return;
+      const count = Number.parseInt(String(stdout), 10);
+      if (Number.isFinite(count)) {
+        // Started past the quota, a command may run on (to delete files); what it made since it
+        // started (as the filesystem counts, others' files included) is not its allowance.
+        inodeCeiling ??= Math.max(guard.quotaInodes, count - Math.max(0, atWalk - inodesAtStart));
+        if (count > inodeCeiling) return stop({ kind: 'workspaceInodes', usedInodes: count });
+        walkedInodes = count;
+        inodesAtWalk = atWalk;
+      }
+      // At most half the time goes to walking, however fast the filesystem grows.
+      nextInodeWalk = Date.now() + (Date.now() - started);
+    });
+  };
   const free = () => statfs(guard.workspace, (error, stats) => {
     if (done) return;
     if (!error) {
@@ -150,6 +189,12 @@ function watchDisk(guard, path, breach) {
       if (stats.files > 0) {
         inodeFloor ??= Math.min(guard.reserveInodes, stats.ffree - belowReserveSlackInodes);
         if (stats.ffree < inodeFloor) return stop({ kind: 'inodes', freeInodes: stats.ffree });
+        inodesUsed = stats.files - stats.ffree;
+        inodesAtStart ??= inodesUsed;
+        inodesAtWalk ??= inodesUsed;
+        const made = inodesUsed - inodesAtWalk;
+        const early = Math.min(earlyWalkInodes, Math.ceil(guard.quotaInodes / 2));
+        if (walkedInodes === null ? made > early : walkedInodes + made > inodeCeiling) countInodes();
       }
       const first = fsUsed === null;
       fsUsed = (stats.blocks - stats.bfree) * stats.bsize;
@@ -384,7 +429,8 @@ export function commandRunnerPid(): number | undefined {
 
 /**
  * Runs a prepared command in the worker's runner, capturing interleaved stdout and stderr up to a
- * cap; with a `guard`, killed if it takes the workspace past its quota or the disk into its reserve.
+ * cap; with a `guard`, killed if it takes the workspace past its quota (bytes or inodes) or the disk
+ * into its reserve.
  */
 export function runCommand(launch: SandboxedCommand, options: RunOptions): Promise<CommandResult> {
   return runner.run(launch, options);

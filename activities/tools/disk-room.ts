@@ -15,18 +15,20 @@ export function mebibytes(bytes: number): number {
 }
 
 /**
- * Bytes the workspace takes on disk: `du`, which follows no link and stays on one filesystem; or
- * `undefined` when it cannot say (du aborts when directories are renamed under its walk, which a
- * thread's own commands can do on purpose).
+ * Bytes the workspace takes on disk (or, with `unit: 'inodes'`, its files, directories and links):
+ * `du`, which follows no link and stays on one filesystem; or `undefined` when it cannot say (du
+ * aborts when directories are renamed under its walk, which a thread's own commands can do on
+ * purpose).
  */
 export async function workspaceUsage(
   workspace: string,
   hostPath: string | undefined,
+  unit: 'bytes' | 'inodes' = 'bytes',
 ): Promise<number | undefined> {
   const result = await runCommand(
     {
       file: 'du',
-      args: ['-s', '-x', '-P', '-B1', '--', workspace],
+      args: ['-s', '-x', '-P', unit === 'bytes' ? '-B1' : '--inodes', '--', workspace],
       cwd: '/',
       env: { PATH: hostPath ?? '/usr/bin:/bin' },
       inputs: [],
@@ -64,12 +66,22 @@ export async function diskRoomFor(
       `Not written: the disk that holds workspaces is nearly out of inodes (${stats.ffree} files it can ` +
       `still create, ${guard.reserveInodes} of them kept for Keel and other threads). Delete files to make room.`
     );
-  const used = await workspaceUsage(guard.workspace, hostPath);
-  // Unmeasured (a walk raced by the thread itself): the reserve above still holds for everyone.
+  // The two walks at once: a write waits for the longer, not for both.
+  const [used, inodes] = await Promise.all([
+    workspaceUsage(guard.workspace, hostPath),
+    // As for the commands' guard: a filesystem that counts no inodes (btrfs) is not checked.
+    stats.files > 0 ? workspaceUsage(guard.workspace, hostPath, 'inodes') : undefined,
+  ]);
+  // Unmeasured (a walk raced by the thread itself): the reserves above still hold for everyone.
   if (used !== undefined && used + bytes > guard.quotaBytes)
     return (
       `Not written: the workspace would pass its quota of ${mebibytes(guard.quotaBytes)} MiB ` +
       `(it uses ${mebibytes(used)} MiB). Delete files to make room.`
+    );
+  if (inodes !== undefined && inodes + 1 > guard.quotaInodes)
+    return (
+      `Not written: the workspace holds ${inodes} files and directories, its quota is ` +
+      `${guard.quotaInodes}. Delete files to make room.`
     );
   return undefined;
 }

@@ -214,12 +214,13 @@ export class Sandbox {
 
   /** What the command runner checks while a command of `workspace` runs (decision 0327). */
   diskGuard(workspace: string): DiskGuard {
-    const { workspaceMb, diskReserveMb, inodeReserve } = this.#config.limits;
+    const { workspaceMb, diskReserveMb, inodeReserve, workspaceInodes } = this.#config.limits;
     return {
       workspace,
       quotaBytes: workspaceMb * mebibyte,
       reserveBytes: diskReserveMb * mebibyte,
       reserveInodes: inodeReserve,
+      quotaInodes: workspaceInodes,
     };
   }
 

@@ -5,10 +5,16 @@
  * own, where the kernel counts its processes (RLIMIT_NPROC per user namespace since Linux 5.14):
  * one thread's fork flood leaves another's command answering in time, although every sandbox runs
  * as the worker's own uid on the host. Nothing of another workspace or of the worker's data dir
- * is readable from a sandbox, nor through a file tool raced by a rename-exchange loop.
+ * is readable from a sandbox, nor through a file tool raced by a rename-exchange loop. The rest of
+ * the hostile-model cases, proven first against a root worker, hold here too: FIFOs, a device and
+ * a socket handed to the file tools, a 300 MB read, edit amplification, a disk filler beside
+ * another owner's thread (the workspaces on a small tmpfs the worker's uid owns), and every
+ * textual form of loopback and metadata addresses through the proxy.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   chmod,
   chown,
@@ -26,8 +32,11 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { RunningApi } from '../../api/server';
 import type { KeelConfig } from '../../platform/config';
+import { maxEditBytes, maxReadChars } from '../../activities/tools/files';
 import { call, sendToolLines, startTestApi } from '../helpers/api';
 import { exchangeCommand } from '../helpers/exchange-racer';
+import { probeLines, probeTargets, proxyProbeCommand } from '../helpers/proxy-probe';
+import { diskFiller, freeInodes, smallFilesystem, type SmallFilesystem } from '../helpers/small-filesystem';
 import { closeTestClient, testClient, testConfig } from '../helpers/temporal';
 import { treeSnapshot } from '../helpers/tree-snapshot';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
@@ -41,9 +50,22 @@ const owners = { alice: `alice-${randomUUID()}`, bob: `bob-${randomUUID()}` };
 type Owner = keyof typeof owners;
 const processLimit = 64;
 const floodSeconds = 12;
+/** The workspaces' own small disk (a tmpfs the worker's uid owns), and its bounds. */
+const disk = {
+  sizeMb: 256,
+  inodes: 40_000,
+  quotaMb: 48,
+  reserveMb: 96,
+  inodeReserve: 15_000,
+  quotaInodes: 2_000,
+};
 
 interface Deployment {
   home: string;
+  disk: SmallFilesystem;
+  /** A loopback service a sandbox must never reach (on `::`), and one the operator names exactly. */
+  secret: http.Server;
+  allowed: http.Server;
   dataDir: string;
   workspacesDir: string;
   client: Client;
@@ -92,6 +114,8 @@ async function hostUidsWith(name: string, value: string): Promise<number[]> {
   return uids;
 }
 
+const portOf = (server: http.Server) => (server.address() as AddressInfo).port;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs `script` on the host as the worker's uid (no namespace of its own) and says how it ended. */
@@ -133,7 +157,16 @@ function onHostAsWorker(script: string, timeoutS: number): Promise<{ code: numbe
       deployment.home = await mkdtemp(path.join(os.tmpdir(), 'keel-nonroot-'));
       await chmod(deployment.home, 0o755);
       deployment.dataDir = path.join(deployment.home, 'data');
-      deployment.workspacesDir = path.join(deployment.dataDir, 'workspaces');
+      deployment.disk = smallFilesystem(disk.sizeMb, disk.inodes, workerUid);
+      deployment.workspacesDir = path.join(deployment.disk.directory, 'workspaces');
+      deployment.secret = http.createServer((_request, response) =>
+        response.end('secret-of-the-local-service'),
+      );
+      deployment.allowed = http.createServer((_request, response) =>
+        response.end('answer-from-the-allowed-host'),
+      );
+      await new Promise<void>((resolve) => deployment.secret.listen(0, '::', resolve));
+      await new Promise<void>((resolve) => deployment.allowed.listen(0, '127.0.0.1', resolve));
       await mkdir(deployment.dataDir, { mode: 0o700 });
       const bundle = path.join(deployment.home, 'workflow-bundle.js');
       await copyFile(process.env.KEEL_TEST_BUNDLE!, bundle);
@@ -145,6 +178,13 @@ function onHostAsWorker(script: string, timeoutS: number): Promise<{ code: numbe
         KEEL_DATA_DIR: deployment.dataDir,
         KEEL_SANDBOX_TIMEOUT_S: String(floodSeconds),
         KEEL_SANDBOX_PROCESSES: String(processLimit),
+        KEEL_WORKSPACES_DIR: deployment.workspacesDir,
+        KEEL_SANDBOX_WORKSPACE_MB: String(disk.quotaMb),
+        KEEL_SANDBOX_DISK_RESERVE_MB: String(disk.reserveMb),
+        KEEL_SANDBOX_INODE_RESERVE: String(disk.inodeReserve),
+        KEEL_SANDBOX_WORKSPACE_INODES: String(disk.quotaInodes),
+        // The operator's wildcard covers the secret's port: only the canonical check stands between.
+        KEEL_SANDBOX_NETWORK_HOSTS: `localhost:${portOf(deployment.allowed)},*:${portOf(deployment.secret)}`,
       };
       deployment.client = await testClient();
       deployment.config = await testConfig(variables);
@@ -165,6 +205,9 @@ function onHostAsWorker(script: string, timeoutS: number): Promise<{ code: numbe
       await deployment.api?.stop();
       await deployment.worker?.stop('SIGTERM');
       await closeTestClient();
+      deployment.secret?.close();
+      deployment.allowed?.close();
+      deployment.disk?.unmount();
       if (deployment.home !== undefined) await rm(deployment.home, { recursive: true, force: true });
     });
 
@@ -297,6 +340,204 @@ function onHostAsWorker(script: string, timeoutS: number): Promise<{ code: numbe
       expect(fileResults.filter((result) => /symbolic link/.test(result.content)).length).toBeGreaterThan(0);
       expect(await treeSnapshot(canary)).toEqual(before.canary);
       expect(await treeSnapshot(otherWorkspace)).toEqual(before.other);
+    });
+
+    /** The thread's next message still gets its answer. */
+    async function expectStillAnswers(owner: Owner, threadId: string): Promise<void> {
+      const marker = `still-here-${randomUUID()}`;
+      const { results } = await send(deployment.base, owner, threadId, [`run: echo ${marker}`]);
+      expect(results).toEqual([{ content: `${marker}\n`, is_error: false }]);
+    }
+
+    it("refuses FIFOs, a device and a socket while the other owner's write_file and bash answer promptly", async () => {
+      const threadId = await newThread(deployment.base, 'alice');
+      await send(deployment.base, 'alice', threadId, [
+        `run: mkfifo f1 f2 f3 f4 && python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")' && echo made`,
+      ]);
+      // The sandbox cannot make a device; root on the host can, and the tools must still refuse one
+      // the worker could open for writing.
+      const device = path.join(await workspaceOf(deployment, threadId), 'zero');
+      execFileSync('mknod', [device, 'c', '1', '5']);
+      await chown(device, workerUid, workerUid);
+      const other = await newThread(deployment.base, 'bob');
+      const hostile = send(deployment.base, 'alice', threadId, [
+        'read: f1',
+        'read: f2',
+        'read: f3',
+        'read: f4',
+        'write: f1: x',
+        'read: zero',
+        'write: zero: x',
+        'read: sock',
+      ]);
+      const started = performance.now();
+      const { results: others } = await send(deployment.base, 'bob', other, [
+        'write: ok.txt: fine',
+        'run: echo alive',
+      ]);
+      expect((performance.now() - started) / 1000).toBeLessThan(15);
+      expect(others).toEqual([
+        { content: 'Wrote 4 characters to ok.txt.', is_error: false },
+        { content: 'alive\n', is_error: false },
+      ]);
+      const { results } = await hostile;
+      expect(results).toEqual([
+        ...[1, 2, 3, 4].map((n) => ({ content: `f${n} is a FIFO, not a regular file`, is_error: true })),
+        { content: expect.stringMatching(/^f1 is a FIFO/), is_error: true },
+        { content: 'zero is a device, not a regular file', is_error: true },
+        { content: expect.stringMatching(/^zero is a device/), is_error: true },
+        { content: 'sock is a socket', is_error: true },
+      ]);
+      await expectStillAnswers('alice', threadId);
+    });
+
+    it('reads a 300 MB file capped with its size said, and refuses an edit that turns 2 KB into 120 MB', async () => {
+      const threadId = await newThread(deployment.base, 'alice');
+      await send(deployment.base, 'alice', threadId, [
+        'run: head -c 1000000 /dev/zero | tr "\\0" a > big && truncate -s 300M big' +
+          ' && head -c 60000 /dev/zero | tr "\\0" a > amp.txt && echo made',
+      ]);
+      const edit = JSON.stringify({
+        path: 'amp.txt',
+        old_string: 'a',
+        new_string: 'b'.repeat(2_000),
+        replace_all: true,
+      });
+      const { results } = await send(deployment.base, 'alice', threadId, [
+        'read: big',
+        `tool: edit_file ${edit}`,
+      ]);
+      expect(results[0]!.is_error).toBe(false);
+      expect(results[0]!.content).toContain(
+        `[… truncated by Keel: showing ${maxReadChars} characters of big, a file of ${300 * 1024 * 1024} bytes; read on with offset and limit]`,
+      );
+      expect(results[1]).toEqual({
+        content: `Not edited: replacing 60000 occurrence(s) in amp.txt would make it 120000000 bytes; edit_file writes files of at most ${maxEditBytes} bytes`,
+        is_error: true,
+      });
+      expect((await stat(path.join(await workspaceOf(deployment, threadId), 'amp.txt'))).size).toBe(60_000);
+      await expectStillAnswers('alice', threadId);
+    });
+
+    it("stops a disk filler at its workspace quota while the other owner's tools answer in time, and both threads answer after", async () => {
+      const filling = await newThread(deployment.base, 'alice');
+      const other = await newThread(deployment.base, 'bob');
+      const filled = send(deployment.base, 'alice', filling, [`run: ${diskFiller}`]);
+      const started = performance.now();
+      const { results: others } = await send(deployment.base, 'bob', other, [
+        'write: ok.txt: fine',
+        'run: head -c 1048576 /dev/zero > mine && echo written',
+      ]);
+      const seconds = (performance.now() - started) / 1000;
+      console.log(
+        `[figure] non-root worker: the other owner's write and command beside a disk filler: ${seconds.toFixed(2)} s`,
+      );
+      expect(seconds).toBeLessThan(10);
+      expect(others).toEqual([
+        { content: 'Wrote 4 characters to ok.txt.', is_error: false },
+        { content: 'written\n', is_error: false },
+      ]);
+      const [stopped] = (await filled).results;
+      expect(stopped).toMatchObject({
+        is_error: true,
+        content: expect.stringMatching(
+          new RegExp(
+            `^Command stopped by Keel: the workspace reached \\d+ MiB, past its quota of ${disk.quotaMb} MiB`,
+          ),
+        ),
+      });
+      expect(stopped!.content).not.toContain(deployment.workspacesDir);
+      // The filler's workspace, emptied, works again; the other thread still answers.
+      expect(
+        (await send(deployment.base, 'alice', filling, ['run: rm -f f* && echo emptied'])).results,
+      ).toEqual([{ content: 'emptied\n', is_error: false }]);
+      await expectStillAnswers('bob', other);
+    });
+
+    it('never lets a sandboxed command reach a loopback listener in any form of its address', async () => {
+      const [secretPort, allowedPort] = [portOf(deployment.secret), portOf(deployment.allowed)];
+      const threadId = `nonroot-net-${randomUUID()}`;
+      const created = await call(
+        deployment.base,
+        'POST',
+        '/threads',
+        { thread_id: threadId, config: { network_hosts: [`*:${secretPort}`, `localhost:${allowedPort}`] } },
+        { authorization: `Bearer ${owners.alice}` },
+      );
+      expect(created.status).toBe(200);
+      const { results } = await send(deployment.base, 'alice', threadId, [
+        `run: ${proxyProbeCommand(secretPort, allowedPort)}`,
+      ]);
+      const { attempts, allowed } = probeLines(results[0]!.content, allowedPort);
+      expect(attempts).toHaveLength(probeTargets.length * 2);
+      for (const line of attempts) {
+        expect(line).not.toContain('secret-of-the-local-service');
+        expect(line).toMatch(/ => HTTP\/1.1 (403 Forbidden .*Keel refused|400 Bad Request)/);
+      }
+      // The same requests to the host the thread and the operator name exactly are answered.
+      expect(allowed).toHaveLength(2);
+      for (const line of allowed) expect(line).toContain('answer-from-the-allowed-host');
+    });
+
+    it("stops a flood of empty files at the workspace's inode quota, long before the filesystem's reserve, while the other owner's thread creates files", async () => {
+      const flooder = await newThread(deployment.base, 'alice');
+      const other = await newThread(deployment.base, 'bob');
+      const filesystem = deployment.disk.directory;
+      let lowest = freeInodes(filesystem);
+      const before = lowest;
+      const sampler = setInterval(() => (lowest = Math.min(lowest, freeInodes(filesystem))), 2);
+      // No byte written: only an inode count stops it.
+      const flood = send(deployment.base, 'alice', flooder, [
+        'run: mkdir d && cd d && seq 1 60000 | xargs touch; echo flood ended',
+      ]);
+      const started = performance.now();
+      const { results: others } = await send(deployment.base, 'bob', other, [
+        'run: echo ok > mine && cat mine',
+        'write: ok.txt: fine',
+      ]);
+      const seconds = (performance.now() - started) / 1000;
+      const [flooded] = (await flood).results;
+      clearInterval(sampler);
+      const used = Number(
+        execFileSync('du', ['-s', '-x', '--inodes', await workspaceOf(deployment, flooder)])
+          .toString()
+          .split('\t')[0],
+      );
+      console.log(
+        `[figure] workspace inode quota ${disk.quotaInodes}: the flood stopped at ${used} inodes in its workspace; ` +
+          `the filesystem's free inodes went from ${before} down to ${lowest} (reserve ${disk.inodeReserve}); ` +
+          `the other owner's command and write in ${seconds.toFixed(2)} s`,
+      );
+      expect(flooded).toMatchObject({
+        is_error: true,
+        content: expect.stringMatching(
+          new RegExp(
+            `^Command stopped by Keel: the workspace reached \\d+ files and directories, past its quota of ${disk.quotaInodes}\\.`,
+          ),
+        ),
+      });
+      // Stopped by the workspace's own bound: the reserve for everyone else was never reached.
+      expect(lowest).toBeGreaterThan(disk.inodeReserve);
+      expect(others).toEqual([
+        { content: 'ok\n', is_error: false },
+        { content: 'Wrote 4 characters to ok.txt.', is_error: false },
+      ]);
+      expect(seconds).toBeLessThan(10);
+      const [refused] = (await send(deployment.base, 'alice', flooder, ['write: more.txt: hello'])).results;
+      expect(refused).toEqual({
+        is_error: true,
+        content: expect.stringMatching(
+          new RegExp(
+            `^Not written: the workspace holds \\d+ files and directories, its quota is ${disk.quotaInodes}\\.`,
+          ),
+        ),
+      });
+      expect(
+        (await send(deployment.base, 'alice', flooder, ['run: rm -rf d && echo emptied'])).results,
+      ).toEqual([{ content: 'emptied\n', is_error: false }]);
+      expect((await send(deployment.base, 'alice', flooder, ['write: more.txt: hello'])).results).toEqual([
+        { content: 'Wrote 5 characters to more.txt.', is_error: false },
+      ]);
     });
   },
 );

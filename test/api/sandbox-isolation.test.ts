@@ -7,12 +7,19 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
 import { call, processApiHarness, userInput } from '../helpers/api';
+import {
+  diskFiller as filler,
+  freeInodes,
+  freeMb,
+  smallFilesystem,
+  type SmallFilesystem,
+} from '../helpers/small-filesystem';
 
 jest.setTimeout(180_000);
 
@@ -196,40 +203,10 @@ describe('the control: two threads on one uid, as a hash collision put them befo
   );
 });
 
-/** A small tmpfs of its own for the workspaces, so no test ever fills the machine's disk. */
-function smallFilesystem(sizeMb: number, inodes: number): { directory: string; unmount: () => void } {
-  const directory = mkdtempSync(path.join(os.tmpdir(), 'keel-small-disk-'));
-  execFileSync('mount', [
-    '-t',
-    'tmpfs',
-    '-o',
-    `size=${sizeMb}m,nr_inodes=${inodes}`,
-    'keel-small-disk',
-    directory,
-  ]);
-  return {
-    directory,
-    unmount: () => {
-      execFileSync('umount', ['-l', directory]);
-      rmSync(directory, { recursive: true, force: true });
-    },
-  };
-}
-
-const freeMb = (directory: string): number => {
-  const stats = statfsSync(directory);
-  return (stats.bavail * stats.bsize) / 2 ** 20;
-};
-const freeInodes = (directory: string): number => statfsSync(directory).ffree;
-
-/** 8 writers in parallel, each many 1 MiB files (under the 8 MiB file limit), as fast as they go. */
-const filler =
-  'for w in 1 2 3 4 5 6 7 8; do (for i in $(seq 100); do head -c 1048576 /dev/zero > f$w-$i || exit; done) & done; wait';
-
 (root ? describe : describe.skip)(
   'two owners on one small disk (a 256 MiB tmpfs of 40,000 inodes; root only, to mount it)',
   () => {
-    let disk: { directory: string; unmount: () => void };
+    let disk: SmallFilesystem;
     const reserveMb = 96;
     const quotaMb = 48;
     const inodeReserve = 15_000;

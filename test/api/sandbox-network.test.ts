@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
 import { call, processApiHarness, userInput } from '../helpers/api';
-import { bypassForms } from '../helpers/bypass-forms';
+import { probeLines, probeTargets, proxyProbeCommand } from '../helpers/proxy-probe';
 
 jest.setTimeout(120_000);
 
@@ -150,25 +150,7 @@ describe('network hosts through the API', () => {
       config: { network_hosts: [`*:${secretPort}`, `localhost:${port}`] },
     });
     expect(created.status).toBe(200);
-    // Raw proxy requests over bash's /dev/tcp, so no client rewrites the host first: a tunnel
-    // that opens sends its GET through; every answer is printed on one line.
-    const targets = [
-      ...bypassForms.map(([form]) => (form.includes(':') && !form.startsWith('[') ? `[${form}]` : form)),
-      'localhost',
-      'LOCALHOST.',
-    ];
-    const tunnel = String.raw`CONNECT %s:%s HTTP/1.1\r\nhost: x\r\n\r\nGET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`;
-    const plain = String.raw`GET http://%s:%s/ HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`;
-    const command = [
-      `probe() { exec 3<>/dev/tcp/127.0.0.1/3128 || { echo "$2 $3 no-proxy"; return; }`,
-      `printf "$1" "$2" "$3" >&3`,
-      String.raw`a=$(timeout 5 cat <&3 | tr -d '\r' | tr '\n' ' ')`,
-      `exec 3<&-`,
-      `echo "$2 $3 => $a"; }`,
-      `for t in ${targets.map((target) => `'${target}'`).join(' ')}; do probe '${tunnel}' "$t" ${secretPort}; probe '${plain}' "$t" ${secretPort}; done`,
-      `probe '${tunnel}' localhost ${port}`,
-      `probe '${plain}' localhost ${port}`,
-    ].join('; ');
+    const command = proxyProbeCommand(secretPort, port);
     const response = await call<{ messages: LangChainMessage[] }>(
       harness.base,
       'POST',
@@ -180,15 +162,13 @@ describe('network hosts through the API', () => {
       response.body.messages.filter((message): message is ToolMessage => message.type === 'tool').at(-1)
         ?.content,
     );
-    const lines = output.split('\n').filter((line) => line.includes(' => '));
-    const attempts = lines.filter((line) => !line.startsWith(`localhost ${port} `));
-    expect(attempts).toHaveLength(targets.length * 2);
+    const { attempts, allowed } = probeLines(output, port);
+    expect(attempts).toHaveLength(probeTargets.length * 2);
     for (const line of attempts) {
       expect(line).not.toContain('secret-of-the-local-service');
       expect(line).toMatch(/ => HTTP\/1.1 (403 Forbidden .*Keel refused|400 Bad Request)/);
     }
     // The same requests to the host the thread and the operator name exactly are answered.
-    const allowed = lines.filter((line) => line.startsWith(`localhost ${port} `));
     expect(allowed).toHaveLength(2);
     for (const line of allowed) expect(line).toContain('answer-from-the-allowed-host');
   });

@@ -117,6 +117,7 @@ describe('configuration', () => {
         workspaceMb: 10_240,
         diskReserveMb: 1_024,
         inodeReserve: 100_000,
+        workspaceInodes: 1_000_000,
       },
     });
     const custom = parseConfig(

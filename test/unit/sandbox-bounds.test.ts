@@ -34,6 +34,18 @@ describe("a file tool's write under the disk bounds (Sandbox.roomFor)", () => {
     expect(refusal).not.toContain(workspace);
   });
 
+  it('refuses a write once the workspace holds its quota of inodes, though it takes no byte', async () => {
+    const { sandbox, workspace } = await sandboxWith({ KEEL_SANDBOX_WORKSPACE_INODES: '20' });
+    // The workspace itself and 18 empty files: room for one more.
+    for (let index = 0; index < 18; index++) await writeFile(path.join(workspace, `empty-${index}`), '');
+    expect(await sandbox.roomFor(workspace, 0)).toBeUndefined();
+    await writeFile(path.join(workspace, 'empty-18'), '');
+    const refusal = await sandbox.roomFor(workspace, 0);
+    expect(refusal).toBe(
+      'Not written: the workspace holds 20 files and directories, its quota is 20. Delete files to make room.',
+    );
+  });
+
   it('refuses a write that would bring the disk into its reserve', async () => {
     // A reserve larger than any disk here: every write would cross it.
     const { sandbox, workspace } = await sandboxWith({ KEEL_SANDBOX_DISK_RESERVE_MB: String(2 ** 30) });
