@@ -15,6 +15,7 @@ export interface RunOutcome {
 
 const reasons: Record<string, string> = {
   budget_exceeded: 'The thread reached its budget.',
+  quota_exceeded: 'Your quota is used up.',
   awaiting_approval: 'Needs approval.',
   approval_timeout: 'A tool was not approved in time.',
   max_steps: 'The run reached its step limit.',
@@ -29,7 +30,7 @@ const reasons: Record<string, string> = {
 };
 
 /** Reasons whose words are completed by the run's error message. */
-const explainedByError = new Set(['model_error']);
+const explainedByError = new Set(['model_error', 'quota_exceeded']);
 
 export function outcomeText(outcome: RunOutcome): string {
   if (outcome.status === 'completed')
