@@ -616,6 +616,10 @@ describe('the web chat in a browser', () => {
           /^Your quota is used up: the run's share of its owner's quota is the lesser ceiling: /,
         );
         noStack(status);
+        // Said once, by the quota: the thread has no budget of its own to have reached.
+        const main = (await page.locator('main').textContent()) ?? '';
+        expect(main).not.toContain('Budget');
+        expect(main.split("the run's share of its owner's quota")).toHaveLength(2);
         // Once the run has settled with the ledger, the page says what the quota holds.
         await eventually(
           async () => {
