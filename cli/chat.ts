@@ -17,7 +17,7 @@ import type { Run } from '../common/run';
 import type { Thread } from '../common/thread';
 import { totalTokens } from '../common/usage';
 import { ApiCallError, type KeelApiClient } from './api-client';
-import { budgetLine } from './budget-lines';
+import { budgetLine, endedLine, quotaLine, refusedLine } from './budget-lines';
 import { historyLines } from './chat-history';
 import { helpLines, parseChatLine, type ChatCommandName } from './chat-commands';
 import { ChatInput } from './chat-input';
@@ -277,20 +277,22 @@ export async function chat(options: ChatOptions): Promise<void> {
         finished = await Promise.race([following, leaving]);
       } catch (error) {
         if (!(error instanceof ApiCallError)) throw error;
-        screen.line(style.error(`  ✗ ${error.message}`));
+        screen.line(style.error(`  ✗ ${refusedLine(error) ?? error.message}`));
         continue;
       } finally {
         current = undefined;
       }
       if (finished === left) break;
-      const after = await api.getThread(thread.thread_id);
-      if (finished.status !== 'completed')
-        screen.line(
-          style.warn(
-            `(run ${finished.status}${finished.status_reason === undefined ? '' : `: ${finished.status_reason}`})`,
-          ),
-        );
+      const [after, quota] = await Promise.all([
+        api.getThread(thread.thread_id),
+        // An API of an earlier release has no quotas: the line is left out.
+        api.getQuota().catch(() => undefined),
+      ]);
+      if (finished.status !== 'completed') screen.line(style.warn(endedLine(finished)));
       screen.line(style.dim(formatCost(finished, after)));
+      // The owner's quota as the ledger has it now: a run that just ended may hold its share a moment longer.
+      const owner = quota === undefined ? undefined : quotaLine(quota);
+      if (owner !== undefined) screen.line(style.dim(`[quota ${owner}]`));
     }
   } finally {
     screen.settle();

@@ -10,6 +10,7 @@ import { costlyResponder as responder } from '../../test/fakes/costly-responder'
 import type { System } from '../harness';
 import { progress } from '../progress';
 import type { Row, ScenarioResult } from '../report';
+import { workerKilledMidCall } from './budget-killed-worker';
 
 const model = 'anthropic:claude-sonnet-4-5';
 const price = { input: 3, output: 15 };
@@ -128,6 +129,14 @@ export async function budgetCeiling(system: System, fake: FakeAnthropic): Promis
           { kind: 'error', status: 529, type: 'overloaded_error', message: 'Overloaded' },
         );
         await turnsUntilStopped(system, { max_cost_usd: 0.01 });
+      },
+    },
+    {
+      name: 'a worker SIGKILLed mid-call, $0.01',
+      unit: 'usd',
+      ceiling: 0.01,
+      run: async () => {
+        await workerKilledMidCall(system, fake, 0.01, responder);
       },
     },
     {

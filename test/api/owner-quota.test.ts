@@ -26,10 +26,13 @@ const bob = { authorization: 'Bearer bob-token-0123456789' };
 describe('owner quotas (real Temporal, real API, fake Messages API)', () => {
   let fake: FakeAnthropic;
   beforeAll(async () => {
-    // Each answer takes a moment to begin, so the ten runs are under way together.
+    // As a real model: each answer takes a moment to begin, so the ten runs are under way
+    // together, and then streams a token every 10 ms, billed as it goes.
     fake = await startFakeAnthropic({
       responder: (request) =>
-        ({ ...costlyResponder(request), firstTokenDelayMs: 1_500 }) as ReturnType<typeof costlyResponder>,
+        ({ ...costlyResponder(request), firstTokenDelayMs: 1_500, tokenDelayMs: 10 }) as ReturnType<
+          typeof costlyResponder
+        >,
     });
   });
   const harness = apiHarness(() => ({

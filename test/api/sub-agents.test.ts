@@ -192,4 +192,69 @@ describe('sub-agents', () => {
     const [parent] = await runs(threadId);
     expect(parent!.status).toBe('cancelled');
   });
+
+  it("stops a child that waits on an approval with its parent's run: the child's run is cancelled, its share released, its spend counted once (issue 37)", async () => {
+    const threadId = `p-${randomUUID()}`;
+    // scripted:metered bills every call; the child copies `approval: require`, so its bash call waits.
+    await call(base, 'POST', '/threads', {
+      thread_id: threadId,
+      config: { model: 'scripted:metered', max_cost_usd: 1, approval: 'require' },
+    });
+    const started = await call<Run>(
+      base,
+      'POST',
+      `/threads/${threadId}/runs`,
+      userInput('tool: spawn_agent {"task": "run: echo waits for a person"}'),
+    );
+    const parentThread = async () => (await call<Thread>(base, 'GET', `/threads/${threadId}`)).body;
+    const children = async () =>
+      ((await harness.client.workflow.getHandle(workflowIdFor(threadId)).query<StateDump>('getState')).state
+        .children as Array<{ child_thread_id: string }> | undefined) ?? [];
+    const childThreadId = await eventually(
+      async () => (await children())[0]?.child_thread_id,
+      30_000,
+      'the child to start',
+    );
+    const approvals = async () =>
+      (await call<unknown[]>(base, 'GET', `/threads/${childThreadId}/approvals`)).body;
+    await eventually(
+      async () => ((await approvals()).length === 1 ? true : undefined),
+      30_000,
+      "the child's approval",
+    );
+    // The parent's own call is spent; the child's share is held, not spent.
+    const before = await parentThread();
+    expect(before.budget!.reserved.cost_usd).toBeGreaterThan(0);
+    const own = before.usage.cost_usd;
+    expect(own).toBeGreaterThan(0);
+
+    expect(
+      (await call(base, 'POST', `/threads/${threadId}/runs/${started.body.run_id}/cancel`, {})).status,
+    ).toBe(200);
+    const childRuns = await eventually(
+      async () => {
+        const found = (await call<Run[]>(base, 'GET', `/threads/${childThreadId}/runs`)).body;
+        return found[0]?.status === 'cancelled' ? found : undefined;
+      },
+      30_000,
+      "the child's run to be cancelled",
+    );
+    expect(childRuns).toHaveLength(1);
+    expect(await approvals()).toEqual([]);
+    await eventually(
+      async () => ((await children()).length === 0 ? true : undefined),
+      30_000,
+      'the parent to let go',
+    );
+    const child = (await call<Thread>(base, 'GET', `/threads/${childThreadId}`)).body;
+    expect(child.usage.cost_usd).toBeGreaterThan(0);
+    // Released: nothing held for the child; billed once: the parent's own call plus the child's.
+    const after = await parentThread();
+    expect(after.budget!.reserved.cost_usd).toBe(0);
+    expect(after.usage.cost_usd).toBeCloseTo(own + child.usage.cost_usd, 9);
+    expect(after.budget!.spent.cost_usd).toBeCloseTo(after.usage.cost_usd, 9);
+    const [parentRun] = await runs(threadId);
+    expect(parentRun!.status).toBe('cancelled');
+    expect(parentRun!.usage.cost_usd).toBeCloseTo(after.usage.cost_usd, 9);
+  });
 });

@@ -5,9 +5,11 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import type { RunningApi } from '../../api/server';
+import pino from 'pino';
+import { startApi, type RunningApi } from '../../api/server';
+import type { QuotaView } from '../../common/quota';
 import type { Thread } from '../../common/thread';
-import { apiHarness, call, userInput } from '../helpers/api';
+import { apiHarness, call, freePort, userInput } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 
 const run = promisify(execFile);
@@ -190,6 +192,61 @@ describe('the keel CLI', () => {
     // No quota is configured: no quota line.
     expect(shown.stdout).not.toContain('quota');
   }, 60_000);
+
+  it("says in the chat what a quota refused and why, and what the owner's quota holds (decisions 0440, 0480)", async () => {
+    // An API with a day quota of $0.001: a run is admitted with half of it, less than a first
+    // call on scripted:metered needs, so its share refuses that call before any request.
+    const port = await freePort();
+    const withQuota = (dayUsd: number) =>
+      startApi({
+        client: harness.client,
+        config: { ...harness.config, quota: { day_usd: dayUsd } },
+        logger: pino({ level: 'silent' }),
+        host: '127.0.0.1',
+        port,
+      });
+    let quotaApi = await withQuota(0.001);
+    const threadId = `cli-quota-${Date.now()}`;
+    const terminal = new Terminal(
+      `node ${keel.join(' ')} --url ${quotaApi.url} chat ${threadId} --model scripted:metered`,
+    );
+    try {
+      let at = await terminal.waitFor(/you › /);
+      terminal.type('hello on a quota\r');
+      at = await terminal.waitFor(
+        /\(run failed: quota_exceeded — the run's share of its owner's quota is the lesser ceiling: [^\n]+\)/,
+        at,
+      );
+      at = await terminal.waitFor(
+        /\[quota today \$0\.0000 of \$0\.0010 \(reserved \$0\.000\d, left \$0\.00\d\d\)\]/,
+        at,
+      );
+      // Once settled, `keel threads show` says what the quota holds: the refused call cost nothing.
+      await eventually(async () => {
+        const quota = await call<QuotaView>(quotaApi.url, 'GET', '/quota');
+        return quota.body.runs.active === 0 ? true : undefined;
+      }, 30_000);
+      const shown = await run('node', [...keel, '--url', quotaApi.url, 'threads', 'show', threadId]);
+      expect(shown.stdout).toMatch(
+        /^quota {4}today \$0\.0000 of \$0\.0010 \(reserved \$0\.0000, left \$0\.0010\)$/m,
+      );
+      expect(shown.stdout).toMatch(/run \S+ failed \(quota_exceeded\) 0 steps \$0\.0000/);
+
+      // The operator lowers the day to a micro-dollar: the next message is refused at the door.
+      await quotaApi.stop();
+      quotaApi = await withQuota(0.000001);
+      terminal.type('hello past the quota\r');
+      await terminal.waitFor(
+        /✗ not sent: your quota is used up — this owner's quota of \$0\.000001 a day is spent or held by runs under way \(\$0 spent, \$0 held\); it resets at \S+Z \(HTTP 429 quota_exceeded\)/,
+        at,
+      );
+      terminal.type('/exit\r');
+      expect(await terminal.exited).toBe(0);
+    } finally {
+      terminal.kill();
+      await quotaApi.stop();
+    }
+  }, 90_000);
 
   it('reports errors as one line with a non-zero exit', async () => {
     const failure = await run('node', [...keel, '--url', api.url, 'threads', 'show', 'no-such-thread']).catch(

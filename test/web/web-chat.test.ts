@@ -588,6 +588,75 @@ describe('the web chat in a browser', () => {
     });
   });
 
+  it("says what the owner's quota holds, and why a run or a message it refused did not go (decisions 0440, 0480)", async () => {
+    // An API with a day quota of $0.001: a run is admitted with half of it, less than a first
+    // call on scripted:metered needs, so the run's share refuses that call before any request.
+    const quotaPort = await freePort();
+    const quotaBase = `http://127.0.0.1:${quotaPort}`;
+    const withQuota = async (dayUsd: string) =>
+      startOurApi(
+        await testConfig({ KEEL_TASK_QUEUE: config.taskQueue, KEEL_QUOTA_DAY_USD: dayUsd }),
+        quotaPort,
+      );
+    let quotaApi = await withQuota('0.001');
+    const quotaBrowser = await launchBrowser(quotaBase);
+    const threadId = `web-quota-${Date.now()}`;
+    await call(quotaBase, 'POST', '/threads', {
+      thread_id: threadId,
+      metadata: { title: 'quota' },
+      config: { model: 'scripted:metered' },
+    });
+    try {
+      await onPage(quotaBrowser, 'quota', async (page) => {
+        await page.goto(`${quotaBase}/?thread=${threadId}`);
+        await send(page, 'hello on a quota');
+        await waitForStatus(page, 'Your quota is used up: ');
+        const status = (await page.locator('p.status-line').textContent()) ?? '';
+        expect(status).toMatch(
+          /^Your quota is used up: the run's share of its owner's quota is the lesser ceiling: /,
+        );
+        noStack(status);
+        // Said once, by the quota: the thread has no budget of its own to have reached.
+        const main = (await page.locator('main').textContent()) ?? '';
+        expect(main).not.toContain('Budget');
+        expect(main.split("the run's share of its owner's quota")).toHaveLength(2);
+        // Once the run has settled with the ledger, the page says what the quota holds.
+        await eventually(
+          async () => {
+            const quota = await call<{ runs: { active: number } }>(quotaBase, 'GET', '/quota');
+            return quota.body.runs.active === 0 ? true : undefined;
+          },
+          30_000,
+          'the run to settle with its ledger',
+        );
+        await page.reload();
+        const shown = page.getByLabel('Quota');
+        await shown.waitFor({ timeout: 30_000 });
+        expect(await shown.textContent()).toBe('Your quota: today $0 of $0.001 (reserved $0, left $0.001).');
+
+        // The operator lowers the day to a micro-dollar: the API refuses the next message at its
+        // door (429 quota_exceeded, Retry-After at midnight UTC). The page says why and does not
+        // ask again every few seconds until then; Retry and Discard are the person's.
+        await quotaApi.stop();
+        quotaApi = await withQuota('0.000001');
+        await send(page, 'hello past the quota');
+        const pending = page.locator('article.pending', { hasText: 'hello past the quota' });
+        await pending.locator('.pending-state', { hasText: 'Not sent.' }).waitFor({ timeout: 30_000 });
+        expect(await pending.getAttribute('class')).toContain('pending-failed');
+        const said = (await pending.locator('.pending-state').textContent()) ?? '';
+        expect(said).toMatch(
+          /^Not sent\. Your quota is used up: this owner's quota of \$0\.000001 a day is spent or held by runs under way \(\$0 spent, \$0 held\); it resets at \d{4}-\d\d-\d\dT00:00:00\.000Z\. Retry Discard$/,
+        );
+        const runs = await call<unknown[]>(quotaBase, 'GET', `/threads/${threadId}/runs`);
+        expect(runs.body).toHaveLength(1);
+      });
+      expect(quotaBrowser.elsewhere).toEqual([]);
+    } finally {
+      await quotaBrowser.close();
+      await quotaApi.stop();
+    }
+  });
+
   it("starts a new thread on the assistant a person picks, with that assistant's settings", async () => {
     const name = `Web picker ${Date.now()}`;
     const created = await call<{ assistant_id: string }>(base, 'POST', '/assistants', {

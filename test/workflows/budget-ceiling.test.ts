@@ -138,12 +138,21 @@ describe('budgets as ceilings (real Temporal, fake Messages API)', () => {
     expect(fake.requests.length - requests).toBe(4);
   });
 
-  it('keeps five sub-agents spending at once within their parent’s ceiling', async () => {
+  it('keeps five sub-agents spending at once within their parent’s ceiling, their answers streamed over seconds', async () => {
     const ceiling = firstInput * 12;
     const parent = await TestConversation.start(setup.client, setup.config, { model, max_tokens: ceiling });
     const billed = meter();
-    const run = await parent.ask('spawn five sub-agents');
+    // As a real model: the first token after 0.4 s, then a token every 3 ms, so the five
+    // children's answers stream at once for seconds and overlap, each billed as it goes.
+    fake.setResponder((request) => {
+      const reply = responder(request);
+      return reply.kind === 'message' ? { ...reply, firstTokenDelayMs: 400, tokenDelayMs: 3 } : reply;
+    });
+    const startedAt = Date.now();
+    const run = await parent.ask('spawn five sub-agents').finally(() => fake.setResponder(responder));
     const spent = billed();
+    // The children's answers did stream over seconds (hundreds of tokens each at 3 ms).
+    expect(Date.now() - startedAt).toBeGreaterThan(2_000);
     // The parent's call, five children's, and (if anything was left) the parent's last.
     expect(spent.calls).toBeGreaterThanOrEqual(6);
     expect(spent.tokens).toBeLessThanOrEqual(ceiling);

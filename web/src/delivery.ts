@@ -4,7 +4,7 @@
  * while the API answers `/ok`; one it refuses keeps the reason, for Retry.
  */
 import { useEffect, useRef, useState } from 'react';
-import { readableError, statusOf, type Connection } from './keel-api';
+import { ApiProblem, readableError, statusOf, type Connection } from './keel-api';
 import { deliver, outbox, useOutbox } from './outbox';
 
 const retryMs = 2_000;
@@ -12,11 +12,26 @@ const retryMs = 2_000;
 /** Modes the page streams a run in (the join asks for the same). */
 export const streamModes = ['values', 'messages-tuple', 'custom'] as const;
 
-/** No answer, or one that says "later": the same request may well succeed in a moment. */
+/**
+ * No answer, or one that says "later": the same request may well succeed in a moment. A spent
+ * quota says "later" too, but its later is when the day or the month resets (decision 0440):
+ * asking every few seconds until then would only count refusals, so it waits for Retry.
+ */
 const worthWaiting = (error: unknown): boolean => {
   const status = statusOf(error);
+  if (error instanceof ApiProblem && error.code === 'quota_exceeded') return false;
   return status === undefined || status === 401 || status === 408 || status === 429 || status >= 500;
 };
+
+/** Why a message is not sent, in words: an owner's quota refusal says which it was. */
+function problemOf(error: unknown): string {
+  if (statusOf(error) === undefined) return 'The API cannot be reached.';
+  const said = readableError(error).replace(/\.?$/, '.');
+  if (error instanceof ApiProblem && error.code === 'quota_exceeded') return `Your quota is used up: ${said}`;
+  if (error instanceof ApiProblem && error.code === 'concurrency_limit')
+    return `Too many of your runs are under way: ${said}`;
+  return said;
+}
 
 export function useDelivery(connection: Connection, reachable: boolean, onUnauthorized: () => void): void {
   const items = useOutbox();
@@ -38,7 +53,7 @@ export function useDelivery(connection: Connection, reachable: boolean, onUnauth
         if (statusOf(error) === 401) onUnauthorized();
         outbox.update(next.key, {
           state: worthWaiting(error) ? 'waiting' : 'failed',
-          problem: statusOf(error) === undefined ? 'The API cannot be reached.' : readableError(error),
+          problem: problemOf(error),
         });
         // A pause before the next try, so an API that is away is not asked in a tight loop.
         window.setTimeout(() => {

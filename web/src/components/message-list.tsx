@@ -40,7 +40,7 @@ export interface MessageListProps {
   onEdit?: ((index: number, checkpointId: string, text: string) => void) | undefined;
   /** The last message is still being written. */
   streaming?: boolean;
-  /** Keel's notice ending the thread is said elsewhere (a budget stop, with its control). */
+  /** Keel's notice ending the thread is said elsewhere (a budget stop with its control, a quota stop). */
   hideLastNotice?: boolean;
 }
 

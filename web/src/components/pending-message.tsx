@@ -10,6 +10,11 @@ const said: Record<Outgoing['state'], string> = {
 
 export function PendingMessage({ item }: { item: Outgoing }) {
   const problem = item.state === 'failed' && item.problem !== undefined ? ` ${item.problem}` : '';
+  // The API answered "later" (a concurrency quota, decision 0440): its words, not "cannot be reached".
+  const waitingFor =
+    item.state === 'waiting' && item.problem !== undefined && item.problem !== 'The API cannot be reached.'
+      ? `Not sent yet: ${item.problem} It goes out as soon as the API takes it.`
+      : undefined;
   return (
     <article
       className={`message human pending pending-${item.state}`}
@@ -17,7 +22,7 @@ export function PendingMessage({ item }: { item: Outgoing }) {
     >
       <p>{item.text}</p>
       <footer className="pending-state" role="status">
-        {said[item.state]}
+        {waitingFor ?? said[item.state]}
         {problem}
         {(item.state === 'waiting' || item.state === 'failed') && (
           <>

@@ -15,6 +15,7 @@ export interface RunOutcome {
 
 const reasons: Record<string, string> = {
   budget_exceeded: 'The thread reached its budget.',
+  quota_exceeded: 'Your quota is used up.',
   awaiting_approval: 'Needs approval.',
   approval_timeout: 'A tool was not approved in time.',
   max_steps: 'The run reached its step limit.',
@@ -29,7 +30,7 @@ const reasons: Record<string, string> = {
 };
 
 /** Reasons whose words are completed by the run's error message. */
-const explainedByError = new Set(['model_error']);
+const explainedByError = new Set(['model_error', 'quota_exceeded']);
 
 export function outcomeText(outcome: RunOutcome): string {
   if (outcome.status === 'completed')
@@ -62,7 +63,15 @@ export interface RunStatusProps {
 /** A run stopped by the thread's budget: said by `BudgetStop`, with its control, and only there. */
 export const isBudgetStop = (outcome: RunOutcome | null): boolean => outcome?.reason === 'budget_exceeded';
 
-function budgetText({ kind, usage, limit }: BudgetNotice): string {
+/** A run whose end the status line explains in full: Keel's notice in the thread would say it twice. */
+export const isSaidByStatus = (outcome: RunOutcome | null): boolean =>
+  isBudgetStop(outcome) || outcome?.reason === 'quota_exceeded';
+
+/**
+ * The notice's words, or undefined when the thread has no limit: then it was the run's share of
+ * its owner's quota that refused the call, and the run's outcome says so (decision 0510).
+ */
+function budgetText({ kind, usage, limit }: BudgetNotice): string | undefined {
   const parts: string[] = [];
   if (limit.max_cost_usd !== undefined)
     parts.push(`${dollars(usage.cost_usd)} of ${dollars(limit.max_cost_usd)}`);
@@ -70,6 +79,7 @@ function budgetText({ kind, usage, limit }: BudgetNotice): string {
     parts.push(
       `${(usage.input_tokens + usage.output_tokens).toLocaleString('en')} of ${limit.max_tokens.toLocaleString('en')} tokens`,
     );
+  if (parts.length === 0) return undefined;
   const spent = parts.join(', ');
   return kind === 'warning' ? `Budget warning: 80 % used (${spent}).` : `Budget reached (${spent}).`;
 }
@@ -90,6 +100,7 @@ export function RunStatus(props: RunStatusProps) {
   const failed =
     !sending && outcome !== null && outcome.status !== 'completed' && outcome.status !== 'cancelled';
   const budgetStop = !busy && !sending && isBudgetStop(outcome) && threadId !== null;
+  const budgetNotice = budget === undefined ? undefined : budgetText(budget);
   const line = reconnecting
     ? 'Reconnecting…'
     : needsApproval
@@ -104,9 +115,9 @@ export function RunStatus(props: RunStatusProps) {
   return (
     <div className="run-status">
       {/* A run stopped by the budget says so once, below, with the control to raise it. */}
-      {budget !== undefined && !budgetStop && (
+      {budget !== undefined && budgetNotice !== undefined && !budgetStop && (
         <p className={`notice ${budget.kind === 'warning' ? 'notice-warning' : 'notice-error'}`} role="alert">
-          {budgetText(budget)}
+          {budgetNotice}
         </p>
       )}
       {problem !== null && (

@@ -10,7 +10,7 @@ import { Composer } from './composer';
 import { liveToolCalls, MessageList } from './message-list';
 import { NewThread } from './new-thread';
 import { PendingMessage } from './pending-message';
-import { isBudgetStop, RunStatus } from './run-status';
+import { isSaidByStatus, RunStatus } from './run-status';
 import { ToolCard } from './tool-card';
 
 export interface ThreadViewProps extends ThreadStreamOptions {
@@ -80,7 +80,7 @@ export function ThreadView(props: ThreadViewProps) {
           threadId={props.threadId}
           activity={activity}
           streaming={stream.isLoading}
-          hideLastNotice={isBudgetStop(ended?.outcome ?? null)}
+          hideLastNotice={isSaidByStatus(ended?.outcome ?? null)}
           onEdit={
             stream.isLoading || pending.length > 0
               ? undefined
