@@ -1,0 +1,322 @@
+/**
+ * Keel's agents over MCP 2026-07-28 and A2A 1.0, durable (issue 34, decisions 0475, 0485, 0505),
+ * against one real API process and real `keel worker` processes, killed with SIGKILL:
+ * - a Tasks-extension task whose worker is killed mid-task and whose API restarts between
+ *   `tasks/get` calls completes once, and every client reads the same result;
+ * - A2A push notifications: the task when it comes to wait on an approval
+ *   (`TASK_STATE_INPUT_REQUIRED`) and when it ends, with the config's `authentication`, each sent
+ *   once although the worker was killed before either;
+ * - a typewriter answer of seconds followed by a second A2A client that subscribes mid-run, and a
+ *   Stop from the Keel API while an MCP client polls `tasks/get` and an A2A client streams.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
+import {
+  SendMessageRequest,
+  StreamResponse as StreamResponses,
+  TaskState,
+  type Message,
+  type StreamResponse,
+  type Task,
+} from '@a2a-js/sdk';
+import { ClientFactory, type Client as A2AClient } from '@a2a-js/sdk/client';
+import { Client as McpClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+} from '@modelcontextprotocol/client';
+import { Webhook } from 'standardwebhooks';
+import { call, processApiHarness, replaceKilledWorker, startTestApi } from '../helpers/api';
+import { eventually } from '../helpers/temporal';
+
+jest.setTimeout(120_000);
+
+const webhookSecret = `whsec_${Buffer.from('a2a pushes across a killed worker').toString('base64')}`;
+const env = {
+  KEEL_APPROVAL: 'require',
+  KEEL_WEBHOOK_SECRET: webhookSecret,
+  // The push receiver listens on loopback, which webhooks reach only when the operator allows it.
+  KEEL_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+};
+
+/** A local receiver of push notifications: every POST it gets, answered 204. */
+async function startReceiver() {
+  const received: { path: string; headers: IncomingHttpHeaders; body: string }[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      received.push({
+        path: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      response.statusCode = 204;
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const send = (text: string, taskId?: string) =>
+  SendMessageRequest.fromJSON({
+    message: {
+      messageId: randomUUID(),
+      role: 'ROLE_USER',
+      parts: [{ text }],
+      ...(taskId === undefined ? {} : { taskId }),
+    },
+  });
+const sendAtOnce = (text: string) =>
+  ({ ...send(text), configuration: { returnImmediately: true } }) as SendMessageRequest;
+
+const textOf = (message: Message | undefined): string =>
+  (message?.parts ?? []).map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
+
+type StatusUpdate = { status: { state: TaskState; message?: Message } };
+const lastStatusOf = (events: StreamResponse[]) =>
+  (events.filter(({ payload }) => payload?.$case === 'statusUpdate').at(-1)!.payload!.value as StatusUpdate)
+    .status;
+
+async function collect(stream: AsyncGenerator<StreamResponse>, seen: StreamResponse[] = []) {
+  for await (const event of stream) seen.push(event);
+  return seen;
+}
+
+const aiMessagesOf = async (base: string, threadId: string) =>
+  (
+    await new LangGraphClient({ apiUrl: base }).threads.getState<{
+      messages: Array<{ type: string; content: unknown }>;
+    }>(threadId)
+  ).values.messages.filter(({ type }) => type === 'ai');
+
+describe('MCP and A2A tasks across killed workers, a restarted API, pushes and a Stop', () => {
+  const harness = processApiHarness(() => env);
+  /** SIGKILLs the worker and starts the next, which the harness then holds (and stops at its end). */
+  const replaceWorker = async () => {
+    harness.worker = await replaceKilledWorker(harness, env);
+  };
+
+  const a2a = (assistant = 'agent'): Promise<A2AClient> =>
+    new ClientFactory().createFromUrl(`${harness.base}/a2a/${assistant}/.well-known/agent-card.json`, '');
+
+  let nextId = 1;
+  /**
+   * A 2026-07-28 request of MCP's Tasks extension, framed as the SDK v2 client frames its own
+   * (the `_meta` envelope, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`): the v2 client 2.4.0
+   * has no runtime for the extension (decision 0475), so these go as its bytes would.
+   */
+  const extension = async (method: string, params: Record<string, unknown>) => {
+    const name = method === 'tools/call' ? params.name : params.taskId;
+    const answer = await fetch(`${harness.base}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': method,
+        ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: nextId++,
+        method,
+        params: {
+          ...params,
+          _meta: {
+            [PROTOCOL_VERSION_META_KEY]: '2026-07-28',
+            [CLIENT_INFO_META_KEY]: { name: 'keel-chaos-v2', version: '1.0.0' },
+            [CLIENT_CAPABILITIES_META_KEY]: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+          },
+        },
+      }),
+    });
+    return (await answer.json()) as { result?: Record<string, unknown>; error?: { code: number } };
+  };
+  /** The task as `tasks/get` answers it, undefined while the API cannot answer. */
+  const taskNow = async (taskId: string) =>
+    (await extension('tasks/get', { taskId }).catch(() => undefined))?.result;
+  const extensionTaskIn = (taskId: string, status: string, timeoutMs = 60_000) =>
+    eventually(
+      async () => {
+        const task = await taskNow(taskId);
+        return task?.status === status ? task : undefined;
+      },
+      timeoutMs,
+      `task ${taskId} ${status}`,
+    );
+
+  it('completes a 2026-07-28 task once although its worker is SIGKILLed mid-task and the API restarts between tasks/get calls; every client reads the same result', async () => {
+    const created = await extension('tools/call', {
+      name: 'agent',
+      arguments: { message: 'think: 3' },
+    });
+    expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = created.result!.taskId as string;
+    const [threadId, runId] = taskId.split(':');
+    // Mid-task: the model call is under way on the worker that is then killed.
+    expect((await taskNow(taskId))?.status).toBe('working');
+    await replaceWorker();
+    expect((await taskNow(taskId))?.status).toBe('working');
+    await harness.api.stop();
+    harness.api = await startTestApi(harness.client, harness.config);
+    harness.base = harness.api.url;
+
+    const done = await extensionTaskIn(taskId, 'completed');
+    const answer = JSON.stringify(done.result);
+    expect(answer).toContain('think: 3');
+    // The SDK v1 client (2025-11-25) reads the same result from the restarted API …
+    const v1 = new McpClientV1({ name: 'keel-chaos-v1', version: '1.0.0' });
+    await v1.connect(new StreamableHTTPClientTransport(new URL(`${harness.base}/mcp`)));
+    try {
+      const result = await v1.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+      expect(result.content).toEqual((done.result as { content: unknown }).content);
+    } finally {
+      await v1.close();
+    }
+    // … so does an A2A client (the run is the task there too), and the LangGraph SDK.
+    const read = await (await a2a()).getTask({ tenant: '', id: taskId });
+    expect(read.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(answer).toContain(JSON.stringify(textOf(read.status?.message)).slice(1, -1));
+    const langGraph = new LangGraphClient({ apiUrl: harness.base });
+    expect(await langGraph.runs.list(threadId!)).toEqual([
+      expect.objectContaining({ run_id: runId, status: 'completed' }),
+    ]);
+    // Once: one answer on the thread, the killed attempt's none.
+    expect(await aiMessagesOf(harness.base, threadId!)).toHaveLength(1);
+  });
+
+  it('pushes TASK_STATE_INPUT_REQUIRED and the end with the config’s authentication, each once, though the worker was SIGKILLed before either', async () => {
+    const receiver = await startReceiver();
+    try {
+      const client = await a2a();
+      const task = (await client.sendMessage(
+        sendAtOnce('think: 2\nrun: echo pushed-through-a-kill'),
+      )) as Task;
+      await client.createTaskPushNotificationConfig({
+        tenant: '',
+        id: 'hook',
+        taskId: task.id,
+        url: `${receiver.url}/hook`,
+        token: '',
+        authentication: { scheme: 'Bearer', credentials: 'receiver-credential-1' },
+      });
+      // Killed while the model still thinks: the approval it asks for comes on the next worker.
+      expect((await client.getTask({ tenant: '', id: task.id })).status?.state).toBe(
+        TaskState.TASK_STATE_WORKING,
+      );
+      await replaceWorker();
+
+      const pushed = (index: number) =>
+        eventually(() => Promise.resolve(receiver.received[index]), 60_000, `push notification ${index + 1}`);
+      const taskOf = (delivery: Awaited<ReturnType<typeof pushed>>) => {
+        expect(delivery.path).toBe('/hook');
+        expect(delivery.headers.authorization).toBe('Bearer receiver-credential-1');
+        expect(delivery.headers['x-a2a-notification-token']).toBeUndefined();
+        expect(delivery.headers['content-type']).toBe('application/a2a+json');
+        const headers = Object.fromEntries(
+          ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => [
+            name,
+            String(delivery.headers[name]),
+          ]),
+        );
+        const payload = StreamResponses.fromJSON(new Webhook(webhookSecret).verify(delivery.body, headers));
+        expect(payload.payload?.$case).toBe('task');
+        return payload.payload!.value as Task;
+      };
+      const asking = taskOf(await pushed(0));
+      expect(asking.id).toBe(task.id);
+      expect(asking.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      expect(textOf(asking.status?.message)).toContain('bash: {"command":"echo pushed-through-a-kill"}');
+
+      const answered = (await client.sendMessage(send('approve', task.id))) as Task;
+      expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      const ended = taskOf(await pushed(1));
+      expect(ended.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(textOf(ended.status?.message)).toContain('pushed-through-a-kill');
+      // Not doubled: a retry or replay would carry the same webhook-id; none came.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(receiver.received).toHaveLength(2);
+      const ids = receiver.received.map(({ headers }) => String(headers['webhook-id']));
+      expect(new Set(ids).size).toBe(2);
+      expect(ids[0]).toMatch(/_input_required_/);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  describe('a typewriter answer of seconds', () => {
+    let typist: string;
+    beforeAll(async () => {
+      const created = await call<{ assistant_id: string }>(harness.base, 'POST', '/assistants', {
+        graph_id: 'agent',
+        name: 'typist',
+        config: { configurable: { model: 'scripted:typewriter' } },
+      });
+      typist = created.body.assistant_id;
+    });
+    // The typewriter repeats up to 500 characters of the question, a token every 25 ms: 140 short
+    // words take four seconds.
+    const words = (count: number) => Array.from({ length: count }, (_, index) => `w${index % 10}`).join(' ');
+
+    it('is followed to its end by a second A2A client that subscribes mid-run, with the same answer', async () => {
+      const [first, second] = await Promise.all([a2a(typist), a2a(typist)]);
+      const stream = first.sendMessageStream(send(words(140)));
+      const opening = await stream.next();
+      const openedAt = Date.now();
+      expect(opening.value?.payload?.$case).toBe('task');
+      const taskId = (opening.value!.payload!.value as Task).id;
+      const firstEvents = collect(stream).then((events) => ({ events, endedAt: Date.now() }));
+      // Joins once the answer is under way, seconds before it ends.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const joinedAt = Date.now();
+      const theirs = await collect(second.resubscribeTask({ tenant: '', id: taskId }));
+      const { events: ours, endedAt } = await firstEvents;
+      expect(endedAt - openedAt).toBeGreaterThan(3_000);
+      expect(endedAt - joinedAt).toBeGreaterThan(1_000);
+      expect(theirs[0]?.payload?.$case).toBe('task');
+      expect((theirs[0]!.payload!.value as Task).status?.state).toBe(TaskState.TASK_STATE_WORKING);
+      const ourEnd = lastStatusOf(ours);
+      const theirEnd = lastStatusOf(theirs);
+      expect(ourEnd.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(theirEnd.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(textOf(theirEnd.message)).toBe(textOf(ourEnd.message));
+      expect(textOf(theirEnd.message)).toContain('You said: “w0 w1 w2');
+      expect(theirs.some(({ payload }) => payload?.$case === 'artifactUpdate')).toBe(true);
+    });
+
+    it('is stopped from the Keel API while an MCP client polls tasks/get and an A2A client streams: both see it cancelled, nothing hangs', async () => {
+      const client = await a2a(typist);
+      const stream = client.sendMessageStream(send(words(250)));
+      const opening = await stream.next();
+      const taskId = (opening.value!.payload!.value as Task).id;
+      const streamed = collect(stream);
+      const [threadId, runId] = taskId.split(':');
+      // MCP reads the same run as a task: working while the answer is typed.
+      await extensionTaskIn(taskId, 'working', 30_000);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const polling = extensionTaskIn(taskId, 'cancelled', 15_000);
+
+      const stoppedAt = Date.now();
+      const stop = await call(harness.base, 'POST', `/threads/${threadId}/runs/${runId}/cancel`);
+      expect(stop.status).toBeLessThan(300);
+      const [events, cancelled] = await Promise.all([streamed, polling]);
+      expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+      expect(lastStatusOf(events).state).toBe(TaskState.TASK_STATE_CANCELED);
+      expect(cancelled).toMatchObject({ status: 'cancelled' });
+      expect((await client.getTask({ tenant: '', id: taskId })).status?.state).toBe(
+        TaskState.TASK_STATE_CANCELED,
+      );
+    });
+  });
+});
