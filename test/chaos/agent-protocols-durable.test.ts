@@ -93,6 +93,26 @@ async function collect(stream: AsyncGenerator<StreamResponse>, seen: StreamRespo
   return seen;
 }
 
+interface ArtifactUpdate {
+  artifact: { parts: Message['parts'] };
+  append: boolean;
+  lastChunk: boolean;
+}
+/** The answer artifact's text as a stream's chunks build it, and how many chunks came before the last. */
+function streamedAnswerOf(events: StreamResponse[]) {
+  let text = '';
+  let chunks = 0;
+  for (const { payload } of events) {
+    if (payload?.$case !== 'artifactUpdate') continue;
+    const update = payload.value as unknown as ArtifactUpdate;
+    if (update.lastChunk) continue;
+    const piece = textOf({ parts: update.artifact.parts } as Message);
+    text = update.append ? text + piece : piece;
+    chunks++;
+  }
+  return { text, chunks };
+}
+
 const aiMessagesOf = async (base: string, threadId: string) =>
   (
     await new LangGraphClient({ apiUrl: base }).threads.getState<{
@@ -292,7 +312,12 @@ describe('MCP and A2A tasks across killed workers, a restarted API, pushes and a
       expect(theirEnd.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(textOf(theirEnd.message)).toBe(textOf(ourEnd.message));
       expect(textOf(theirEnd.message)).toContain('You said: “w0 w1 w2');
-      expect(theirs.some(({ payload }) => payload?.$case === 'artifactUpdate')).toBe(true);
+      // The answer came as it was typed, to both: from its start for the one that joined late.
+      for (const events of [ours, theirs]) {
+        const streamed = streamedAnswerOf(events);
+        expect(streamed.text).toBe(textOf(theirEnd.message));
+        expect(streamed.chunks).toBeGreaterThan(10);
+      }
     });
 
     it('is stopped from the Keel API while an MCP client polls tasks/get and an A2A client streams: both see it cancelled, nothing hangs', async () => {
