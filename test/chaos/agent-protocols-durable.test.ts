@@ -3,6 +3,8 @@
  * against one real API process and real `keel worker` processes, killed with SIGKILL:
  * - a Tasks-extension task whose worker is killed mid-task and whose API restarts between
  *   `tasks/get` calls completes once, and every client reads the same result;
+ * - an MCP task (2025-11-25) and an A2A task waiting on an approval in a worker that is killed are
+ *   answered on the next worker and complete once;
  * - A2A push notifications: the task when it comes to wait on an approval
  *   (`TASK_STATE_INPUT_REQUIRED`) and when it ends, with the config's `authentication`, each sent
  *   once although the worker was killed before either;
@@ -24,13 +26,14 @@ import {
 import { ClientFactory, type Client as A2AClient } from '@a2a-js/sdk/client';
 import { Client as McpClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
   PROTOCOL_VERSION_META_KEY,
 } from '@modelcontextprotocol/client';
 import { Webhook } from 'standardwebhooks';
+import { z } from 'zod';
 import { call, processApiHarness, replaceKilledWorker, startTestApi } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 
@@ -273,6 +276,86 @@ describe('MCP and A2A tasks across killed workers, a restarted API, pushes and a
     } finally {
       await receiver.close();
     }
+  });
+
+  /** One run on the thread, and one tool call and one result in its messages: `echo`'s. */
+  const ranOnce = async (threadId: string, output: string) => {
+    const langGraph = new LangGraphClient({ apiUrl: harness.base });
+    expect(await langGraph.runs.list(threadId)).toHaveLength(1);
+    const state = await langGraph.threads.getState<{ messages: Array<{ type: string; content: unknown }> }>(
+      threadId,
+    );
+    const toolMessages = state.values.messages.filter(({ type }) => type === 'tool');
+    expect(toolMessages).toHaveLength(1);
+    expect(String(toolMessages[0]!.content)).toBe(output);
+  };
+
+  it('completes an MCP task (2025-11-25) once, answered through tasks/update after the worker holding the waiting run was killed', async () => {
+    const client = new McpClientV1({ name: 'keel-chaos', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${harness.base}/mcp`)));
+    try {
+      const { task } = await client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'agent', arguments: { message: 'run: echo survived-the-kill' }, task: {} },
+        },
+        CreateTaskResultSchema,
+      );
+      const detailedTask = z.looseObject({
+        status: z.string(),
+        inputRequests: z.record(z.string(), z.unknown()).optional(),
+      });
+      const taskIn = (status: string) =>
+        eventually(
+          async () => {
+            const current = await client
+              .request({ method: 'tasks/get', params: { taskId: task.taskId } }, detailedTask)
+              .catch(() => undefined);
+            return current?.status === status ? current : undefined;
+          },
+          60_000,
+          `task ${status}`,
+        );
+      await taskIn('input_required');
+      await replaceWorker();
+      const waiting = await taskIn('input_required');
+      const [approvalId] = Object.keys(waiting.inputRequests ?? {});
+      await client.request(
+        {
+          method: 'tasks/update',
+          params: { taskId: task.taskId, inputResponses: { [approvalId!]: { action: 'accept' } } },
+        },
+        z.looseObject({}),
+      );
+      await taskIn('completed');
+      const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+      expect((result.content[0] as { text: string }).text).toContain('survived-the-kill');
+      await ranOnce(task.taskId.split(':')[0]!, 'survived-the-kill\n');
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  });
+
+  it('completes an A2A task once, answered by a message after the worker holding the waiting run was killed', async () => {
+    const client = await a2a();
+    const sent = (await client.sendMessage(send('run: echo survived-the-a2a-kill'))) as Task;
+    expect(sent.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    await replaceWorker();
+    await eventually(
+      async () =>
+        (await client.getTask({ tenant: '', id: sent.id }).catch(() => undefined))?.status?.state ===
+        TaskState.TASK_STATE_INPUT_REQUIRED
+          ? true
+          : undefined,
+      60_000,
+      'task input-required again',
+    );
+    const answered = (await client.sendMessage(send('approve', sent.id))) as Task;
+    expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(textOf(answered.status?.message)).toContain('survived-the-a2a-kill');
+    const read = await client.getTask({ tenant: '', id: sent.id });
+    expect(textOf(read.status?.message)).toBe(textOf(answered.status?.message));
+    await ranOnce(sent.contextId, 'survived-the-a2a-kill\n');
   });
 
   describe('a typewriter answer of seconds', () => {
