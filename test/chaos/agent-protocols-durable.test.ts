@@ -1,8 +1,9 @@
 /**
  * Keel's agents over MCP 2026-07-28 and A2A 1.0, durable (issue 34, decisions 0475, 0485, 0505),
  * against one real API process and real `keel worker` processes, killed with SIGKILL:
- * - a Tasks-extension task whose worker is killed mid-task and whose API restarts between
- *   `tasks/get` calls completes once, and every client reads the same result;
+ * - a Tasks-extension task, started by the Python MCP SDK's client (test/python/mcp_tasks_client.py),
+ *   whose worker is killed mid-task and whose API restarts between `tasks/get` calls completes
+ *   once, and every client reads the same result;
  * - an MCP task (2025-11-25) and an A2A task waiting on an approval in a worker that is killed are
  *   answered on the next worker and complete once;
  * - A2A push notifications: the task when it comes to wait on an approval
@@ -11,9 +12,13 @@
  * - a typewriter answer of seconds followed by a second A2A client that subscribes mid-run, and a
  *   Stop from the Keel API while an MCP client polls `tasks/get` and an A2A client streams.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
 import {
   SendMessageRequest,
@@ -34,11 +39,15 @@ import {
 } from '@modelcontextprotocol/client';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
-import { call, processApiHarness, replaceKilledWorker, startTestApi } from '../helpers/api';
+import pino from 'pino';
+import { startApi } from '../../api/server';
+import { call, processApiHarness, replaceKilledWorker } from '../helpers/api';
+import { ensurePythonMcp, hasPython } from '../helpers/python-sdk';
 import { eventually } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
 
+const pythonTasksClient = path.join(__dirname, '..', 'python', 'mcp_tasks_client.py');
 const webhookSecret = `whsec_${Buffer.from('a2a pushes across a killed worker').toString('base64')}`;
 const env = {
   KEEL_APPROVAL: 'require',
@@ -179,38 +188,80 @@ describe('MCP and A2A tasks across killed workers, a restarted API, pushes and a
       `task ${taskId} ${status}`,
     );
 
-  it('completes a 2026-07-28 task once although its worker is SIGKILLed mid-task and the API restarts between tasks/get calls; every client reads the same result', async () => {
-    const created = await extension('tools/call', {
-      name: 'agent',
-      arguments: { message: 'think: 3' },
+  /**
+   * A 2026-07-28 `tools/call` answered with a task: by the Python MCP SDK's client, which resolves
+   * the task through its extension hooks (test/python/mcp_tasks_client.py) and goes on polling
+   * `tasks/get` through what follows; without Python, framed as the v2 client frames its own.
+   */
+  const startTask = async (message: string) => {
+    if (!hasPython) {
+      const created = await extension('tools/call', { name: 'agent', arguments: { message } });
+      expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
+      return { taskId: created.result!.taskId as string, python: undefined };
+    }
+    const python = spawn(await ensurePythonMcp(), [pythonTasksClient, `${harness.base}/mcp`, message], {
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
-    const taskId = created.result!.taskId as string;
+    let stderr = '';
+    python.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const lines = createInterface({ input: python.stdout });
+    const said: Array<Record<string, unknown>> = [];
+    lines.on('line', (line) => said.push(JSON.parse(line) as Record<string, unknown>));
+    const exited = once(python, 'exit');
+    const { taskId } = await eventually(
+      () => Promise.resolve(said[0] as { taskId: string } | undefined),
+      30_000,
+      'the Python client’s task',
+    );
+    const answer = exited.then(([code]) => {
+      if (code !== 0) throw new Error(`the Python client exited ${String(code)}: ${stderr}`);
+      return said[1] as { version: string; text: string; polls: number; failedPolls: number };
+    });
+    return { taskId, python: answer };
+  };
+
+  it('completes a 2026-07-28 task once although its worker is SIGKILLed mid-task and the API restarts between tasks/get calls; every client reads the same result', async () => {
+    const { taskId, python } = await startTask('think: 3');
     const [threadId, runId] = taskId.split(':');
     // Mid-task: the model call is under way on the worker that is then killed.
     expect((await taskNow(taskId))?.status).toBe('working');
     await replaceWorker();
     expect((await taskNow(taskId))?.status).toBe('working');
+    // A deploy: the API stops, and another takes its address while the clients poll.
+    const { port } = new URL(harness.base);
     await harness.api.stop();
-    harness.api = await startTestApi(harness.client, harness.config);
-    harness.base = harness.api.url;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    harness.api = await startApi({
+      client: harness.client,
+      config: harness.config,
+      logger: pino({ level: 'silent' }),
+      host: '127.0.0.1',
+      port: Number(port),
+    });
+    expect(harness.api.url).toBe(harness.base);
 
     const done = await extensionTaskIn(taskId, 'completed');
-    const answer = JSON.stringify(done.result);
-    expect(answer).toContain('think: 3');
+    const answer = (done.result as { content: Array<{ text: string }> }).content;
+    expect(answer[0]!.text).toContain('think: 3');
+    if (python !== undefined) {
+      // The Python client's call resolved through the extension, across the restart.
+      const pythons = await python;
+      expect(pythons).toMatchObject({ version: '2026-07-28', text: answer[0]!.text });
+      expect(pythons.failedPolls).toBeGreaterThan(0);
+    }
     // The SDK v1 client (2025-11-25) reads the same result from the restarted API …
     const v1 = new McpClientV1({ name: 'keel-chaos-v1', version: '1.0.0' });
     await v1.connect(new StreamableHTTPClientTransport(new URL(`${harness.base}/mcp`)));
     try {
       const result = await v1.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
-      expect(result.content).toEqual((done.result as { content: unknown }).content);
+      expect(result.content).toEqual(answer);
     } finally {
       await v1.close();
     }
     // … so does an A2A client (the run is the task there too), and the LangGraph SDK.
     const read = await (await a2a()).getTask({ tenant: '', id: taskId });
     expect(read.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(answer).toContain(JSON.stringify(textOf(read.status?.message)).slice(1, -1));
+    expect(textOf(read.status?.message)).toBe(answer[0]!.text);
     const langGraph = new LangGraphClient({ apiUrl: harness.base });
     expect(await langGraph.runs.list(threadId!)).toEqual([
       expect.objectContaining({ run_id: runId, status: 'completed' }),
