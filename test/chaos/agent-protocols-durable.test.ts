@@ -230,7 +230,7 @@ describe('MCP and A2A tasks across killed workers, a restarted API, pushes and a
     // A deploy: the API stops, and another takes its address while the clients poll.
     const { port } = new URL(harness.base);
     await harness.api.stop();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     harness.api = await startApi({
       client: harness.client,
       config: harness.config,
@@ -275,7 +275,7 @@ describe('MCP and A2A tasks across killed workers, a restarted API, pushes and a
     try {
       const client = await a2a();
       const task = (await client.sendMessage(
-        sendAtOnce('think: 2\nrun: echo pushed-through-a-kill'),
+        sendAtOnce('think: 3\nrun: echo pushed-through-a-kill'),
       )) as Task;
       await client.createTaskPushNotificationConfig({
         tenant: '',
