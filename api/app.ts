@@ -122,6 +122,8 @@ export function createApp({
     metrics.refusals.inc({ reason }),
   );
   const services = { conversations, assistants, threadDirectory, quotas };
+  // The model's text as it is written, read from the worker running the call (decision 0340).
+  const live = liveTextSource(client, config, logger);
   // Before the body parser: MCP's transport reads its body and answers bad JSON as JSON-RPC does.
   app.use(mcpRoutes({ services, waitMs: config.api.mcpWaitMs, maxBodyBytes, logger, stopping }));
   // So does A2A's, which answers bad JSON with -32700 (decision 0445).
@@ -133,6 +135,7 @@ export function createApp({
       tokens: config.api.tokens.length > 0,
       logger,
       stopping,
+      live,
     }),
   );
   app.use(jsonBodies(maxBodyBytes));
@@ -155,14 +158,7 @@ export function createApp({
   app.use(approvalRoutes(conversations));
   app.use(threadRoutes(conversations));
   app.use(threadStateRoutes(conversations));
-  app.use(
-    streamRoutes(
-      services,
-      stopping,
-      { ...defaultSseTimings, maxMs: config.api.streamMaxMs },
-      liveTextSource(client, config, logger),
-    ),
-  );
+  app.use(streamRoutes(services, stopping, { ...defaultSseTimings, maxMs: config.api.streamMaxMs }, live));
   app.use(activeRunRoutes(conversations, config.taskQueue));
   app.use(quotaRoutes(quotas));
   app.use(cronRoutes(new Crons(client, config.taskQueue, conversations, assistants)));

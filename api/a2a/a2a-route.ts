@@ -16,6 +16,7 @@ import express, {
 import type { Logger } from 'pino';
 import { jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { User } from '@a2a-js/sdk/server';
+import type { LiveTextSource } from '../live-merge';
 import { defaultAssistantId } from '../protocol/assistants';
 import type { RunServices } from '../protocol/run-submission';
 import { ownerOf } from '../validate';
@@ -31,6 +32,8 @@ export interface A2aRouteOptions {
   tokens: boolean;
   logger: Logger;
   stopping?: AbortSignal | undefined;
+  /** Where streams read the model's text as it is written (decision 0340). */
+  live?: LiveTextSource | undefined;
 }
 
 /** The card's path, as A2A's discovery appends it to an agent's URL. */
@@ -75,6 +78,7 @@ export function a2aRoutes({
   tokens,
   logger,
   stopping,
+  live,
 }: A2aRouteOptions): RequestHandler {
   // One listener per waiting request: many at once is load, not a leak (each is removed).
   if (stopping !== undefined) setMaxListeners(0, stopping);
@@ -106,6 +110,7 @@ export function a2aRoutes({
         waitMs,
         signal: waiting.signal,
         logger,
+        live,
       }),
       userBuilder: () => Promise.resolve(user),
     });

@@ -43,6 +43,7 @@ import { agentCardOf, type AgentCardOptions } from './agent-card';
 import { dataOf, decisionsOf, textOf } from './decisions';
 import { invalidParams, shown, taskNotFound, toA2AError } from './errors';
 import { configOf, pushConfigOf } from './push-configs';
+import type { LiveTextSource } from '../live-merge';
 import { runEvents } from './run-events';
 import {
   answerUpdateOf,
@@ -50,6 +51,7 @@ import {
   statusUpdateOf,
   taskJsonOf,
   taskOf,
+  textUpdateOf,
   viewOfEvent,
 } from './task-views';
 
@@ -64,6 +66,8 @@ export interface AgentHandlerOptions {
   /** Aborts when the caller went away or the API stops: waits and streams end, runs go on. */
   signal: AbortSignal;
   logger: Logger;
+  /** Where streams read the model's text as it is written (decision 0340); without it, whole. */
+  live?: LiveTextSource | undefined;
 }
 
 /** How many of the caller's threads `ListTasks` without a `contextId` reads, most recently started first. */
@@ -376,15 +380,22 @@ export class AgentHandler implements A2ARequestHandler {
   async *#follow(thread: ThreadRef, run: Run, fromOffset: number | 'base'): AsyncGenerator<StreamResponse> {
     const { conversations } = this.#options.services;
     let current = run;
+    /** The model call whose text the answer artifact holds now. */
+    let writing: string | undefined;
     for await (const event of runEvents({
       client: conversations.client,
       thread,
       runId: run.run_id,
       fromOffset,
       signal: this.#options.signal,
+      live: this.#options.live,
     })) {
       const view = viewOfEvent(event);
       if (view.kind === 'progress') yield progressUpdateOf(current, view.text);
+      if (view.kind === 'text' && view.text !== '') {
+        yield textUpdateOf(current, view.text, view.call === writing);
+        writing = view.call;
+      }
       if (view.kind === 'status') {
         current = view.run;
         if (current.status === 'completed') yield answerUpdateOf(current);

@@ -1,11 +1,15 @@
 /**
  * A run's durable events as an async iterator, for A2A's streams: `followEvents` (the API's
  * re-attachable run stream, api/event-stream.ts) pushes, the stream's generator pulls. Ending the
- * iteration (the caller gone, the stream done) stops the follower.
+ * iteration (the caller gone, the stream done) stops the follower. With a live text source the
+ * model's text comes as it is written, as `message.delta` events, merged with the log as the
+ * HTTP API's streams merge it (api/live-merge.ts, decision 0340); the log's whole text brings
+ * what the live reading did not.
  */
 import type { Client } from '@temporalio/client';
 import type { KeelEvent } from '../../common/events';
 import { followEvents } from '../event-stream';
+import { LiveMerge, type LiveTextSource } from '../live-merge';
 import type { ThreadRef } from '../thread-ref';
 
 export interface RunEventsOptions {
@@ -15,6 +19,8 @@ export interface RunEventsOptions {
   /** The first offset to deliver; `base`: the oldest the log holds. */
   fromOffset: number | 'base';
   signal: AbortSignal;
+  /** Where a model call's live text is read; without it the text comes whole with the answer. */
+  live?: LiveTextSource | undefined;
 }
 
 /** The run's events from `fromOffset` on, live after the log's end, until its terminal event. */
@@ -24,6 +30,7 @@ export async function* runEvents({
   runId,
   fromOffset,
   signal,
+  live,
 }: RunEventsOptions): AsyncGenerator<KeelEvent, void, undefined> {
   const stop = new AbortController();
   const onGone = (): void => stop.abort();
@@ -32,27 +39,39 @@ export async function* runEvents({
   let wake: (() => void) | undefined;
   let ended = false;
   let failure: unknown;
+  const deliver = (event: KeelEvent): Promise<void> => {
+    queue.push(event);
+    wake?.();
+    return Promise.resolve();
+  };
+  // No cursor: every event and piece is new to this stream, and none is held back for a client.
+  const merge = new LiveMerge({
+    events: { write: deliver, summarize: () => Promise.resolve(), interrupted: false },
+    drained: () => Promise.resolve(),
+    workflowId: thread.workflow_id,
+    cursor: undefined,
+    live,
+  });
   const following = followEvents({
     client,
     thread,
     runId,
     fromOffset,
     signal: stop.signal,
-    onEvent: (_offset, event) => {
-      queue.push(event);
-      wake?.();
-    },
-  }).then(
-    () => {
-      ended = true;
-      wake?.();
-    },
-    (error: unknown) => {
-      failure = error;
-      ended = true;
-      wake?.();
-    },
-  );
+    onEvent: (offset, event) => merge.onLog(offset, event),
+  })
+    .finally(() => merge.close())
+    .then(
+      () => {
+        ended = true;
+        wake?.();
+      },
+      (error: unknown) => {
+        failure = error;
+        ended = true;
+        wake?.();
+      },
+    );
   try {
     for (;;) {
       const next = queue.shift();

@@ -7,7 +7,7 @@ import { StreamResponse, Task } from '@a2a-js/sdk';
 import type { PendingApproval } from '../../common/approvals';
 import type { KeelEvent } from '../../common/events';
 import type { Run } from '../../common/run';
-import { agentMessage, taskJsonOf, TaskStates, textPart } from '../../common/a2a-task';
+import { agentMessage, answerArtifactId, taskJsonOf, TaskStates, textPart } from '../../common/a2a-task';
 import { taskIdOf } from '../mcp/run-tasks';
 
 export {
@@ -36,6 +36,23 @@ export function answerUpdateOf(run: Run): StreamResponse {
   });
 }
 
+/**
+ * A piece of the model's text as it is written, on the answer artifact: `append` false starts the
+ * artifact afresh (a new model call, or a retried attempt of one), true adds to it. The completed
+ * task's `answerUpdateOf` then replaces it with the answer, whole.
+ */
+export function textUpdateOf(run: Run, text: string, append: boolean): StreamResponse {
+  return StreamResponse.fromJSON({
+    artifactUpdate: {
+      taskId: taskIdOf(run),
+      contextId: run.thread_id,
+      artifact: { artifactId: answerArtifactId, name: 'answer', parts: [textPart(text)] },
+      append,
+      lastChunk: false,
+    },
+  });
+}
+
 /** A working status saying what the agent does now (a tool it calls), while a stream follows it. */
 export function progressUpdateOf(run: Run, text: string): StreamResponse {
   return StreamResponse.fromJSON({
@@ -56,6 +73,7 @@ export type RunEventView =
   | { kind: 'status'; run: Run }
   | { kind: 'approval'; approvalId: string }
   | { kind: 'progress'; text: string }
+  | { kind: 'text'; call: string; text: string }
   | { kind: 'none' };
 
 export function viewOfEvent(event: KeelEvent): RunEventView {
@@ -69,6 +87,13 @@ export function viewOfEvent(event: KeelEvent): RunEventView {
       return { kind: 'approval', approvalId: event.data.approval_id };
     case 'tool.started':
       return { kind: 'progress', text: `calling ${event.data.name}` };
+    case 'message.delta':
+      // One model call's attempt: its pieces add up; another's start the text afresh.
+      return {
+        kind: 'text',
+        call: `${event.data.run_id}/${event.data.step}/${event.data.attempt}`,
+        text: event.data.text,
+      };
     default:
       return { kind: 'none' };
   }

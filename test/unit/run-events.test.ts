@@ -154,6 +154,66 @@ describe('A2A push notification configs in the reducer (decision 0485)', () => {
     });
     expect(cancelled.state.push_configs).toBeUndefined();
   });
+
+  it('POSTs the task to each config when its run comes to wait on approvals, once per step, gated by its patch, and keeps the configs (decision 0505)', () => {
+    const waiting = reduce(freshThread({ approval: 'require', approval_timeout_s: 60 }), {
+      type: 'inputSubmitted',
+      now: t0,
+      input: input('r1'),
+    }).state;
+    const withHooks = [
+      hook,
+      { id: 'auth', url: 'http://h/auth', authentication: { scheme: 'Bearer', credentials: 'c' } },
+    ].reduce(
+      (state, config) => reduce(state, { type: 'pushConfigSet', now: t0, run_id: 'r1', config }).state,
+      waiting,
+    );
+    const asked = reduce(withHooks, {
+      type: 'modelResponded',
+      now: t0 + 2,
+      run_id: 'r1',
+      step: 1,
+      result: {
+        content: ['a', 'b'].map((n, index) => ({
+          type: 'tool_use',
+          id: `u${index}`,
+          name: 'bash',
+          input: { n },
+        })),
+        stop_reason: 'tool_use',
+        usage: {
+          input_tokens: 1,
+          output_tokens: 1,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+          cost_usd: 0,
+        },
+        model: 'scripted-demo',
+        tools: { bash: { sideEffects: true, sensitive: true } },
+      },
+    });
+    const sends = asked.commands.filter((command) => command.type === 'sendWebhook');
+    // Two calls wait, one step: one POST to each config, both with the two approvals.
+    expect(sends).toHaveLength(2);
+    const [first, second] = sends;
+    expect(first).toMatchObject({
+      gate: 'inputRequiredPush',
+      delivery: {
+        url: 'http://h/a2a',
+        webhook_id: expect.stringMatching(/^msg_r1_input_required_.+_a2a_hook$/) as unknown,
+        headers: { 'X-A2A-Notification-Token': 'tok' },
+        payload: { task: { id: 't1:r1', status: { state: 'TASK_STATE_INPUT_REQUIRED' } } },
+      },
+    });
+    expect(JSON.stringify(first!.delivery.payload)).toContain('approval_id');
+    expect(second!.delivery.headers).toMatchObject({ authorization: 'Bearer c' });
+    expect(second!.delivery.headers).not.toHaveProperty('X-A2A-Notification-Token');
+    expect(pushConfigsOf(asked.state, 'r1').map(({ id }) => id)).toEqual(['hook', 'auth']);
+    // Its end still goes to both, gated by nothing.
+    const ended = reduce(asked.state, { type: 'cancelRequested', now: t0 + 3, run_id: 'r1' });
+    const endSends = ended.commands.filter((command) => command.type === 'sendWebhook');
+    expect(endSends.map((command) => command.gate)).toEqual([undefined, undefined]);
+  });
 });
 
 describe('the run index and first offsets', () => {

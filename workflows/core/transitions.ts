@@ -153,7 +153,15 @@ export type Command =
   | { type: 'startApprovalTimer'; approval_id: string; expires_at_ms: number }
   | { type: 'cancelApprovalTimer'; approval_id: string }
   /** POST a run's event to its webhook (core/webhooks.ts), even when the run was cancelled. */
-  | { type: 'sendWebhook'; delivery: SendWebhookInput }
+  | {
+      type: 'sendWebhook';
+      delivery: SendWebhookInput;
+      /**
+       * Sent only by a run that took this patch: `inputRequiredPush`, an A2A push of a task that
+       * came to wait on an approval (`keel-a2a-push-input-required`, decision 0505).
+       */
+      gate?: 'inputRequiredPush';
+    }
   /** A run admitted against its owner's quota ended: settle it with the ledger (decision 0440). */
   | { type: 'settleQuota'; run_id: string; billed_usd: number; ledger?: string }
   /** On a child's side: tell the parent thread that a run ended (the `childCompleted` signal). */

@@ -144,6 +144,8 @@ export class Conversation implements HandlerHost {
           }
         });
       case 'sendWebhook':
+        // A run from before A2A's input-required pushes never sent one, and on replay must not.
+        if (command.gate === 'inputRequiredPush' && !this.patches.askA2aPushInputRequired()) return;
         // Outside the run's scope: a cancelled run still gets its webhook.
         return this.#inFlight.outsideRuns(() => sendWebhook(command.delivery));
     }

@@ -103,6 +103,13 @@ export const lateChildReportPatch = 'keel-late-child-report-counted';
  */
 export const stopReachesChildrenPatch = 'keel-stop-reaches-children';
 
+/**
+ * Since this patch an A2A push notification config is sent the task when its run comes to wait on
+ * an approval (`TASK_STATE_INPUT_REQUIRED`), not only when the run ends (decision 0505). Asked only
+ * where a run with push configs comes to such a wait: a run that has none records no marker.
+ */
+export const a2aPushInputRequiredPatch = 'keel-a2a-push-input-required';
+
 /** Decided once per run, as it starts (before any handler runs), and recorded in its history. */
 export class Patches {
   /** True in a run started since `leanHistoryPatch` (or `tracingPerWorkerPatch`, which stands for it). */
@@ -160,6 +167,11 @@ export class Patches {
   askSubAgentMemo(): boolean {
     this.#subAgentMemo ??= patched(subAgentMemoPatch);
     return this.#subAgentMemo;
+  }
+
+  /** `a2aPushInputRequiredPatch`, asked where a run with push configs comes to wait on an approval. */
+  askA2aPushInputRequired(): boolean {
+    return patched(a2aPushInputRequiredPatch);
   }
 
   /** `patched(id)` in a run from before `leanHistoryPatch`; in a run since, true without a marker. */
