@@ -86,10 +86,14 @@ function refusalMessage(
     needs.push(dollars((inputMicros + minimalAnswerTokens * outputPrice) / 1e6));
     left.push(dollars(Math.max(0, budget.cost_usd - spent.cost_usd)));
   }
+  const quota = budget.ceiling === 'quota';
   return (
     `the next model call needs at least ${needs.join(' / ')} (its input of ${inputTokens} tokens and ` +
-    `a ${minimalAnswerTokens}-token answer), and the thread has ${left.join(' / ')} left${retried}; ` +
-    'raise the budget to continue'
+    `a ${minimalAnswerTokens}-token answer), and ` +
+    (quota
+      ? `its ceilings leave ${left.join(' / ')}${retried} (the dollars: what its owner's quota allows the run); `
+      : `the thread has ${left.join(' / ')} left${retried}; `) +
+    (quota ? 'the quota frees room as its period turns or its runs settle' : 'raise the budget to continue')
   );
 }
 

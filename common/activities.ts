@@ -49,6 +49,11 @@ export interface CallModelInput {
 export interface ModelCallBudget {
   tokens?: number;
   cost_usd?: number;
+  /**
+   * In a model call's input: the run's share of its owner's quota, not the thread's budget, is the
+   * lesser cost ceiling (decision 0440), so a refusal names the quota, not the budget.
+   */
+  ceiling?: 'quota';
 }
 
 /**

@@ -58,6 +58,21 @@ describe('fitting a model call into its budget', () => {
     expect(fit).toMatchObject({ maxTokens: 683 });
   });
 
+  it("names the owner's quota, not the thread's budget, when the run's share of the quota is the ceiling", () => {
+    const refusal = fitCall({
+      budget: { cost_usd: 0.000001, ceiling: 'quota' },
+      spent: nothingSpent,
+      inputTokens: 1_000,
+      price: sonnet,
+      maxOutputTokens: 8_192,
+    });
+    expect(refusal).toMatch(
+      /its ceilings leave \$0\.000001 \(the dollars: what its owner's quota allows the run\);/,
+    );
+    expect(refusal).toMatch(/the quota frees room as its period turns or its runs settle$/);
+    expect(refusal).not.toMatch(/the thread has|raise the budget/);
+  });
+
   it('refuses the call, saying what it needs and what is left, when not even a minimal answer fits', () => {
     const refusal = fitCall({
       budget: { tokens: 300 },

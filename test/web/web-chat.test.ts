@@ -616,6 +616,7 @@ describe('the web chat in a browser', () => {
           /^Your quota is used up: the run's share of its owner's quota is the lesser ceiling: /,
         );
         noStack(status);
+        expect(status).not.toMatch(/the thread has|raise the budget/);
         // Said once, by the quota: the thread has no budget of its own to have reached.
         const main = (await page.locator('main').textContent()) ?? '';
         expect(main).not.toContain('Budget');

@@ -85,7 +85,8 @@ export function callModelCommand(state: ThreadState, active: ActiveRun, step: nu
   const quiet = active.deltas === false;
   const inline = quiet || fitsIn(messages, inlineMessagesLimit);
   const appended = inline ? undefined : appendedSincePreviousCall(state, messages);
-  const budget = budgetLeft(state);
+  const left = budgetLeft(state);
+  const budget = left !== undefined && quotaBinds(state) ? { ...left, ceiling: 'quota' as const } : left;
   const input: CallModelInput = {
     thread_id,
     run_id: active.run_id,
