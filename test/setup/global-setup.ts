@@ -25,6 +25,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.KEEL_TEST_BUNDLE = bundlePath;
   process.env.KEEL_TEST_DIR = directory;
   process.env.KEEL_TEST_CLI_PATH = cliPath;
-  // What `keel worker` and `keel api` processes run (test/helpers/worker-process.ts, decision 0515).
-  process.env.KEEL_TEST_KEEL_PROGRAM = JSON.stringify(keelProgram);
+  // What `keel worker` and `keel api` processes run (test/helpers/worker-process.ts, decision 0515);
+  // set beforehand (`["--import","tsx","cli/keel.ts"]`), it is kept: the sources through tsx.
+  process.env.KEEL_TEST_KEEL_PROGRAM ??= JSON.stringify(keelProgram);
 }
