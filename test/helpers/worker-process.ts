@@ -43,7 +43,8 @@ export interface WorkerProcessOptions {
   command?: 'worker' | 'api';
   /**
    * How `keel` runs: `node` arguments before the command, and the directory.
-   * @default the sources through tsx, in this repository
+   * @default the sources compiled once for the run (test/setup/keel-build.ts), or through tsx
+   * when there is no such build or the process runs as another user (it could not read it)
    */
   program?: { args: string[]; cwd: string };
   /** How long the process may take to say it is ready (a worker without a bundle makes one). @default 60 s */
@@ -52,13 +53,23 @@ export interface WorkerProcessOptions {
   user?: { uid: number; gid: number };
 }
 
+/** The `node` arguments of the run's build of `keel` (global setup), or of the sources through tsx. */
+function builtKeel(): string[] {
+  const built = process.env.KEEL_TEST_KEEL_PROGRAM;
+  return built === undefined ? ['--import', 'tsx', 'cli/keel.ts'] : (JSON.parse(built) as string[]);
+}
+
 export async function startWorkerProcess({
   env,
   command = 'worker',
-  program = { args: ['--import', 'tsx', 'cli/keel.ts'], cwd: root },
+  program: given,
   readyTimeoutMs = 60_000,
   user,
 }: WorkerProcessOptions): Promise<WorkerProcess> {
+  const program = given ?? {
+    args: user === undefined ? builtKeel() : ['--import', 'tsx', 'cli/keel.ts'],
+    cwd: root,
+  };
   const child = spawn(process.execPath, [...program.args, command], {
     cwd: program.cwd,
     env: {
