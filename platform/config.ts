@@ -210,7 +210,8 @@ export interface SandboxLimits {
   tmpMb: number;
   /**
    * Disk a thread's workspace may use, in MiB (`KEEL_SANDBOX_WORKSPACE_MB`): a command that takes
-   * it past this is stopped, a file tool's write that would is refused (decision 0327). @default 10240
+   * it past this is stopped, a file tool's write that would is refused, so one thread cannot fill
+   * the filesystem Temporal's database and the other threads write to (decision 0327). @default 10240
    */
   workspaceMb: number;
   /**
@@ -229,7 +230,8 @@ export interface SandboxLimits {
   /**
    * Inodes (files, directories, links) a thread's workspace may hold
    * (`KEEL_SANDBOX_WORKSPACE_INODES`): a command that creates more is stopped, a file tool's write
-   * is refused (decision 0500). Walked only when the filesystem's count grows near it; not checked
+   * is refused, so one thread cannot take every inode and leave the others unable to create a
+   * file (decision 0500). Walked only when the filesystem's count grows near it; not checked
    * on filesystems that report no inode count (btrfs). @default 1000000
    */
   workspaceInodes: number;
@@ -251,14 +253,17 @@ export interface SandboxConfig {
   networkHosts: HostEntry[];
   /**
    * The uid (and gid) every thread's commands ran as under a root worker before each thread had
-   * its own (`KEEL_SANDBOX_UID`): a workspace still owned by it is handed to the thread's uid
-   * (decision 0325). @default 65534
+   * its own (`KEEL_SANDBOX_UID`): a workspace still owned by it is handed to the thread's uid, so
+   * old threads do not stay on one uid and starve each other's process limit (decision 0325).
+   * @default 65534
    */
   uid: number;
   /**
    * The uids threads' commands run as under a root worker: each workspace has its own, from a
    * hash of its name into `[base, base + count)` (`KEEL_SANDBOX_UID_BASE`, `KEEL_SANDBOX_UID_COUNT`;
-   * decision 0325). Keep the range clear of the host's users and of subordinate-uid ranges.
+   * decision 0325). The kernel counts the process limit per uid, so on one shared uid a fork
+   * flood in one thread stalls every other thread's commands; a hash needs no coordination
+   * between worker hosts. Keep the range clear of the host's users and of subordinate-uid ranges.
    * @default { base: 100000, count: 65536 }
    */
   uidRange: { base: number; count: number };
@@ -368,7 +373,8 @@ export interface KeelConfig {
     devServerUiPort: number;
     /**
      * How long `keel up`'s dev server may go without answering before it is killed and started
-     * again (`KEEL_TEMPORAL_STALL_S`, decision 0417). @default 45
+     * again (`KEEL_TEMPORAL_STALL_S`, decision 0417): its one SQLite connection can stay
+     * interrupted for good while the process lives, failing every query after it. @default 45
      */
     devServerStallS: number;
   };
@@ -406,7 +412,9 @@ export interface KeelConfig {
     /**
      * The names a request's `Host` may give (any port): the loopback names, `host` unless it is
      * a wildcard address, and `KEEL_API_ALLOWED_HOSTS` (comma-separated; `*` for any, only with
-     * tokens). IP literals always pass (decision 0311).
+     * tokens). This stops DNS rebinding, where a page re-resolves its own name to loopback and
+     * reads the API as same-origin; IP literals always pass, since only a name can be rebound
+     * (decision 0311).
      */
     allowedHosts: string[];
     /**
@@ -420,7 +428,9 @@ export interface KeelConfig {
     /**
      * How long a client may take to send a request's headers (`KEEL_API_HEADERS_TIMEOUT_MS`,
      * default 5000) and the whole request (`KEEL_API_REQUEST_TIMEOUT_MS`, default 10000) before
-     * 408; responses, however long, are not limited by them (decision 0313).
+     * 408, so a client sending a byte at a time cannot hold a connection; responses, however long
+     * (streams, `runs/wait`), are not limited by them: Node stops these timers once the request is
+     * read (decision 0313).
      */
     requestTimeouts: { headersMs: number; requestMs: number };
     /**
@@ -431,7 +441,8 @@ export interface KeelConfig {
     /**
      * How long an MCP `tools/call` that is not a task waits for the run's answer, and `tasks/result`
      * for the run's end, in ms (`KEEL_MCP_WAIT_S`; decision 0430). Past it the call answers what
-     * the run waits on and the run goes on. @default 300000
+     * the run waits on and the run goes on, as `runs/wait` does, so a long run does not hold the
+     * client's call open without end. @default 300000
      */
     mcpWaitMs: number;
     /**
