@@ -37,7 +37,8 @@ export interface CallModelInput {
   deltas?: false;
   /**
    * What this call may spend at most, all its attempts together: what is left of the thread's
-   * budget (decision 0425). The activity counts the input, lowers the answer's `max_tokens` to
+   * budget (decision 0425), since retried attempts are billed too and must not spend past it
+   * together. The activity counts the input, lowers the answer's `max_tokens` to
    * fit, or refuses the call (`BudgetExceeded`). Absent when the thread has no limits.
    */
   budget?: ModelCallBudget;
@@ -145,7 +146,10 @@ export interface StoppedModelCall {
    * workflow logs the stopped text whole, so a stream gets the characters it had not read.
    */
   streamed?: { attempt: number };
-  /** What the call's attempts were billed, or may have been (decision 0425). */
+  /**
+   * What the call's attempts were billed, or may have been, so a call that fails for good still
+   * counts what was paid for (decision 0425).
+   */
   billed?: Usage;
 }
 
@@ -199,7 +203,8 @@ export interface CheckWorkerInput {
 }
 
 /**
- * What became of a worker (decision 0412). `running`: that very process answers at the endpoint
+ * What became of a worker (decision 0412), so a tool result can tell a dead worker from a Temporal
+ * outage. `running`: that very process answers at the endpoint
  * its identity advertises; `stopped`: nothing answers there, or another process does; `unknown`:
  * its identity advertises no endpoint, or one that cannot say (a release before this one).
  */
@@ -221,7 +226,8 @@ export interface KeelActivities {
   resolveAssistant(input: { assistant_id: string }): Promise<AssistantSettings>;
   /**
    * Asks an owner's ledger, by update-with-start with the worker's quota, to admit a run that
-   * comes from a workflow (a cron's fire, an agent a workflow starts): decision 0480.
+   * comes from a workflow (a cron's fire, an agent a workflow starts), which never passes the
+   * API's door: workflow code cannot send an update or start a workflow with one (decision 0480).
    */
   admitQuotaRun(input: AdmitQuotaRunInput): Promise<QuotaRunAdmission>;
 }

@@ -20,7 +20,10 @@ export interface CronRunInput {
   /** For a stateless cron: the new thread's owner, metadata and configuration. */
   new_thread?: {
     owner?: string;
-    /** The owner's id scope for the new thread's workflow id (decision 0160). */
+    /**
+     * The owner's id scope for the new thread's workflow id, so the fire makes the owner's thread,
+     * not another owner's of the same id (decision 0160).
+     */
     scope?: string;
     metadata: Record<string, unknown>;
     config: ThreadConfig;

@@ -23,7 +23,8 @@ export function checkInput(input: SubmitInput): Rejection | undefined {
     return { type: 'InvalidInput', message: `run_id "${input.run_id}" must match ${idPattern.source}` };
   }
   const text = textOf(input.content);
-  // No content at all is a run that brings no message (decision 0381); blank text is refused.
+  // No content at all is a run that brings no message, as LangGraph takes `input: null` (decision
+  // 0381); blank text is refused.
   if (
     input.content.some((block) => block.type !== 'text') ||
     (input.content.length > 0 && text.trim() === '')
