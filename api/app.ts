@@ -122,7 +122,8 @@ export function createApp({
     metrics.refusals.inc({ reason }),
   );
   const services = { conversations, assistants, threadDirectory, quotas };
-  // The model's text as it is written, read from the worker running the call (decision 0340).
+  // The model's text as it is written, read from the worker running the call, not from history,
+  // where each piece cost events and a workflow task whether anyone watched or not (decision 0340).
   const live = liveTextSource(client, config, logger);
   // Before the body parser: MCP's transport reads its body and answers bad JSON as JSON-RPC does.
   app.use(mcpRoutes({ services, waitMs: config.api.mcpWaitMs, maxBodyBytes, logger, stopping }));

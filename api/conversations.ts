@@ -155,7 +155,8 @@ export class Conversations {
     },
     /**
      * Asks the worker running a thread's model call to beat at once, after a Stop or an
-     * interrupting input (decision 0420). @default none: the call's own beat carries the cancel
+     * interrupting input, so the cancel reaches the call at once, not at its next slow beat
+     * (decision 0420). @default none: the call's own beat carries the cancel
      */
     private readonly askToBeat?: AskToBeat,
   ) {}
@@ -403,7 +404,8 @@ export class Conversations {
   /**
    * The caller's thread `threadId` without asking its description, when `authorize` found it hers
    * and it has accepted a waiting input through this API since it was last found ended; else
-   * undefined (decision 0302). Only for sending it input: an ended thread takes no update, so that
+   * undefined (decision 0302): the describe is one of a turn's three Temporal calls, and the
+   * update alone finds a thread that ended. Only for sending it input: an ended thread takes no update, so that
    * call itself finds a thread closed or deleted since (not found), and the caller then
    * authorizes it as usual. Reads do not use it: a deleted thread still answers queries.
    */
@@ -527,8 +529,9 @@ export class Conversations {
         // caller's own deadline: then the input goes by signal, durable before the caller hears.
         const submitted = Date.now();
         const holdSignal = async () => {
-          // Queued behind a busy fleet: held without asking (decision 0300); else while a worker holds
-          // the thread's task.
+          // Queued behind a busy fleet: held without asking (decision 0300), since a description would
+          // show a task no worker holds yet, sending the input by signal onto the slow path; else while a
+          // worker holds the thread's task.
           const queued = this.#fleet.holdFor(submitted);
           return Math.min(queued > 0 ? queued : await this.#taskHeldFor(thread), deadline - Date.now());
         };
@@ -612,7 +615,8 @@ export class Conversations {
     input: messages.SubmitInput,
     create: NewConversation | undefined,
   ): Promise<WorkflowUpdateHandle<Run | messages.WaitedRun>> {
-    // The messages this API does not hold yet come with the answer when they are few (0255).
+    // The messages this API does not hold yet come with the answer when they are few, so no query
+    // follows the update (0255).
     const maxChars = this.config.api.waitValuesChars;
     const values = { after: this.#transcripts.keptAfter(thread.workflow_id), max_chars: maxChars };
     const args: [messages.SubmitInput, messages.SubmitOptions] = [

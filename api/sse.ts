@@ -20,8 +20,9 @@ export interface SseTimings {
 export const defaultSseTimings: SseTimings = { heartbeatMs: 5_000, pingMs: 15_000, retryMs: 1_000 };
 
 /**
- * How far a client may fall behind before its stream is closed (decision 0314); it re-attaches
- * with `Last-Event-ID` and misses nothing.
+ * How far a client may fall behind before its stream is closed (decision 0314): what a client
+ * that reads slowly has not taken is held in the API's memory, and 300 such clients took it from
+ * 0.5 to 2.1 GB. It re-attaches with `Last-Event-ID` and misses nothing.
  */
 export interface SseBacklog {
   /** Bytes the API may hold for a client beyond what its connection took; past this no event is written. @default 1 MiB */

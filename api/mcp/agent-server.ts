@@ -215,7 +215,9 @@ export function agentServer({ services, response, waitMs, signal, logger, era }:
         : {
             tools: { listChanged: false },
             tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
-            // The Tasks extension's answer to input_required, spoken over 2025-11-25 (decision 0430).
+            // The Tasks extension's answer to input_required, spoken over 2025-11-25: that revision's own
+            // (the server's `elicitation/create` to the client) cannot be routed back by a stateless
+            // server (decision 0430).
             experimental: { 'keel/tasks-update': {} },
           },
       instructions:

@@ -16,7 +16,10 @@ const checkpointRef = z.union([
 
 /** The run body's fields, `input` and `command` apart (a run has exactly one of them). */
 export const protocolRunFields = createRunBody.omit({ input: true }).extend({
-  /** `rollback` cancels the thread's run under way, as `interrupt` does (see decision 0094). */
+  /**
+   * `rollback` cancels the thread's run under way, as `interrupt` does: the transcript is what every
+   * model call was made from, and a tool's side effects cannot be un-run (see decision 0094).
+   */
   multitask_strategy: z.enum(['enqueue', 'reject', 'interrupt', 'rollback']).default('enqueue'),
   /** Every Keel stream is resumable; `false` is accepted and changes nothing. */
   stream_resumable: z.boolean().nullish(),

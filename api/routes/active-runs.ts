@@ -62,7 +62,8 @@ export function activeRunRoutes(conversations: Conversations, taskQueue: string)
     const wanted = new Set<string>(status);
     const runs: Run[] = [];
     for await (const workflow of lister.workflow.list({ query, pageSize: 100 })) {
-      // Without tokens, a thread made under a token is not one the caller can open (decision 0160).
+      // Without tokens, a thread made under a token is not one the caller can open, so it is not
+      // listed: an owner's threads stay unseen by others (decision 0160).
       if (owner === undefined && scopeOf(workflow.workflowId) !== undefined) continue;
       const threadRuns = await conversations.client.workflow
         .getHandle(workflow.workflowId)
