@@ -238,7 +238,8 @@ export function modelStopped(
 ): Transition {
   const current = currentModelStep(state, run_id, step);
   if (current === undefined || stoppingOf(state) === undefined) return unchanged(state);
-  // What the stopped call was billed is charged first (decision 0425).
+  // What the stopped call was billed is charged first, so the ledger keeps what was paid for
+  // (decision 0425).
   const charged = billed === undefined ? unchanged(state) : rollUpChildUsage(state, run_id, billed, now);
   const stopped = stoppedAfterCharge(charged.state, run_id, step, text, now, streamed);
   return { state: stopped.state, commands: [...charged.commands, ...stopped.commands] };

@@ -29,7 +29,10 @@ const childTask = (task: string): SubmitInput => ({
   metadata: {},
 });
 
-/** A thread's limits, as the child's share of them says (decision 0425). */
+/**
+ * A thread's limits, as the child's share of them says (decision 0425): a child that copied its
+ * parent's whole limits could spend them again beside it.
+ */
 function limitedTo(config: ThreadConfig, allowance: ModelCallBudget | undefined): ThreadConfig {
   if (allowance === undefined) return config;
   const { max_tokens: _tokens, max_cost_usd: _cost, ...kept } = config;

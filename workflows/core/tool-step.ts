@@ -85,7 +85,8 @@ export function startCall(
   const started = emit.toolStarted(runId, use);
   if (use.name !== spawnAgentToolName)
     return { commands: [started, runToolCommand(state, runId, use, flags)] };
-  // Children spawned by one answer share what is left of the budget (decision 0425).
+  // Children spawned by one answer share what is left of the budget, so together they cannot
+  // spend more than is left (decision 0425).
   const spawn = spawnCommand(state, runId, use, now, childAllowance(state, siblings));
   if ('refusal' in spawn) return { commands: [started], refusal: { is_error: true, content: spawn.refusal } };
   return { commands: [started, spawn.command] };

@@ -63,7 +63,10 @@ export type ConversationEvent =
       run_id: string;
       step: number;
       error: { type?: string | undefined; message: string };
-      /** What its attempts were billed, when its failure said (decision 0425). */
+      /**
+       * What its attempts were billed, when its failure said, so a call that failed is still charged
+       * (decision 0425).
+       */
       billed?: Usage;
     }
   | { type: 'toolFinished'; now: number; run_id: string; tool_use_id: string; outcome: ToolOutcome }
@@ -91,7 +94,7 @@ export type ConversationEvent =
       text: string;
       /** The attempt whose text streamed live (decision 0340), absent on the history channel. */
       streamed?: { attempt: number };
-      /** What its attempts were billed, or may have been (decision 0425). */
+      /** What its attempts were billed, or may have been, so retried attempts count too (decision 0425). */
       billed?: Usage;
     }
   /**

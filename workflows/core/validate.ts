@@ -17,7 +17,8 @@ export function validateSubmit(state: ThreadState, input: SubmitInput): Rejectio
   if (findRun(state, input.run_id) !== undefined) {
     return { type: 'RunExists', message: `run ${input.run_id} already exists on this thread` };
   }
-  // Refused by its owner's quota at a workflow's door (decision 0480): recorded, never run.
+  // Refused by its owner's quota at a workflow's door (decision 0480): recorded, so the owner sees
+  // why the fire made nothing, and never run.
   if (input.quota_refused !== undefined)
     return { type: 'QuotaExceeded', message: input.quota_refused.message };
   if (input.checkpoint_id !== undefined && !hasCheckpoint(state, input.checkpoint_id)) {

@@ -139,7 +139,8 @@ export async function runTool(
   let finished: EventInput;
   try {
     const stored = await activities.runTool.executeWithOptions(options, [input]);
-    // A result stored too large to read back decodes to a placeholder (decision 0321).
+    // A result stored too large to read back decodes to a placeholder, not an error that would fail
+    // every workflow task after it and leave the thread answering 503 for ever (decision 0321).
     const outcome = droppedResultOf(stored) ?? stored;
     finished = { type: 'toolFinished', run_id, tool_use_id: use.id, outcome };
   } catch (error) {

@@ -60,7 +60,10 @@ export class Conversation implements HandlerHost {
   get quiescent(): boolean {
     return this.#inFlight.count === 0;
   }
-  /** True while a run's settlement with its quota ledger is being sent (decision 0480). */
+  /**
+   * True while a run's settlement with its quota ledger is being sent (decision 0480): the workflow
+   * waits for it before completing, since a signal not yet sent then is dropped.
+   */
   get settling(): boolean {
     return this.#settling > 0;
   }

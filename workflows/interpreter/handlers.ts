@@ -53,7 +53,10 @@ const reject = (rejection: Rejection | undefined): void => {
 
 const withReason = (reason: string | undefined) => (reason === undefined ? {} : { reason });
 
-/** A Stop keeps what the model has said, in runs since the patch (decision 0370). */
+/**
+ * A Stop keeps what the model has said, in runs since the patch (decision 0370): cancelled
+ * outright, the streamed text was lost from the state, the history and the next model request.
+ */
 const keepPartial = (host: HandlerHost) =>
   host.patches.stopsKeepPartial ? { keep_partial: true as const } : {};
 

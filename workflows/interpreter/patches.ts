@@ -17,7 +17,8 @@ export const leanHistoryPatch = 'keel-lean-history';
 
 /**
  * Since this patch a run is traced only on workers that export spans, and its spans draw their ids
- * from a random stream of their own, never from the workflow's (decision 0290). It stands for
+ * from a random stream of their own, never from the workflow's (decision 0290), so a run replays
+ * alike on a worker that traces and one that does not. It stands for
  * `leanHistoryPatch` and so for every patch before that: a run since records this marker alone.
  * Every Keel workflow asks for it first, in the tracing interceptor, as it starts.
  */
@@ -75,14 +76,15 @@ export const subAgentMemoPatch = 'keel-sub-agent-memo';
 
 /**
  * Since this patch a cron's fire is admitted by its owner's quota before it reaches its thread
- * (decision 0480): `cronRunWorkflow` runs the `admitQuotaRun` activity first. Asked as the fire
- * starts.
+ * (decision 0480), since a fire never passes the API's door where runs are admitted:
+ * `cronRunWorkflow` runs the `admitQuotaRun` activity first. Asked as the fire starts.
  */
 export const cronQuotaPatch = 'keel-cron-admits-quota';
 
 /**
  * Since this patch an agent a workflow starts (`startAgent`, and so the Nexus door) is admitted by
- * its caller's quota before its child workflow starts (decision 0480). Asked in the caller's
+ * its caller's quota before its child workflow starts (decision 0480), since it never passes the
+ * API's door where runs are admitted. Asked in the caller's
  * workflow at each start.
  */
 export const agentQuotaPatch = 'keel-agent-admits-quota';
@@ -105,7 +107,8 @@ export const stopReachesChildrenPatch = 'keel-stop-reaches-children';
 
 /**
  * Since this patch an A2A push notification config is sent the task when its run comes to wait on
- * an approval (`TASK_STATE_INPUT_REQUIRED`), not only when the run ends (decision 0505). Asked only
+ * an approval (`TASK_STATE_INPUT_REQUIRED`), not only when the run ends, so a receiver learns that
+ * the task waits on a human (decision 0505). Asked only
  * where a run with push configs comes to such a wait: a run that has none records no marker.
  */
 export const a2aPushInputRequiredPatch = 'keel-a2a-push-input-required';
