@@ -100,7 +100,8 @@ export function createCallModel({
     const client = clients(spec);
     const faults = faultsSoFar();
     const spent = spentSoFar();
-    // Mutated as the attempt goes: every heartbeat carries what it may spend (decision 0425).
+    // Mutated as the attempt goes: every heartbeat carries what it may spend, since an attempt whose
+    // worker dies never says what it was billed, and the next one counts that as spent (decision 0425).
     const progress: ModelCallProgress = {
       model_faults: faults,
       ...(totalTokens(spent) > 0 || spent.cost_usd > 0 ? { billed: spent } : {}),

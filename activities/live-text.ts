@@ -64,7 +64,10 @@ export class LiveCall {
 }
 
 export class LiveTextHub {
-  /** The model calls this worker runs that beat at once when the API asks (decision 0420). */
+  /**
+   * The model calls this worker runs that beat at once when the API asks, so a Stop need not wait
+   * for their slow beat to learn of its cancel (decision 0420).
+   */
   readonly beats = new BeatRequests();
   readonly #calls = new Map<string, LiveCall>();
   readonly #waiting = new Map<string, Set<(call: LiveCall) => void>>();

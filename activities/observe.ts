@@ -51,7 +51,8 @@ export function observeModelClients(clients: ModelClients, metrics: WorkerMetric
     const client = clients(spec);
     const countInputTokens = client.countInputTokens?.bind(client);
     return {
-      // What the budget needs of the client passes through as it is (decision 0425).
+      // What the budget needs of the client passes through as it is: without it an observed call's
+      // input would be estimated and every failed attempt counted as billed (decision 0425).
       ...(countInputTokens === undefined ? {} : { countInputTokens }),
       ...(client.reportsAnswerStart === undefined ? {} : { reportsAnswerStart: client.reportsAnswerStart }),
       complete(request) {

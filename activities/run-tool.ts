@@ -23,7 +23,10 @@ export interface RunToolDependencies {
   workspacesDir: string;
   environment: Record<string, string>;
   sandbox: Sandbox;
-  /** This worker's Temporal identity, on every heartbeat (decision 0412); none when unknown. */
+  /**
+   * This worker's Temporal identity, on every heartbeat, so a call Temporal gives up on names its
+   * worker and the workflow can ask whether it still runs (decision 0412); none when unknown.
+   */
   identity?: string | undefined;
   /** The Store the memory tools read and write (opened at their first call). */
   store?: Store | undefined;

@@ -153,7 +153,8 @@ export const writeFileTool = defineTool({
   flags: { sideEffects: true, sensitive: true },
   run({ path: requested, content }, context) {
     return confined(context, requested, async (beneath, segments) => {
-      // The workspace's quota and the disk's reserve, as a command's writes have (decision 0327).
+      // The workspace's quota and the disk's reserve, as a command's writes have, so a write cannot fill
+      // the disk Temporal and the other threads share (decision 0327).
       const refusal = await context.sandbox.roomFor(context.workspace, Buffer.byteLength(content));
       if (refusal !== undefined) return { is_error: true, content: refusal };
       const { handle } = await beneath.file(segments, 'write');
