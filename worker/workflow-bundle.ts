@@ -19,7 +19,11 @@ export const workflowInterceptorModules = [
   path.resolve(__dirname, `../workflows/tracing-interceptors${extension}`),
 ];
 
-/** Stateless libraries evaluated once per workflow thread, not once per workflow (decision 0280). */
+/**
+ * Stateless libraries evaluated once per workflow thread, not once per workflow (decision 0280): the
+ * SDK evaluates a bundle module again for each workflow and keeps it while the workflow is cached,
+ * which made most of an idle conversation's memory.
+ */
 export const workflowPreloadModules = [path.resolve(__dirname, `../workflows/shared-modules${extension}`)];
 
 export async function buildWorkflowBundle(entry = workflowsPath): Promise<string> {
