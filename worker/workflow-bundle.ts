@@ -22,7 +22,7 @@ export const workflowInterceptorModules = [
 /**
  * Stateless libraries evaluated once per workflow thread, not once per workflow (decision 0280): the
  * SDK evaluates a bundle module again for each workflow and keeps it while the workflow is cached,
- * which made most of an idle conversation's memory.
+ * and zod alone was ~510 KiB of the 875 KiB an idle workflow held.
  */
 export const workflowPreloadModules = [path.resolve(__dirname, `../workflows/shared-modules${extension}`)];
 
