@@ -7,7 +7,10 @@
 
 /** An item as the database keeps it. */
 export interface StoredItem {
-  /** The owner (`''` without API tokens), as threads are scoped (decision 0085). */
+  /**
+   * The owner (`''` without API tokens), so one owner never reads another's items, as threads are
+   * scoped (decision 0085).
+   */
   owner: string;
   /** The labels joined by `.`, which no label holds. */
   namespace: string;
@@ -22,7 +25,10 @@ export interface StoredItem {
   expiresAt: number | null;
   /** The TTL the item was written with, in minutes, to refresh `expiresAt` on reads. */
   ttlMinutes: number | null;
-  /** Its embedding, sealed as its value is (decision 0451), or null when it has none. */
+  /**
+   * Its embedding, sealed as its value is, since an embedding can be inverted to much of the text it
+   * came from (decision 0451); null when it has none.
+   */
   embedding: Uint8Array | null;
 }
 
