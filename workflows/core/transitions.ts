@@ -165,7 +165,10 @@ export type Command =
        */
       gate?: 'inputRequiredPush';
     }
-  /** A run admitted against its owner's quota ended: settle it with the ledger (decision 0440). */
+  /**
+   * A run admitted against its owner's quota ended: settle it with the ledger, which frees its slot
+   * and counts what it was billed in place of its share (decision 0440).
+   */
   | { type: 'settleQuota'; run_id: string; billed_usd: number; ledger?: string }
   /** On a child's side: tell the parent thread that a run ended (the `childCompleted` signal). */
   | { type: 'reportToParent'; report: ChildCompleted }
@@ -183,7 +186,10 @@ export type Command =
       background: boolean;
       wait_s: number;
       wait_ms: number;
-      /** The share of the thread's budget the child gets as its limits (decision 0425). */
+      /**
+       * The share of the thread's budget the child gets as its limits, so parent and children together
+       * cannot spend past the thread's budget (decision 0425).
+       */
       allowance?: ModelCallBudget;
     };
 

@@ -8,7 +8,10 @@ export type ToolTimeout = 'HEARTBEAT' | 'START_TO_CLOSE' | 'SCHEDULE_TO_START' |
 /** What became of the worker of a call given up on by its heartbeat timeout, when it could be told. */
 export type WorkerFate = 'running' | 'stopped';
 
-/** A heartbeat timeout, by what became of the call's worker (decision 0412). */
+/**
+ * A heartbeat timeout, by what became of the call's worker (decision 0412): Temporal's timeout is the
+ * same for a dead worker and a Temporal outage, so the result says which.
+ */
 const heartbeatFault: Record<WorkerFate, string> = {
   stopped: 'its worker stopped: Temporal heard no heartbeat from it for 10 s, and it no longer answers',
   running:

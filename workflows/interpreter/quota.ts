@@ -15,7 +15,8 @@ export async function settleQuota({
 }: Extract<Command, { type: 'settleQuota' }>): Promise<void> {
   const { workflowId } = workflowInfo();
   try {
-    // A run a workflow caller's quota admitted names that ledger (decision 0480).
+    // A run a workflow caller's quota admitted names that ledger (decision 0480): the thread owner's
+    // ledger never gave it a slot, so settling there would free someone else's.
     await getExternalWorkflowHandle(ledger ?? quotaWorkflowId(scopeOf(workflowId))).signal(settleRunSignal, {
       key: quotaKey(workflowId, run_id),
       billed_usd,
