@@ -47,7 +47,10 @@ export function idempotentRunId(key: string | undefined): string | undefined {
 }
 
 export interface StartedRun extends Submitted {
-  /** The workflow that holds the run's thread (decision 0160). */
+  /**
+   * The workflow that holds the run's thread: ids are per owner, so the thread id alone does not
+   * name it (decision 0160).
+   */
   thread: ThreadRef;
   /** For a resumed run: the stream offset before the answers, where its stream goes on from. */
   resumedFrom?: number;
