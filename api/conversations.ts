@@ -404,10 +404,10 @@ export class Conversations {
   /**
    * The caller's thread `threadId` without asking its description, when `authorize` found it hers
    * and it has accepted a waiting input through this API since it was last found ended; else
-   * undefined (decision 0302): the describe is one of a turn's three Temporal calls, and the
-   * update alone finds a thread that ended. Only for sending it input: an ended thread takes no update, so that
-   * call itself finds a thread closed or deleted since (not found), and the caller then
-   * authorizes it as usual. Reads do not use it: a deleted thread still answers queries.
+   * undefined (decision 0302): the describe was one of a turn's three Temporal calls, each ~1–1.5 ms
+   * of the API's work. Only for sending it input: an ended thread takes no update, so that call
+   * itself finds a thread closed or deleted since (not found), and the caller then authorizes it
+   * as usual. Reads do not use it: a deleted thread still answers queries.
    */
   knownThread(threadId: string, owner: Owner): ThreadRef | undefined {
     const thread = threadRef(threadId, owner);

@@ -233,7 +233,8 @@ function registerApprovalHandlers(host: HandlerHost): void {
 /**
  * A waiting caller's answer with what its final values need, so no query follows the update
  * (decision 0255): the messages it does not hold and the pending approvals, when they fit in
- * `max_chars` (the answer is written to history with the update's completion). Reads only: no command, no state changes.
+ * `max_chars` (the answer is written to history with the update's completion). Reads only: no
+ * command, no state changes.
  */
 function waitedRun(state: ThreadState, settled: Run, ask: messages.WaitedValuesAsk): messages.WaitedRun {
   // A hand-over answers early: the caller asks again, and reads the values then.
