@@ -70,7 +70,8 @@ export function toAiMessage(message: AssistantMessage): AiMessage {
     response_metadata: {
       model_name: message.model,
       stop_reason: message.stop_reason,
-      // The partial answer of a stopped run, flagged so a client can tell it from a whole one (decision 0370).
+      // The partial answer of a stopped run, flagged so a client can tell it from a whole one
+      // (decision 0370).
       ...(message.stopped === true ? { stopped: true } : {}),
     },
     name: null,
