@@ -82,7 +82,10 @@ export interface RunBase {
   stream_mode?: readonly string[];
   /** Offset of this run's `run.created` event in the thread's stream: where its SSE stream starts. */
   first_event_offset?: number;
-  /** Admitted against its owner's quota, with at most this share to spend (decision 0440). */
+  /**
+   * Admitted against its owner's quota, with at most this share to spend, so the owner's runs at once
+   * cannot together spend more than was left (decision 0440).
+   */
   quota?: RunQuota;
   /** The model this run uses, e.g. `scripted:demo`. */
   model: string;
@@ -186,7 +189,10 @@ export interface SubmitInput {
    * model calls stream no deltas (and so may run as local activities: see the interpreter).
    */
   deltas?: false;
-  /** Admitted against its owner's quota, with this share to spend (decision 0440). */
+  /**
+   * Admitted against its owner's quota, with this share to spend, so the owner's runs at once cannot
+   * together spend more than was left (decision 0440).
+   */
   quota?: RunQuota;
   /**
    * Refused at a workflow door by its owner's quota (a cron's fire, decision 0480): the thread
