@@ -61,7 +61,7 @@ const errorDescriptions: Record<ErrorStatus, string> = {
   415: 'The body is not sent as application/json (unsupported_media_type), or its charset is not supported',
   421: 'host_not_allowed: the Host header names a host this API does not serve (KEEL_API_ALLOWED_HOSTS)',
   422: 'Validation failed; error.param names the field',
-  429: "The owner's quota (decision 0440): concurrency_limit (as many runs under way as the quota allows) or quota_exceeded (the day's or month's spend is spent or held); retry after Retry-After seconds",
+  429: "The owner's quota (KEEL_QUOTA_*): concurrency_limit (as many runs under way as the quota allows) or quota_exceeded (the day's or month's spend is spent or held); retry after Retry-After seconds",
   503: 'Temporal unreachable, or no worker answered in time; retry after Retry-After seconds',
 };
 
