@@ -16,41 +16,17 @@ import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk
 import { ClientFactoryOptions, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { randomUUID } from 'node:crypto';
-import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { apiHarness, call, runStatusOfTask, startTestApi } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
+import { startReceiver } from '../helpers/push-receiver';
 
 jest.setTimeout(120_000);
 
 const aliceToken = 'alice-token-0123456789';
 const bobToken = 'bob-token-0123456789';
 const webhookSecret = `whsec_${Buffer.from('a2a push notifications test key!').toString('base64')}`;
-
-/** A local receiver of push notifications: every POST it gets, answered 204. */
-async function startReceiver() {
-  const received: { path: string; headers: IncomingHttpHeaders; body: string }[] = [];
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      received.push({
-        path: request.url ?? '',
-        headers: request.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      });
-      response.statusCode = 204;
-      response.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 /** `fetch` carrying `token`, as an A2A client sends its credentials. */
 const fetchWith =

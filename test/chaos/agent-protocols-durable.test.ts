@@ -15,8 +15,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
@@ -44,6 +42,7 @@ import { startApi } from '../../api/server';
 import { call, processApiHarness, replaceKilledWorker } from '../helpers/api';
 import { ensurePythonMcp, hasPython } from '../helpers/python-sdk';
 import { eventually } from '../helpers/temporal';
+import { startReceiver } from '../helpers/push-receiver';
 
 jest.setTimeout(120_000);
 
@@ -55,30 +54,6 @@ const env = {
   // The push receiver listens on loopback, which webhooks reach only when the operator allows it.
   KEEL_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
 };
-
-/** A local receiver of push notifications: every POST it gets, answered 204. */
-async function startReceiver() {
-  const received: { path: string; headers: IncomingHttpHeaders; body: string }[] = [];
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      received.push({
-        path: request.url ?? '',
-        headers: request.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      });
-      response.statusCode = 204;
-      response.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 const send = (text: string, taskId?: string) =>
   SendMessageRequest.fromJSON({
