@@ -14,6 +14,14 @@ jest.setTimeout(120_000);
 
 describe('sub-agents', () => {
   const harness = apiHarness();
+
+  /** The children a thread's state records (its debug dump). */
+  async function childrenOf(threadId: string): Promise<Array<{ child_thread_id: string }>> {
+    const dump = await harness.client.workflow
+      .getHandle(workflowIdFor(threadId))
+      .query<StateDump>('getState');
+    return (dump.state.children as Array<{ child_thread_id: string }> | undefined) ?? [];
+  }
   let base: string;
   beforeAll(() => {
     base = harness.base;
@@ -146,9 +154,7 @@ describe('sub-agents', () => {
       `/threads/${threadId}/runs`,
       userInput('tool: spawn_agent {"task": "think: 30"}'),
     );
-    const children = async () =>
-      ((await harness.client.workflow.getHandle(workflowIdFor(threadId)).query<StateDump>('getState')).state
-        .children as Array<{ child_thread_id: string }> | undefined) ?? [];
+    const children = () => childrenOf(threadId);
     const childThreadId = await eventually(
       async () => (await children())[0]?.child_thread_id,
       30_000,
@@ -207,9 +213,7 @@ describe('sub-agents', () => {
       userInput('tool: spawn_agent {"task": "run: echo waits for a person"}'),
     );
     const parentThread = async () => (await call<Thread>(base, 'GET', `/threads/${threadId}`)).body;
-    const children = async () =>
-      ((await harness.client.workflow.getHandle(workflowIdFor(threadId)).query<StateDump>('getState')).state
-        .children as Array<{ child_thread_id: string }> | undefined) ?? [];
+    const children = () => childrenOf(threadId);
     const childThreadId = await eventually(
       async () => (await children())[0]?.child_thread_id,
       30_000,

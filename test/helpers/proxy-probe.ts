@@ -35,3 +35,19 @@ export function probeLines(output: string, allowedPort: number): { attempts: str
   const isAllowed = (line: string) => line.startsWith(`localhost ${allowedPort} `);
   return { attempts: lines.filter((line) => !isAllowed(line)), allowed: lines.filter(isAllowed) };
 }
+
+/**
+ * What a probe's output must show: every bypass form refused (nothing of the local service's
+ * secret came back), and the two requests to the host named exactly answered.
+ */
+export function expectProbeRefused(output: string, allowedPort: number): void {
+  const { attempts, allowed } = probeLines(output, allowedPort);
+  expect(attempts).toHaveLength(probeTargets.length * 2);
+  for (const line of attempts) {
+    expect(line).not.toContain('secret-of-the-local-service');
+    expect(line).toMatch(/ => HTTP\/1.1 (403 Forbidden .*Keel refused|400 Bad Request)/);
+  }
+  // The same requests to the host the thread and the operator name exactly are answered.
+  expect(allowed).toHaveLength(2);
+  for (const line of allowed) expect(line).toContain('answer-from-the-allowed-host');
+}
