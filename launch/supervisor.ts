@@ -26,6 +26,21 @@ export function underWatchdog(
   return { command: process.execPath, args: [watchdogPath, stopSignal, String(graceMs), command, ...args] };
 }
 
+/**
+ * The exit code a launcher returns once its shutdown, begun by a signal or a failure at any await,
+ * has stopped everything: `shuttingDown` is read again each 200 ms, as it is set from handlers.
+ */
+export function whenShutDown(shuttingDown: () => Promise<number> | undefined): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const check = setInterval(() => {
+      const done = shuttingDown();
+      if (done === undefined) return;
+      clearInterval(check);
+      void done.then(resolve);
+    }, 200);
+  });
+}
+
 /** SIGKILL to a watchdog's whole process group: the watchdog and everything it started. */
 export function killGroup(child: ChildProcess): void {
   if (child.pid === undefined) return;

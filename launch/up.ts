@@ -19,7 +19,7 @@ import { waitForTemporal } from './dev-server';
 import { keepDevServer, type KeptDevServer } from './dev-server-keeper';
 import { childProcessEnvironment } from './env';
 import { type PortUse, requireFreePorts } from './free-ports';
-import { Supervised } from './supervisor';
+import { Supervised, whenShutDown } from './supervisor';
 import { modelBanner } from './model-banner';
 import { keelCommandArgs, packageRoot } from '../platform/package-root';
 import { ensureTemporalCli } from './temporal-cli';
@@ -309,12 +309,5 @@ export async function up(config: KeelConfig): Promise<number> {
     beginStop(1);
     return (await shuttingDown()) ?? 1;
   }
-  return new Promise<number>((resolve) => {
-    const check = setInterval(() => {
-      const done = shuttingDown();
-      if (done === undefined) return;
-      clearInterval(check);
-      void done.then(resolve);
-    }, 200);
-  });
+  return whenShutDown(shuttingDown);
 }

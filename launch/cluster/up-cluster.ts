@@ -16,7 +16,7 @@ import { loadEncryptionKeys } from '../../codec/keys';
 import { childProcessEnvironment, createLogger } from '../env';
 import { modelBanner } from '../model-banner';
 import { keelCommandArgs, packageRoot } from '../../platform/package-root';
-import { Supervised } from '../supervisor';
+import { Supervised, whenShutDown } from '../supervisor';
 import { requireFreePorts } from '../free-ports';
 import {
   apiPortUse,
@@ -246,12 +246,5 @@ export async function upCluster(config: KeelConfig): Promise<number> {
     await shutdown.done;
     return error instanceof ClusterStopped ? 0 : 1;
   }
-  return new Promise<number>((resolve) => {
-    const check = setInterval(() => {
-      const done = shuttingDown();
-      if (done === undefined) return;
-      clearInterval(check);
-      void done.then(resolve);
-    }, 200);
-  });
+  return whenShutDown(shuttingDown);
 }
