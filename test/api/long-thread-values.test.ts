@@ -5,10 +5,7 @@
  * transcript reader's page size, with tool calls, and after a fork rewrote the transcript.
  */
 import { randomUUID } from 'node:crypto';
-import { toLangChainMessages } from '../../api/protocol/langchain-messages';
-import { getTranscriptQuery } from '../../common/messages';
-import { workflowIdFor } from '../../common/thread';
-import { apiHarness, userInput } from '../helpers/api';
+import { apiHarness, userInput, wholeValues as wholeValuesOf } from '../helpers/api';
 
 jest.setTimeout(300_000);
 
@@ -25,13 +22,7 @@ describe('the runs/wait answer of a long thread', () => {
     return { status: response.status, text: await response.text() };
   };
 
-  /** What the answer was before it was kept: the whole transcript, converted and serialized. */
-  const wholeValues = async (threadId: string): Promise<string> => {
-    const transcript = await harness.client.workflow
-      .getHandle(workflowIdFor(threadId))
-      .query(getTranscriptQuery, {});
-    return JSON.stringify({ messages: toLangChainMessages(transcript) });
-  };
+  const wholeValues = (threadId: string): Promise<string> => wholeValuesOf(harness.client, threadId);
 
   it('is the whole transcript’s LangChain view, byte for byte, at every turn', async () => {
     const threadId = randomUUID();

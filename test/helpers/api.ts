@@ -6,7 +6,13 @@ import type { KeelConfig } from '../../platform/config';
 import { closeTestClient, testClient, testConfig } from './temporal';
 import { workerHarness, type WorkerHarness } from './worker-harness';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
-import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
+import {
+  toLangChainMessages,
+  type LangChainMessage,
+  type ToolMessage,
+} from '../../api/protocol/langchain-messages';
+import { getTranscriptQuery } from '../../common/messages';
+import { workflowIdFor } from '../../common/thread';
 import { freePort } from '../setup/free-port';
 export { freePort };
 
@@ -46,6 +52,12 @@ export const userInput = (content: string, extra: Record<string, unknown> = {}) 
   input: { messages: [{ role: 'user', content }] },
   ...extra,
 });
+
+/** A thread's whole transcript in LangChain's view, serialized: what `runs/wait` must answer byte for byte. */
+export async function wholeValues(client: Client, threadId: string): Promise<string> {
+  const transcript = await client.workflow.getHandle(workflowIdFor(threadId)).query(getTranscriptQuery, {});
+  return JSON.stringify({ messages: toLangChainMessages(transcript) });
+}
 
 export interface ApiHarness extends WorkerHarness {
   api: RunningApi;
