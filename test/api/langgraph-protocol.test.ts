@@ -432,7 +432,8 @@ describe("LangGraph's JS SDK against Keel: the rest of the protocol", () => {
       expect(typesOf((await client.threads.getState(thread.thread_id)).values)).toHaveLength(6);
     });
 
-    it('cancels with rollback: the waiting run ends cancelled, what it committed stays valid', async () => {
+    /** A run on a new thread, waiting on the approval its `bash` call asks for. */
+    const interruptedRun = async (text: string) => {
       const asking = (
         await client.assistants.create({
           graphId: 'agent',
@@ -440,11 +441,16 @@ describe("LangGraph's JS SDK against Keel: the rest of the protocol", () => {
         })
       ).assistant_id;
       const thread = await client.threads.create();
-      const run = await client.runs.create(thread.thread_id, asking, { input: human('run: echo never') });
+      const run = await client.runs.create(thread.thread_id, asking, { input: human(text) });
       await eventually(
         () => client.threads.get(thread.thread_id),
         (current) => current.status === 'interrupted',
       );
+      return { asking, thread, run };
+    };
+
+    it('cancels with rollback: the waiting run ends cancelled, what it committed stays valid', async () => {
+      const { thread, run } = await interruptedRun('run: echo never');
       expect(await failureOf(client.runs.delete(thread.thread_id, run.run_id))).toMatchObject({
         status: 409,
         body: { error: { code: 'run_active' } },
@@ -458,18 +464,7 @@ describe("LangGraph's JS SDK against Keel: the rest of the protocol", () => {
     });
 
     it('a new run with multitask_strategy rollback replaces the one under way', async () => {
-      const asking = (
-        await client.assistants.create({
-          graphId: 'agent',
-          config: { configurable: { tool_rules: { bash: 'ask' } } },
-        })
-      ).assistant_id;
-      const thread = await client.threads.create();
-      const first = await client.runs.create(thread.thread_id, asking, { input: human('run: echo first') });
-      await eventually(
-        () => client.threads.get(thread.thread_id),
-        (current) => current.status === 'interrupted',
-      );
+      const { asking, thread, run: first } = await interruptedRun('run: echo first');
       const values = await client.runs.wait(thread.thread_id, asking, {
         input: human('never mind'),
         multitaskStrategy: 'rollback',
