@@ -18,6 +18,7 @@ import {
   telemetryProblem,
   type TelemetryConfig,
 } from './telemetry-config';
+import { KeelError } from '../common/errors';
 
 const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
 /** Addresses that listen on every interface: they name no host a request could give. */
@@ -531,7 +532,7 @@ function pick(raw: Record<string, string | undefined>, names: readonly string[])
   return Object.fromEntries(names.flatMap((name) => (raw[name] === undefined ? [] : [[name, raw[name]]])));
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends KeelError {
   override readonly name = 'ConfigError';
 }
 
