@@ -1,9 +1,10 @@
 /** Errors raised inside activities before they become Temporal failures. */
 import { ApplicationFailure } from '@temporalio/common';
 import type { FailureType } from '../common/failures';
+import { KeelError } from '../common/errors';
 
 /** A path or symlink that would leave the conversation's workspace. */
-export class WorkspaceViolation extends Error {
+export class WorkspaceViolation extends KeelError {
   override readonly name = 'WorkspaceViolation';
   constructor(
     readonly requested: string,
@@ -14,7 +15,7 @@ export class WorkspaceViolation extends Error {
 }
 
 /** A file tool refusing a path inside the workspace (missing, not a regular file, too large). */
-export class FileRefused extends Error {
+export class FileRefused extends KeelError {
   override readonly name = 'FileRefused';
   constructor(
     /** Workspace-relative: a refusal never shows a host path. */

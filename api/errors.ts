@@ -16,6 +16,7 @@ import type { ZodError } from 'zod';
 import { PayloadDecryptionError } from '../codec/errors';
 import { threadIdOf } from '../common/thread';
 import { StoreError } from '../store/errors';
+import { KeelError } from '../common/errors';
 
 const typesByStatus: Record<number, string> = {
   400: 'invalid_request_error',
@@ -34,7 +35,7 @@ const typesByStatus: Record<number, string> = {
   503: 'service_unavailable_error',
 };
 
-export class ApiError extends Error {
+export class ApiError extends KeelError {
   override readonly name = 'ApiError';
   constructor(
     readonly status: number,

@@ -7,38 +7,7 @@ import type { PendingApproval } from '../common/approvals';
 import type { Run } from '../common/run';
 import type { Thread } from '../common/thread';
 import type { Message } from '../common/transcript';
-
-export class ApiCallError extends Error {
-  override readonly name = 'ApiCallError';
-  constructor(
-    message: string,
-    readonly status?: number,
-    readonly code?: string,
-  ) {
-    super(message);
-  }
-}
-
-interface ErrorBody {
-  error?: { code?: string; message?: string };
-}
-
-/** The API's error shape as one readable error; the status line when the body is not ours (a proxy). */
-function errorOf(response: Response, text: string): ApiCallError {
-  let parsed: ErrorBody = {};
-  try {
-    parsed = JSON.parse(text) as ErrorBody;
-  } catch {
-    // Not our error shape: the status line is all there is.
-  }
-  const message = parsed.error?.message ?? `${response.status} ${response.statusText}`;
-  const code = parsed.error?.code;
-  return new ApiCallError(
-    `${message} (HTTP ${response.status}${code === undefined ? '' : ` ${code}`})`,
-    response.status,
-    code,
-  );
-}
+import { ApiConnectionError, apiCallErrorOf } from '../common/api-call-errors';
 
 export class KeelApiClient {
   constructor(
@@ -51,7 +20,8 @@ export class KeelApiClient {
       ...(body === undefined ? {} : { body: JSON.stringify(body), contentType: 'application/json' }),
     });
     const text = await response.text();
-    if (!response.ok) throw errorOf(response, text);
+    if (!response.ok)
+      throw apiCallErrorOf({ status: response.status, statusText: response.statusText, text });
     if (response.headers.get('content-type')?.includes('application/json') !== true) return text as T;
     return JSON.parse(text) as T;
   }
@@ -67,7 +37,11 @@ export class KeelApiClient {
       signal,
     });
     if (!response.ok || response.headers.get('content-type')?.startsWith('text/event-stream') !== true)
-      throw errorOf(response, await response.text());
+      throw apiCallErrorOf({
+        status: response.status,
+        statusText: response.statusText,
+        text: await response.text(),
+      });
     return response;
   }
 
@@ -94,8 +68,13 @@ export class KeelApiClient {
         ...(options.body === undefined ? {} : { body: options.body }),
         ...(options.signal === undefined ? {} : { signal: options.signal }),
       });
-    } catch {
-      throw new ApiCallError(`cannot reach the Keel API at ${this.baseUrl}; is it running (keel up)?`);
+    } catch (error) {
+      throw new ApiConnectionError(
+        `cannot reach the Keel API at ${this.baseUrl}; is it running (keel up)?`,
+        undefined,
+        undefined,
+        { cause: error },
+      );
     }
   }
 

@@ -16,7 +16,8 @@
 import type { Run } from '../common/run';
 import type { Thread } from '../common/thread';
 import { totalTokens } from '../common/usage';
-import { ApiCallError, type KeelApiClient } from './api-client';
+import type { KeelApiClient } from './api-client';
+import { ApiCallError } from '../common/api-call-errors';
 import { budgetLine, endedLine, quotaLine, refusedLine } from './budget-lines';
 import { historyLines } from './chat-history';
 import { helpLines, parseChatLine, type ChatCommandName } from './chat-commands';
@@ -26,6 +27,7 @@ import { followRun, money, type Answer } from './chat-run';
 import { StreamingRunFollower, type ApprovalRequest, type RunFollower } from './run-follower';
 import { styleFor, type Style } from './style';
 import { foldedOutput, toolCallLine } from './tool-lines';
+import { KeelError } from '../common/errors';
 
 export interface ChatOptions {
   api: KeelApiClient;
@@ -44,7 +46,7 @@ export interface ChatOptions {
 }
 
 /** Ends the chat with one line and a non-zero exit (an approval nobody can answer). */
-export class ChatError extends Error {
+export class ChatError extends KeelError {
   override readonly name = 'ChatError';
 }
 

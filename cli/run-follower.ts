@@ -17,7 +17,9 @@ import { compareStreamPositions, parseStreamId } from '../common/stream-ids';
 import type { Run } from '../common/run';
 import type { AssistantMessage } from '../common/transcript';
 import type { Usage } from '../common/usage';
-import { ApiCallError, type KeelApiClient } from './api-client';
+import type { KeelApiClient } from './api-client';
+import { ApiCallError, ApiConnectionError } from '../common/api-call-errors';
+import { KeelError } from '../common/errors';
 
 /** An approval the run waits for, as `approval.requested` announces it. */
 export type ApprovalRequest = Pick<
@@ -73,7 +75,7 @@ interface StreamEvent {
 }
 
 /** A handler threw: the follow ends with its error instead of reconnecting. */
-class HandlerFailed extends Error {
+class HandlerFailed extends KeelError {
   constructor(override readonly cause: unknown) {
     super('a run follower handler failed');
   }
@@ -216,7 +218,7 @@ export class StreamingRunFollower implements RunFollower {
       }
       failingSince ??= Date.now();
       if (Date.now() - failingSince > this.reconnectForMs)
-        throw new ApiCallError(
+        throw new ApiConnectionError(
           `lost the run's event stream at ${this.api.baseUrl} and could not reopen it for ${Math.round(this.reconnectForMs / 1000)}s`,
         );
       handlers.onReconnecting();

@@ -1,7 +1,8 @@
 /** Why a payload could not be decrypted. Each names the key id, never a key. */
+import { KeelError } from '../common/errors';
 
 /** Any failure to decrypt a payload: the thread it belongs to cannot be read with these keys. */
-export class PayloadDecryptionError extends Error {
+export class PayloadDecryptionError extends KeelError {
   override readonly name: string = 'PayloadDecryptionError';
   constructor(
     message: string,

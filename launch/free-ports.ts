@@ -4,6 +4,7 @@
  * The check can race with another program; each process also refuses on its own listen error.
  */
 import { createServer } from 'node:net';
+import { KeelError } from '../common/errors';
 
 export interface PortUse {
   host: string;
@@ -15,7 +16,7 @@ export interface PortUse {
 }
 
 /** A start refused because a port is taken; its message is the one sentence to show. */
-export class PortTaken extends Error {
+export class PortTaken extends KeelError {
   override readonly name = 'PortTaken';
   constructor(readonly use: PortUse) {
     super(`${use.whose} ${use.port} on ${use.host} is in use: ${use.remedy}.`);

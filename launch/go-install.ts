@@ -10,11 +10,12 @@ import { constants } from 'node:fs';
 import { access, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { KeelConfig } from '../platform/config';
+import { KeelError } from '../common/errors';
 
 /** Reports what a long build is doing: called with a line now and then. */
 export type Progress = (line: string) => void;
 
-export class GoBuildUnavailable extends Error {
+export class GoBuildUnavailable extends KeelError {
   override readonly name = 'GoBuildUnavailable';
 }
 

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { KeelConfig } from '../platform/config';
 import { packageRoot } from '../platform/package-root';
 import { GoBuildUnavailable, goInstall, isExecutable, onPath, type Progress } from './go-install';
+import { KeelError } from '../common/errors';
 
 export type { Progress };
 
@@ -18,7 +19,7 @@ export const sqliteDriverVersion = '1.62.0';
 const packagePath = 'github.com/temporalio/cli/cmd/temporal';
 const buildModule = path.join(packageRoot, 'launch', 'temporal-cli-build');
 
-export class TemporalCliUnavailable extends Error {
+export class TemporalCliUnavailable extends KeelError {
   override readonly name = 'TemporalCliUnavailable';
 }
 

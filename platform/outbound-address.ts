@@ -10,6 +10,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { canonicalHost, specialAddress, specialName } from './network-address';
+import { KeelError } from '../common/errors';
 
 /**
  * Why `address` (an IP literal, in any form) must not be reached, or undefined when it may: the
@@ -22,7 +23,7 @@ export function refusedAddress(address: string): string | undefined {
   return specialAddress(host.address);
 }
 
-export class RefusedUrl extends Error {
+export class RefusedUrl extends KeelError {
   override readonly name: string = 'RefusedUrl';
 }
 

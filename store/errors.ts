@@ -3,7 +3,9 @@
  * status and code the Store API answers it with (decision 0435). The API maps it to its error
  * shape; a memory tool gives its message to the model.
  */
-export class StoreError extends Error {
+import { KeelError } from '../common/errors';
+
+export class StoreError extends KeelError {
   override readonly name = 'StoreError';
   constructor(
     readonly status: 422 | 500 | 503,

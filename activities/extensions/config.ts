@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { KeelError } from '../../common/errors';
 
 const serverSchema = z.strictObject({
   command: z.string().min(1),
@@ -27,7 +28,7 @@ const fileSchema = z.strictObject({
 export type ExtensionServerConfig = z.infer<typeof serverSchema>;
 export type ExtensionsFile = z.infer<typeof fileSchema>;
 
-export class ExtensionsConfigError extends Error {
+export class ExtensionsConfigError extends KeelError {
   override readonly name = 'ExtensionsConfigError';
 }
 

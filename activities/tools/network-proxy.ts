@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { canonicalHost, specialAddress } from '../../platform/network-address';
 import { allowsHost, namesExactly, type HostEntry } from '../../platform/network-hosts';
+import { KeelError } from '../../common/errors';
 
 export interface NetworkProxy {
   /** The proxy's socket on the host. */
@@ -33,7 +34,7 @@ export interface NetworkProxyOptions {
   operatorHosts: readonly HostEntry[];
 }
 
-class Refused extends Error {}
+class Refused extends KeelError {}
 
 /**
  * The address to connect to for `host:port` (the host as the request wrote it), or `Refused`

@@ -35,15 +35,15 @@ import { fromTemporal } from '../errors';
 import { isTerminal, type Run } from '../../common/run';
 import { runOfTaskId, taskStatusOf } from '../mcp/run-tasks';
 import { startRun, waitForRunOrInterrupt, type RunServices } from '../protocol/run-submission';
-import { protocolRunBody } from '../protocol/run-schemas';
 import { waitForRun } from '../run-waiter';
 import type { ThreadRef } from '../thread-ref';
 import { ownerOf } from '../validate';
 import { agentCardOf, type AgentCardOptions } from './agent-card';
-import { dataOf, decisionsOf, textOf } from './decisions';
+import { decisionsOf } from './decisions';
 import { invalidParams, shown, taskNotFound, toA2AError } from './errors';
 import { configOf, pushConfigOf } from './push-configs';
 import type { LiveTextSource } from '../live-merge';
+import { newTurnOf } from './new-turn';
 import { runEvents } from './run-events';
 import {
   answerUpdateOf,
@@ -343,23 +343,7 @@ export class AgentHandler implements A2ARequestHandler {
         fromOffset,
       };
     }
-    const text = textOf(message);
-    const data = dataOf(message);
-    const content = [text, data === undefined ? '' : JSON.stringify(data)]
-      .filter((part) => part !== '')
-      .join('\n');
-    if (content === '') throw invalidParams('message.parts: a text or data part');
-    if (content.length > limits.maxInputChars)
-      throw invalidParams(`message: at most ${limits.maxInputChars} characters`);
-    const threadId = message.contextId === '' ? randomUUID() : message.contextId;
-    if (threadId.length > limits.maxIdChars || !idPattern.test(threadId))
-      throw invalidParams(`message.contextId ${shown(threadId)} is not a thread id`);
-    const body = protocolRunBody.parse({
-      assistant_id: assistant.assistant_id,
-      input: { messages: [{ role: 'user', content }] },
-      if_not_exists: 'create',
-      metadata: { source: 'a2a', a2a_message_id: message.messageId },
-    });
+    const { threadId, body } = newTurnOf(message, assistant.assistant_id);
     const started = await startRun(services, threadId, body, response, {
       wait: blocking,
       deadline: Date.now() + waitMs,

@@ -10,10 +10,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { isExecutable, onPath } from '../go-install';
+import { KeelError } from '../../common/errors';
 
 const run = promisify(execFile);
 
-export class PostgresUnavailable extends Error {
+export class PostgresUnavailable extends KeelError {
   override readonly name = 'PostgresUnavailable';
 }
 

@@ -22,6 +22,7 @@ import { preparePostgres, waitForPostgres } from './postgres';
 import { setUpSchemas } from './schema';
 import { ensureStoreDatabase, storeDatabaseUrl } from './store-database';
 import { guardedInterceptors } from '../../api/grpc-closed-guard';
+import { KeelError } from '../../common/errors';
 
 const databaseUser = 'temporal';
 
@@ -38,7 +39,7 @@ export interface TemporalClusterOptions {
 }
 
 /** Thrown by `start` when `stop` was called while it worked. */
-export class ClusterStopped extends Error {
+export class ClusterStopped extends KeelError {
   override readonly name = 'ClusterStopped';
 }
 

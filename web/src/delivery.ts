@@ -4,7 +4,8 @@
  * while the API answers `/ok`; one it refuses keeps the reason, for Retry.
  */
 import { useEffect, useRef, useState } from 'react';
-import { ApiProblem, readableError, statusOf, type Connection } from './keel-api';
+import { ApiCallError } from '../../common/api-call-errors';
+import { readableError, statusOf, type Connection } from './keel-api';
 import { deliver, outbox, useOutbox } from './outbox';
 
 const retryMs = 2_000;
@@ -19,7 +20,7 @@ export const streamModes = ['values', 'messages-tuple', 'custom'] as const;
  */
 const worthWaiting = (error: unknown): boolean => {
   const status = statusOf(error);
-  if (error instanceof ApiProblem && error.code === 'quota_exceeded') return false;
+  if (error instanceof ApiCallError && error.code === 'quota_exceeded') return false;
   return status === undefined || status === 401 || status === 408 || status === 429 || status >= 500;
 };
 
@@ -27,8 +28,9 @@ const worthWaiting = (error: unknown): boolean => {
 function problemOf(error: unknown): string {
   if (statusOf(error) === undefined) return 'The API cannot be reached.';
   const said = readableError(error).replace(/\.?$/, '.');
-  if (error instanceof ApiProblem && error.code === 'quota_exceeded') return `Your quota is used up: ${said}`;
-  if (error instanceof ApiProblem && error.code === 'concurrency_limit')
+  if (error instanceof ApiCallError && error.code === 'quota_exceeded')
+    return `Your quota is used up: ${said}`;
+  if (error instanceof ApiCallError && error.code === 'concurrency_limit')
     return `Too many of your runs are under way: ${said}`;
   return said;
 }

@@ -1,0 +1,1 @@
+import{n as e}from"./rolldown-runtime-CNOWq4Kh.js";import{a as t,i as n}from"./index-CAYnHT5E.js";var r=e((()=>{t()}));t(),r();export{n as Mermaid};

@@ -1,1 +1,0 @@
-import{n as e}from"./rolldown-runtime-CNOWq4Kh.js";import{a as t,i as n}from"./index-hplYiiFI.js";var r=e((()=>{t()}));t(),r();export{n as Mermaid};
