@@ -3,13 +3,13 @@
  * `workflows/` and `common/` whose functions ran while `reduce` handled it, and how many function
  * calls returned in them (V8's precise coverage, call counts reset before the event). Then, read
  * from the sources, the call-backs: calls in the leaf modules (model-step, tool-step, sub-agents,
- * approvals, budget) of functions that end, start or queue a run (run-lifecycle.ts), append to
- * the transcript (transcript.ts' appendMessages), or commit another leaf's step.
+ * approvals, budget) of functions of other modules that move a run or append to the transcript
+ * (see `callBacks`).
  *
  *   npx tsx bench/loop-trace.ts            the table
  *   npx tsx bench/loop-trace.ts --files    and each event's files with their call counts
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,29 +137,72 @@ async function trace(session: Session, state: ThreadState, event: ConversationEv
   return { files };
 }
 
-/** Call sites in the leaves of what moves a run or appends to the transcript, read from the source. */
+/** Top-level functions of a module, by name, with their bodies (read from the source, roughly). */
+function functionsOf(source: string): Map<string, string> {
+  const functions = new Map<string, string>();
+  const starts = [...source.matchAll(/^(?:export )?(?:function (\w+)|const (\w+) =)/gm)];
+  starts.forEach((match, index) => {
+    const end = starts[index + 1]?.index ?? source.length;
+    functions.set(match[1] ?? match[2]!, source.slice(match.index, end));
+  });
+  return functions;
+}
+
+/** What each module imports from its siblings in workflows/core: local name → module. */
+function importsOf(source: string): Map<string, string> {
+  const imports = new Map<string, string>();
+  for (const match of source.matchAll(/^import \{([^}]*)\} from '\.\/([\w-]+)';/gm))
+    for (const part of match[1]!.split(','))
+      if (part.trim() !== '' && !part.trim().startsWith('type ')) imports.set(part.trim(), match[2]!);
+  return imports;
+}
+
+/**
+ * Call-backs, read from the sources: a function "moves" a run when it appends to the transcript
+ * (transcript.ts `appendMessages`), is one of run-lifecycle.ts's moves of a run record (all but
+ * `unchanged`) or one of the sequencer's, or calls a function that moves. A call-back is a call
+ * in a leaf (model-step, tool-step, sub-agents, approvals, budget) of a function of another
+ * module that moves.
+ */
 function callBacks(): Array<[string, number, string[]]> {
-  const leaves = ['model-step', 'tool-step', 'sub-agents', 'approvals', 'budget'];
-  const deciders = new Set(['run-lifecycle', 'transcript', ...leaves]);
-  return leaves.map((leaf) => {
-    const source = readFileSync(`${root}workflows/core/${leaf}.ts`, 'utf8');
-    const names: string[] = [];
-    for (const match of source.matchAll(/^import \{([^}]*)\} from '\.\/([\w-]+)';/gm)) {
-      if (!deciders.has(match[2]!) || match[2] === leaf) continue;
-      for (const name of match[1]!.split(',').map((part) => part.trim()))
-        if (name !== '' && !name.startsWith('type ')) names.push(`${match[2]}.${name}`);
-    }
-    // A leaf calling another leaf's pure helper is fine; what counts is what moves the run or the transcript.
-    const moving = names.filter((name) =>
-      /^(run-lifecycle\.|transcript\.appendMessages$|tool-step\.(recordToolResult|afterStart|startToolStep|interruptToolStep)$|model-step\.(beginModelStep|afterToolStep)$)/.test(
-        name,
-      ),
-    );
+  const core = `${root}workflows/core/`;
+  const modules = new Map(
+    readdirSync(core)
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => {
+        const source = readFileSync(core + file, 'utf8');
+        return [file.replace(/\.ts$/, ''), { functions: functionsOf(source), imports: importsOf(source) }];
+      }),
+  );
+  const moving = new Set<string>(['transcript.appendMessages']);
+  for (const [name, module] of modules)
+    if (name === 'run-lifecycle' || name === 'sequencer')
+      for (const fn of module.functions.keys()) if (fn !== 'unchanged') moving.add(`${name}.${fn}`);
+  const resolve = (module: string, name: string): string =>
+    `${modules.get(module)?.imports.get(name) ?? module}.${name}`;
+  const calls = (body: string): string[] => [...body.matchAll(/\b(\w+)\(/g)].map((match) => match[1]!);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [name, module] of modules)
+      for (const [fn, body] of module.functions)
+        if (!moving.has(`${name}.${fn}`) && calls(body).some((call) => moving.has(resolve(name, call)))) {
+          moving.add(`${name}.${fn}`);
+          grew = true;
+        }
+  }
+  return ['model-step', 'tool-step', 'sub-agents', 'approvals', 'budget'].map((leaf) => {
+    const module = modules.get(leaf)!;
+    const targets = new Set<string>();
     let sites = 0;
-    const body = source.replace(/^import [^;]*;$/gm, '');
-    for (const name of moving)
-      sites += body.match(new RegExp(`\\b${name.split('.')[1]}\\(`, 'g'))?.length ?? 0;
-    return [leaf, sites, moving];
+    for (const body of module.functions.values())
+      for (const call of calls(body)) {
+        const target = resolve(leaf, call);
+        if (!target.startsWith(`${leaf}.`) && moving.has(target)) {
+          sites++;
+          targets.add(target);
+        }
+      }
+    return [leaf, sites, [...targets].sort()];
   });
 }
 
@@ -170,12 +213,16 @@ async function main(): Promise<void> {
   await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
   // One warm-up pass so that module loading is not counted.
   for (const [, state, event] of cases) reduce(state, event);
-  const rows: string[] = ['| event | files | calls |', '| --- | ---: | ---: |'];
+  const rows: string[] = [
+    '| event | files | of them in workflows/core | calls |',
+    '| --- | ---: | ---: | ---: |',
+  ];
   const details: string[] = [];
   for (const [name, state, event] of cases) {
     const { files } = await trace(session, state, event);
     const calls = [...files.values()].reduce((sum, count) => sum + count, 0);
-    rows.push(`| ${name} | ${files.size} | ${calls} |`);
+    const core = [...files.keys()].filter((file) => file.startsWith('workflows/core/')).length;
+    rows.push(`| ${name} | ${files.size} | ${core} | ${calls} |`);
     details.push(`${name}:`, ...[...files].map(([file, count]) => `  ${file} ${count}`));
   }
   session.disconnect();
