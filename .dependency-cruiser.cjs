@@ -80,6 +80,12 @@ module.exports = {
       `^workflows/(?!core/)|${folders([...productFolders.filter((name) => name !== 'common' && name !== 'workflows'), ...users, 'web'])}`,
     ),
     notUp(
+      'core-leaves-return-facts',
+      "The agent loop's leaves are pure over their slice and return facts; only the sequencer moves a run (its record through run-lifecycle.ts): a leaf that called either would decide a run's next state out of sight (decision 0530).",
+      '^workflows/core/(model-step|tool-step|sub-agents|approvals|approval-gate|budget|spawn|child-usage|stop-conditions)\\.ts$',
+      '^workflows/core/(sequencer|run-lifecycle|reducer)\\.ts$',
+    ),
+    notUp(
       'workflows-import-only-common',
       'Workflow code is deterministic: besides workflows/ it imports only common/ (ESLint bans Node and SDKs; this counts type imports too).',
       '^workflows/',

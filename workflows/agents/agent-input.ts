@@ -5,7 +5,7 @@
 import { ApprovalMode, ToolRule, type ThreadConfig } from '../../common/thread';
 import type { AgentConfig, AgentInput } from '../../common/agents';
 import { parseModelSpec } from '../../common/model-spec';
-import type { NewConversation } from '../interpreter/workflow';
+import type { NewConversation } from '../interpreter/conversation-input';
 import { promptOf } from './agent-prompt';
 import { outputInstruction, schemaFor } from './structured-output';
 

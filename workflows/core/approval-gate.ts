@@ -56,16 +56,21 @@ export function pendingCalls(state: ThreadState): AwaitingApprovalCall[] {
   return step?.kind === 'tools' ? step.calls.filter(isAwaiting) : [];
 }
 
-/** Sets (or clears) `awaiting_approval` on the active run, to match its pending calls. */
+/**
+ * Sets (or clears) `awaiting_approval` on the active run, to match its pending calls; the state
+ * itself when it already does.
+ */
 export function markAwaiting(state: ThreadState, runId: string, now: number): ThreadState {
   const awaiting = pendingCalls(state).length > 0;
+  let changed = false;
   const runs = state.runs.map((run) => {
     if (run.run_id !== runId) return run;
     const isAwaiting = run.status_reason === 'awaiting_approval';
     if (awaiting === isAwaiting) return run;
+    changed = true;
     const { status_reason: _dropped, ...rest } = run;
     const reason: { status_reason?: StatusReason } = awaiting ? { status_reason: 'awaiting_approval' } : {};
     return { ...rest, ...reason, updated_at: iso(now) };
   });
-  return { ...state, runs };
+  return changed ? { ...state, runs } : state;
 }

@@ -1,15 +1,16 @@
 /**
- * Human approvals, pure. A call that needs approval waits in the tools step (no `runTool`)
- * with a pending approval and a durable timer; approving runs it, denying or expiring answers
- * it with an `is_error` result, so the transcript invariant holds whatever the human does.
+ * Human approvals, pure over the tool step. A call that needs approval waits in the tools step
+ * (no `runTool`) with a pending approval and a durable timer; approving runs it, denying or
+ * expiring answers it with an `is_error` result, so the transcript invariant holds whatever the
+ * human does. What that comes to (the step done, the run no longer awaiting) is the sequencer's.
  */
 import type { DecideApprovalInput, PendingApproval } from '../../common/approvals';
-import { markAwaiting, pendingCalls } from './approval-gate';
+import { pendingCalls } from './approval-gate';
 import { emit } from './emit';
 import type { Rejection } from '../../common/input-rules';
 import type { AwaitingApprovalCall, ThreadState, ToolCall } from './state';
 import type { ToolOutcome } from '../../common/tools';
-import { afterStart, recordToolResult, startCall, type ToolStepTransition } from './tool-step';
+import { afterStart, recordToolResult, startCall, type ToolStepChange } from './tool-step';
 import type { Command } from './transitions';
 import { say } from './wording';
 
@@ -73,11 +74,11 @@ export function decideApproval(
   state: ThreadState,
   decision: DecideApprovalInput,
   now: number,
-): ToolStepTransition {
+): ToolStepChange {
   const call = pendingCall(state, decision.approval_id);
   const active = state.active;
   if (call === undefined || active === null || active.step.kind !== 'tools')
-    return { state, commands: [], step: 'tools' };
+    return { state, commands: [], done: false };
   const { approval_id } = decision;
   const reason = decision.reason?.trim() === '' ? undefined : decision.reason;
   if (decision.decision === 'approve') {
@@ -96,45 +97,37 @@ export function decideApproval(
     const step = { ...active.step, calls, assistant: { ...active.step.assistant, content } };
     const approved = { ...state, active: { ...active, step } };
     const started = startCall(state, active.run_id, use, call.flags, now);
-    const transition: ToolStepTransition = {
-      state: markAwaiting(approved, active.run_id, now),
-      step: 'tools',
+    const transition: ToolStepChange = {
+      state: approved,
+      done: false,
       commands: [...resolved(active.run_id, approval_id, 'approve', reason), ...started.commands],
     };
     const refused =
       started.refusal === undefined ? [] : [[call.use.id, started.refusal] as [string, ToolOutcome]];
-    return afterStart(transition, active.run_id, refused, now);
+    return afterStart(transition, active.run_id, refused);
   }
   const denied = { ...call.approval, status: 'denied' as const, ...(reason === undefined ? {} : { reason }) };
   const content = say.deniedByUser(call.use.name, reason);
-  const recorded = recordToolResult(
-    state,
-    active.run_id,
-    call.use.id,
-    { content, is_error: true },
-    now,
-    denied,
-  );
+  const recorded = recordToolResult(state, active.run_id, call.use.id, { content, is_error: true }, denied);
   return {
     ...recorded,
-    state: markAwaiting(recorded.state, active.run_id, now),
     commands: [...resolved(active.run_id, approval_id, 'deny', reason), ...recorded.commands],
   };
 }
 
 /**
  * A timer fired. The call (and any other call of the step whose time is also up) gets an error
- * result saying it was not approved in time; the caller ends the run once the step is complete.
+ * result saying it was not approved in time; the sequencer ends the run once the step is complete.
  */
-export function expireApproval(state: ThreadState, approvalId: string, now: number): ToolStepTransition {
+export function expireApproval(state: ThreadState, approvalId: string, now: number): ToolStepChange {
   const active = state.active;
   const target = pendingCall(state, approvalId);
-  if (active === null || target === undefined) return { state, commands: [], step: 'tools' };
+  if (active === null || target === undefined) return { state, commands: [], done: false };
   const expired = pendingCalls(state).filter(
     (call) => call === target || Date.parse(call.approval.expires_at) <= now,
   );
   const seconds = state.thread.config.approval_timeout_s;
-  let transition: ToolStepTransition = { state, commands: [], step: 'tools' };
+  let transition: ToolStepChange = { state, commands: [], done: false };
   for (const call of expired) {
     const id = call.approval.approval_id;
     const timedOut = { ...call.approval, status: 'timed_out' as const };
@@ -144,7 +137,6 @@ export function expireApproval(state: ThreadState, approvalId: string, now: numb
       active.run_id,
       call.use.id,
       { content, is_error: true },
-      now,
       timedOut,
     );
     transition = {
@@ -156,7 +148,7 @@ export function expireApproval(state: ThreadState, approvalId: string, now: numb
       ],
     };
   }
-  return { ...transition, state: markAwaiting(transition.state, active.run_id, now) };
+  return transition;
 }
 
 /** Timers for calls still pending, and no `runTool` for them: what a fresh workflow run re-creates. */

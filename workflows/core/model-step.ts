@@ -1,35 +1,28 @@
 /**
- * The model half of a step: ask the model (unless a stop condition ends the run first), then act
- * on its answer: run the tools it asks for, go on after a pause, or end the run with its text.
+ * The model half of a step, pure: the `callModel` command a step makes, and what an answer, a
+ * failure or a stopped call comes to. The sequencer (sequencer.ts) acts on it: it counts the
+ * answer, runs the tools it asks for, goes on after a pause, or ends the run.
  */
 import {
   appendedMessagesLimit,
   inlineMessagesLimit,
   type AppendedMessages,
   type CallModelInput,
+  type CallModelResult,
 } from '../../common/activities';
-import { type ModelMessage, textOf, toolUsesOf } from '../../common/transcript';
+import { textOf, type AssistantContent, type ModelMessage } from '../../common/transcript';
 import { FailureType, isFailureType } from '../../common/failures';
 import { addUsage } from '../../common/usage';
-import { budgetLeft, exceededEvent, quotaBinds, warnIfNear } from './budget';
-import { rollUpChildUsage } from './child-usage';
+import { budgetLeft, exceededEvent, quotaBinds } from './budget';
 import { emit } from './emit';
-import { finishRun, unchanged, updateRun } from './run-lifecycle';
-import { findRun, transcriptRevision, type ActiveRun, type Stopping, type ThreadState } from './state';
-import {
-  completionReason,
-  continuesTurn,
-  runsTools,
-  stopAfterToolStep,
-  stopBeforeModelCall,
-} from './stop-conditions';
-import { startToolStep, type ToolStepTransition } from './tool-step';
-import { appendMessages, modelMessages } from './transcript';
+import { transcriptRevision, type ActiveRun, type Stopping, type ThreadState } from './state';
+import type { Stop } from './stop-conditions';
+import { modelMessages } from './transcript';
 import { say } from './wording';
-import type { Command, ConversationEvent, Transition } from './transitions';
+import type { Command } from './transitions';
 
 /** The active run, when `step` of run `runId` is the model call it waits for. */
-function currentModelStep(state: ThreadState, runId: string, step: number): ActiveRun | undefined {
+export function currentModelStep(state: ThreadState, runId: string, step: number): ActiveRun | undefined {
   const active = state.active;
   const current =
     active !== null && active.run_id === runId && active.steps === step && active.step.kind === 'model';
@@ -102,127 +95,60 @@ export function callModelCommand(state: ThreadState, active: ActiveRun, step: nu
   return { type: 'callModel', run_id: active.run_id, step, input };
 }
 
-/** Asks the model for the next step, unless the run has used all the steps or the budget it may. */
-export function beginModelStep(state: ThreadState, now: number, commands: Command[]): Transition {
-  const active = state.active;
-  if (active === null) return { state, commands };
-  const stop = stopBeforeModelCall(state, active);
-  if (stop !== undefined) {
-    const finished = finishRun(state, now, 'failed', stop);
-    const notice = stop.reason === 'budget_exceeded' ? [exceededEvent(state, active.run_id)] : [];
-    return { state: finished.state, commands: [...commands, ...notice, ...finished.commands] };
-  }
-  const steps = active.steps + 1;
-  const next = { ...state, active: { ...active, steps, step: { kind: 'model' as const } } };
-  // Logged in the task that schedules the call, so it costs no history event of its own: it tells
-  // a stream to look for the call's live text (decision 0340). A call nobody streams has none.
-  const started = active.deltas === false ? [] : [emit.messageStarted(active.run_id, steps)];
-  return { state: next, commands: [...commands, ...started, callModelCommand(next, next.active, steps)] };
-}
-
-/** A tool step changed: once it is complete the model is asked again, unless the run must stop. */
-export function afterToolStep(done: ToolStepTransition, now: number): Transition {
-  if (done.step === 'tools') return done;
-  const stop = stopAfterToolStep(done.committed);
-  if (stop === undefined) return beginModelStep(done.state, now, done.commands);
-  const finished = finishRun(done.state, now, 'failed', stop);
-  return { state: finished.state, commands: [...done.commands, ...finished.commands] };
-}
-
-export function modelResponded(
-  state: ThreadState,
-  event: Extract<ConversationEvent, { type: 'modelResponded' }>,
-): Transition {
-  const { result, now, run_id, step } = event;
-  const active = currentModelStep(state, run_id, step);
-  const run = findRun(state, run_id);
-  if (active === undefined || run === undefined) return unchanged(state);
-  const usage = addUsage(run.usage, result.usage);
+/** The thread's count of an answer: its usage, and one more model step. */
+export function countAnswer(state: ThreadState, result: CallModelResult): ThreadState {
   const totals = { ...state.totals, steps: state.totals.steps + 1 };
-  const counted = updateRun({ ...state, usage: addUsage(state.usage, result.usage), totals }, run_id, now, {
-    usage,
-    steps: step,
-  });
-  const warned = warnIfNear(counted.state, run_id);
-  const stopping = active.step.kind === 'model' ? active.step.stopping : undefined;
-  // The call's last streamed text, which the activity left for us to publish, comes first; or,
-  // when it streamed live, all of it once, for the streams that missed some (decision 0340).
-  const tail = result.unpublished_delta;
-  const streamed = result.streamed;
-  const whole = streamed === undefined ? '' : (streamed.text ?? textOf(result.content));
-  const commands: Command[] = [
-    ...(tail === undefined || tail.text === ''
-      ? []
-      : [emit.messageDelta(run_id, step, tail.attempt, tail.text)]),
-    ...(streamed === undefined || whole === ''
-      ? []
-      : [emit.messageDelta(run_id, step, streamed.attempt, whole, true)]),
-    ...counted.commands,
-    emit.usageUpdated(run_id, usage, counted.state.usage),
-    ...warned.commands,
-  ];
-  // Stopped, but the answer came first: it is kept as far as its text goes, as a stopped answer.
-  if (stopping !== undefined)
-    return endStopped(warned.state, active, stopping, textOf(result.content), now, commands);
-  if (runsTools(result, toolUsesOf(result.content).length > 0)) {
-    const started = startToolStep(warned.state, active, result, now);
-    return afterToolStep({ ...started, commands: [...commands, ...started.commands] }, now);
-  }
-  // Refusals and truncated answers keep their text but never their tool calls.
-  const content = result.content.filter((block) => block.type === 'text' && block.text !== '');
-  const appended =
-    content.length === 0
-      ? { state: warned.state, appended: [] }
-      : appendMessages(warned.state, run_id, now, [
-          { role: 'assistant', content, model: result.model, stop_reason: result.stop_reason },
-        ]);
-  const emitted = appended.appended.map((message) => emit.messageCompleted(run_id, message));
-  if (continuesTurn(result)) return beginModelStep(appended.state, now, [...commands, ...emitted]);
-  const reason = completionReason(result);
-  const finished = finishRun(appended.state, now, 'completed', {
-    output: textOf(content),
-    ...(reason === undefined ? {} : { reason }),
-  });
-  return { state: finished.state, commands: [...commands, ...emitted, ...finished.commands] };
+  return { ...state, usage: addUsage(state.usage, result.usage), totals };
 }
 
 /**
- * A model call failed after Temporal's retries. What its attempts were billed is charged first,
- * so the ledger keeps what was paid for; a call the activity refused because not even a minimal
- * answer fits what is left ends the run as the budget check before a call does (decision 0425).
+ * The answer's text for streams: its last streamed text, which the activity left for us to
+ * publish, comes first; or, when it streamed live, all of it once, for the streams that missed
+ * some (decision 0340).
  */
-export function modelFailed(
+export function answerDeltas(result: CallModelResult, runId: string, step: number): Command[] {
+  const tail = result.unpublished_delta;
+  const streamed = result.streamed;
+  const whole = streamed === undefined ? '' : (streamed.text ?? textOf(result.content));
+  return [
+    ...(tail === undefined || tail.text === ''
+      ? []
+      : [emit.messageDelta(runId, step, tail.attempt, tail.text)]),
+    ...(streamed === undefined || whole === ''
+      ? []
+      : [emit.messageDelta(runId, step, streamed.attempt, whole, true)]),
+  ];
+}
+
+/** Refusals and truncated answers keep their text but never their tool calls. */
+export const keptContent = (result: CallModelResult): AssistantContent[] =>
+  result.content.filter((block) => block.type === 'text' && block.text !== '');
+
+/**
+ * How a model call that failed after Temporal's retries ends the run: a call the activity refused
+ * because not even a minimal answer fits what is left ends it as the budget check before a call
+ * does (decision 0425), with its notice; any other failure with its type when Keel knows it.
+ */
+export function modelFailure(
   state: ThreadState,
-  { run_id, step, error, billed, now }: Extract<ConversationEvent, { type: 'modelFailed' }>,
-): Transition {
-  if (!isCurrentModelStep(state, run_id, step)) return unchanged(state);
-  const charged = billed === undefined ? unchanged(state) : rollUpChildUsage(state, run_id, billed, now);
-  const then = (next: Transition): Transition => ({
-    state: next.state,
-    commands: [...charged.commands, ...next.commands],
-  });
-  // A call told to stop that failed instead ends the run as the Stop asked, with no text.
-  const stopping = stoppingOf(charged.state);
-  if (stopping !== undefined) return then(finishRun(charged.state, now, 'cancelled', stopping));
+  runId: string,
+  error: { type?: string | undefined; message: string },
+): { stop: Stop; notice: Command[] } {
   if (error.type === FailureType.budgetExceeded) {
-    const notice = exceededEvent(charged.state, run_id);
     // The run's share of its owner's quota was the lesser ceiling: the quota refused the call.
-    const quota = quotaBinds(charged.state);
-    const finished = finishRun(charged.state, now, 'failed', {
-      reason: quota ? 'quota_exceeded' : 'budget_exceeded',
-      error: quota
-        ? { type: FailureType.quotaExceeded, message: `${say.quotaShare}: ${error.message}` }
-        : { type: FailureType.budgetExceeded, message: error.message },
-    });
-    return then({ state: finished.state, commands: [notice, ...finished.commands] });
+    const quota = quotaBinds(state);
+    return {
+      notice: [exceededEvent(state, runId)],
+      stop: {
+        reason: quota ? 'quota_exceeded' : 'budget_exceeded',
+        error: quota
+          ? { type: FailureType.quotaExceeded, message: `${say.quotaShare}: ${error.message}` }
+          : { type: FailureType.budgetExceeded, message: error.message },
+      },
+    };
   }
   const type = isFailureType(error.type) ? error.type : FailureType.internal;
-  return then(
-    finishRun(charged.state, now, 'failed', {
-      reason: 'model_error',
-      error: { type, message: error.message },
-    }),
-  );
+  return { notice: [], stop: { reason: 'model_error', error: { type, message: error.message } } };
 }
 
 /** How the active run's model step is being stopped, if it is. */
@@ -231,67 +157,15 @@ export function stoppingOf(state: ThreadState): Stopping | undefined {
   return step?.kind === 'model' ? step.stopping : undefined;
 }
 
-/** The model call told to stop has: its text becomes the run's stopped answer, and the run ends. */
-export function modelStopped(
-  state: ThreadState,
-  { run_id, step, text, now, streamed, billed }: Extract<ConversationEvent, { type: 'modelStopped' }>,
-): Transition {
-  const current = currentModelStep(state, run_id, step);
-  if (current === undefined || stoppingOf(state) === undefined) return unchanged(state);
-  // What the stopped call was billed is charged first, so the ledger keeps what was paid for
-  // (decision 0425).
-  const charged = billed === undefined ? unchanged(state) : rollUpChildUsage(state, run_id, billed, now);
-  const stopped = stoppedAfterCharge(charged.state, run_id, step, text, now, streamed);
-  return { state: stopped.state, commands: [...charged.commands, ...stopped.commands] };
-}
-
-function stoppedAfterCharge(
-  state: ThreadState,
-  run_id: string,
+/**
+ * A stopped call's text for streams: a live stream may not have read the last pieces before the
+ * call stopped, so the whole text, once, brings them, as it does for an answer. Only a call that
+ * says it streamed live logs it, so a history recorded before this replays the same log.
+ */
+export const stoppedDeltas = (
+  runId: string,
   step: number,
   text: string,
-  now: number,
   streamed: { attempt: number } | undefined,
-): Transition {
-  const active = currentModelStep(state, run_id, step);
-  const stopping = stoppingOf(state);
-  if (active === undefined || stopping === undefined) return unchanged(state);
-  // A live stream may not have read the last pieces before the call stopped: the whole text, once,
-  // brings them, as it does for an answer. Only a call that says it streamed live logs it, so a
-  // history recorded before this replays the same log.
-  const whole =
-    streamed === undefined || text === ''
-      ? []
-      : [emit.messageDelta(run_id, step, streamed.attempt, text, true)];
-  return endStopped(state, active, stopping, text, now, whole);
-}
-
-/**
- * Ends a stopped run. Its text, if any, is committed as an assistant message marked `stopped`:
- * text only, so the next request stays valid for every provider (no half tool call, and no
- * blank text block, which Anthropic refuses).
- */
-function endStopped(
-  state: ThreadState,
-  active: ActiveRun,
-  stopping: Stopping,
-  text: string,
-  now: number,
-  commands: Command[],
-): Transition {
-  const kept =
-    text.trim() === ''
-      ? { state, appended: [] }
-      : appendMessages(state, active.run_id, now, [
-          {
-            role: 'assistant',
-            content: [{ type: 'text', text }],
-            model: active.model,
-            stop_reason: 'end_turn',
-            stopped: true,
-          },
-        ]);
-  const emitted = kept.appended.map((message) => emit.messageCompleted(active.run_id, message));
-  const finished = finishRun(kept.state, now, 'cancelled', stopping);
-  return { state: finished.state, commands: [...commands, ...emitted, ...finished.commands] };
-}
+): Command[] =>
+  streamed === undefined || text === '' ? [] : [emit.messageDelta(runId, step, streamed.attempt, text, true)];

@@ -1,7 +1,8 @@
 /**
- * A run's life on its thread: queued when its input arrives, started when the thread is free,
- * finished (completed, failed or cancelled), and the thread closed with whatever it still held.
- * Starting the next queued run is the reducer's (`settle`), after every event.
+ * A run's record through its life on the thread: queued when its input arrives, started when the
+ * thread is free, deferred, finished (completed, failed or cancelled). The sequencer
+ * (sequencer.ts) alone calls these: it decides when a run moves, and this module how its record
+ * shows it.
  */
 import { limits, truncateWithNote } from '../../common/limits';
 import type { SubmitInput } from '../../common/messages';
@@ -17,7 +18,6 @@ import { forkAt } from './branches';
 import { emit, iso } from './emit';
 import { newRun } from './intake';
 import { findRun, threadSummary, type QueuedRun, type ThreadState } from './state';
-import { interruptToolStep } from './tool-step';
 import { appendMessages } from './transcript';
 import type { Transition } from './transitions';
 import { say } from './wording';
@@ -72,31 +72,17 @@ function deferred(run: Run): Run {
 
 const isEnded = (run: Run): run is EndedRun => isTerminal(run.status);
 
-/**
- * A new input: its run is queued, and under `interrupt` the active run is cancelled for it (with
- * `keepPartial`, its model call keeps what it said, and the new run starts once that is in).
- */
-export function submit(
+/** A new input: its run is queued (`run.created`); whether it interrupts another is the sequencer's. */
+export function queueRun(
   state: ThreadState,
   input: SubmitInput,
   now: number,
   nextOffset: number | undefined,
-  keep: KeepPartial = {},
 ): Transition {
   const run = newRun(state, input, now, nextOffset);
   const runs = [...state.runs, run].slice(-limits.runsKept);
   const queued = { ...state, runs, queue: [...state.queue, queuedOf(input)] };
-  const created = emit.run('run.created', run);
-  if (input.multitask_strategy !== 'interrupt' || state.active === null)
-    return { state: queued, commands: [created] };
-  const interrupted = cancelRun(
-    queued,
-    state.active.run_id,
-    now,
-    { reason: 'superseded', message: say.interruptedBy(run.run_id) },
-    keep,
-  );
-  return { state: interrupted.state, commands: [created, ...interrupted.commands] };
+  return { state: queued, commands: [emit.run('run.created', run)] };
 }
 
 const queuedOf = (input: SubmitInput): QueuedRun => ({
@@ -171,12 +157,7 @@ export function startQueuedRun(state: ThreadState, now: number): Transition | un
   return { state: finished.state, commands: [...begun.commands, ...finished.commands] };
 }
 
-/** Whether a cancelled model call keeps what it said (decision 0370): the run ends once it stopped. */
-interface KeepPartial {
-  keepPartial?: boolean;
-}
-
-interface Ending {
+export interface Ending {
   reason?: StatusReason;
   error?: RunError;
   output?: string;
@@ -219,41 +200,17 @@ export function finishRun(
   return updateRun(next, active.run_id, now, (run) => ended(run, fields), `run.${status}`);
 }
 
-/**
- * Cancels a queued run, or the active one: its unfinished calls get results saying why. With
- * `keepPartial`, an active run waiting on the model is told to stop and ends when the call has
- * (model-step.ts `modelStopped`), so what the model said so far is kept.
- */
-export function cancelRun(
+/** Cancels a run not yet started: it leaves the queue and ends `cancelled`. */
+export function cancelQueuedRun(
   state: ThreadState,
   runId: string,
   now: number,
-  why: { reason: StatusReason; message: string | undefined },
-  { keepPartial = false }: KeepPartial = {},
+  reason: StatusReason,
+  error: RunError,
 ): Transition {
-  const run = findRun(state, runId);
-  if (run === undefined || isTerminal(run.status)) return unchanged(state);
-  const error: RunError = { type: 'Cancelled', message: why.message ?? say.cancelledOnRequest };
-  if (state.active?.run_id !== runId) {
-    const dequeued = { ...state, queue: state.queue.filter((queued) => queued.run_id !== runId) };
-    const ending = { status: 'cancelled', status_reason: why.reason, error, ended_at: iso(now) } as const;
-    return updateRun(dequeued, runId, now, (run) => ended(run, ending), 'run.cancelled');
-  }
-  const active = state.active;
-  if (keepPartial && active.step.kind === 'model') {
-    if (active.step.stopping !== undefined) return unchanged(state);
-    const stopping = { kind: 'model' as const, stopping: { reason: why.reason, error } };
-    return {
-      state: { ...state, active: { ...active, step: stopping } },
-      commands: [{ type: 'cancelActivities', run_id: runId }],
-    };
-  }
-  const interrupted = interruptToolStep(state, now, `cancelled: ${error.message}`);
-  const finished = finishRun(interrupted.state, now, 'cancelled', { reason: why.reason, error });
-  return {
-    state: finished.state,
-    commands: [{ type: 'cancelActivities', run_id: runId }, ...interrupted.commands, ...finished.commands],
-  };
+  const dequeued = { ...state, queue: state.queue.filter((queued) => queued.run_id !== runId) };
+  const ending = { status: 'cancelled', status_reason: reason, error, ended_at: iso(now) } as const;
+  return updateRun(dequeued, runId, now, (run) => ended(run, ending), 'run.cancelled');
 }
 
 /** `runs/wait` gave up waiting: the run goes on, marked deferred. */
@@ -261,28 +218,4 @@ export function deferRun(state: ThreadState, runId: string, now: number): Transi
   const run = findRun(state, runId);
   if (run === undefined || isTerminal(run.status) || run.status === 'deferred') return unchanged(state);
   return updateRun(state, runId, now, deferred, 'run.deferred');
-}
-
-/**
- * Closes the thread: the active run and every queued one are cancelled. With `keepPartial` the
- * active run's model call keeps what it said, and the run ends once it has stopped.
- */
-export function closeThread(
-  state: ThreadState,
-  now: number,
-  reason: string | undefined,
-  keep: KeepPartial = {},
-): Transition {
-  if (state.closed) return unchanged(state);
-  const message = reason ?? say.threadClosed;
-  let transition: Transition = { state: { ...state, closed: true }, commands: [] };
-  const pending = [
-    ...(state.active === null ? [] : [state.active.run_id]),
-    ...state.queue.map((q) => q.run_id),
-  ];
-  for (const runId of pending) {
-    const cancelled = cancelRun(transition.state, runId, now, { reason: 'thread_closed', message }, keep);
-    transition = { state: cancelled.state, commands: [...transition.commands, ...cancelled.commands] };
-  }
-  return transition;
 }

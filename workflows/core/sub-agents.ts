@@ -3,22 +3,38 @@
  * waits for the child's report up to its timeout (foreground), or is answered at once
  * (background). A child that outlives its wait goes on in the background, and its report then
  * becomes a continuation run of the run that spawned it. The interpreter starts the child,
- * keeps the timer and feeds back `childStarted`, `childWaitExpired` and `childCompleted`.
+ * keeps the timer and feeds back `childStarted`, `childWaitExpired` and `childCompleted`. What a
+ * child's news comes to is a fact for the sequencer: an answer for the call that spawned it, or a
+ * continuation run to queue.
  */
 import { childOriginOf, type ChildCompleted } from '../../common/children';
 import { runTerminalEvents } from '../../common/events';
+import type { SubmitInput } from '../../common/messages';
 import type { Run } from '../../common/run';
+import type { ToolOutcome } from '../../common/tools';
 import type { Usage } from '../../common/usage';
 import { warnIfNear } from './budget';
 import { rollUpChildUsage } from './child-usage';
 import { emit } from './emit';
-import { submit } from './run-lifecycle';
 import { childOf } from './spawn';
 import type { ChildRecord, ThreadState } from './state';
-import { recordToolResult, type ToolStepTransition } from './tool-step';
 import type { Command, ConversationEvent, Transition } from './transitions';
 
 type Event<T extends ConversationEvent['type']> = Extract<ConversationEvent, { type: T }>;
+
+/**
+ * What a child's news comes to, besides its own changes: `answer`, the result of the call that
+ * spawned it; `continuation`, a run to queue with the report of a child that went on in the
+ * background.
+ */
+export type SubAgentChange = Transition & { answer?: CallAnswer; continuation?: SubmitInput };
+
+/** The result a call that spawned a child gets. */
+export interface CallAnswer {
+  run_id: string;
+  tool_use_id: string;
+  outcome: ToolOutcome;
+}
 
 const answerOf = (run: Run): string => run.output ?? run.error?.message ?? '(no answer)';
 
@@ -69,52 +85,55 @@ function callRuns(state: ThreadState, child: ChildRecord): boolean {
   return active.step.calls.some((call) => call.use.id === child.tool_use_id && call.status === 'running');
 }
 
+const answer = (child: ChildRecord, outcome: ToolOutcome): CallAnswer => ({
+  run_id: child.run_id,
+  tool_use_id: child.tool_use_id,
+  outcome,
+});
+
 /** The waiting call gets the child's answer. */
 function answerCall(
   state: ThreadState,
   child: ChildRecord,
   report: ChildCompleted,
   now: number,
-): ToolStepTransition {
+): SubAgentChange {
   const rolled = rollUp(withChild(state, child.child_thread_id, undefined), child.run_id, report, now);
   const content = `Sub-agent ${child.child_thread_id} ${report.run.status}: ${answerOf(report.run)}`;
-  const outcome = { is_error: report.run.status !== 'completed', content };
-  const answered = recordToolResult(rolled.state, child.run_id, child.tool_use_id, outcome, now);
-  return { ...answered, commands: [...rolled.commands, ...answered.commands] };
+  return { ...rolled, answer: answer(child, { is_error: report.run.status !== 'completed', content }) };
 }
 
 /** The call is answered now and the child goes on: its report will become a continuation run. */
-function goOnInBackground(state: ThreadState, child: ChildRecord, now: number): ToolStepTransition {
+function goOnInBackground(state: ThreadState, child: ChildRecord): SubAgentChange {
   const content = child.background
     ? `Sub-agent ${child.child_thread_id} started in the background; its result will arrive as a new turn.`
     : `Sub-agent ${child.child_thread_id} did not finish within ${child.wait_s} s; it continues in the background and its result will arrive as a new turn.`;
   const background = withChild(state, child.child_thread_id, { ...child, phase: 'background' });
-  return recordToolResult(background, child.run_id, child.tool_use_id, { is_error: false, content }, now);
+  return { state: background, commands: [], answer: answer(child, { is_error: false, content }) };
 }
 
 /** The child runs with its task: a report that came first answers the call now. */
-export function childStarted(state: ThreadState, event: Event<'childStarted'>): ToolStepTransition {
+export function childStarted(state: ThreadState, event: Event<'childStarted'>): SubAgentChange {
   const child = childOf(state, event.child_thread_id);
-  if (child === undefined || child.phase !== 'starting') return { state, commands: [], step: 'tools' };
+  if (child === undefined || child.phase !== 'starting') return { state, commands: [] };
   const spawned = emit.childSpawned(child.run_id, child.child_thread_id, child.task);
   const next =
     child.report !== undefined
       ? answerCall(state, child, child.report, event.now)
       : child.wait_s <= 0
-        ? goOnInBackground(state, child, event.now)
+        ? goOnInBackground(state, child)
         : {
             state: withChild(state, child.child_thread_id, { ...child, phase: 'waiting' as const }),
             commands: [],
-            step: 'tools' as const,
           };
   return { ...next, commands: [spawned, ...next.commands] };
 }
 
 /** The foreground wait ran out. */
-export function childWaitExpired(state: ThreadState, event: Event<'childWaitExpired'>): ToolStepTransition {
+export function childWaitExpired(state: ThreadState, event: Event<'childWaitExpired'>): SubAgentChange {
   const child = childOf(state, event.child_thread_id);
-  if (child?.phase !== 'waiting') return { state, commands: [], step: 'tools' };
-  return goOnInBackground(state, child, event.now);
+  if (child?.phase !== 'waiting') return { state, commands: [] };
+  return goOnInBackground(state, child);
 }
 
 /**
@@ -128,32 +147,28 @@ export function isLateReport(state: ThreadState, report: ChildCompleted): boolea
 }
 
 /** A child's report: it answers the waiting call, or becomes a continuation run. */
-export function childCompleted(state: ThreadState, event: Event<'childCompleted'>): ToolStepTransition {
+export function childCompleted(state: ThreadState, event: Event<'childCompleted'>): SubAgentChange {
   const { report, now } = event;
   const child = childOf(state, report.child_thread_id);
-  if (child === undefined || child.report !== undefined) return { state, commands: [], step: 'tools' };
+  if (child === undefined || child.report !== undefined) return { state, commands: [] };
   if (isLateReport(state, report)) {
     const unheld = withChild(state, child.child_thread_id, undefined);
-    if (event.late_counted !== true) return { state: unheld, commands: [], step: 'tools' };
+    if (event.late_counted !== true) return { state: unheld, commands: [] };
     // Its answer is not used, but what it spent is: the thread's ledger keeps all that was billed.
     const rolled = rollUpChildUsage(unheld, child.run_id, report.run.usage, now);
     const told = emit.childCompleted(child.run_id, report.child_thread_id, report.run.status);
-    return { state: rolled.state, commands: [told, ...rolled.commands], step: 'tools' };
+    return { state: rolled.state, commands: [told, ...rolled.commands] };
   }
   if (child.phase === 'starting')
-    return {
-      state: withChild(state, child.child_thread_id, { ...child, report }),
-      commands: [],
-      step: 'tools',
-    };
+    return { state: withChild(state, child.child_thread_id, { ...child, report }), commands: [] };
   if (child.phase === 'waiting') return answerCall(state, child, report, now);
   const rolled = rollUp(withChild(state, child.child_thread_id, undefined), child.run_id, report, now);
   const text =
     `Sub-agent ${report.child_thread_id} finished the task "${report.task}" (${report.run.status}). ` +
     `Its answer: ${answerOf(report.run)}`;
-  const continuation = submit(
-    rolled.state,
-    {
+  return {
+    ...rolled,
+    continuation: {
       run_id: `${report.parent_run_id}.${report.tool_use_id}`,
       assistant_id: 'agent',
       content: [{ type: 'text', text }],
@@ -161,12 +176,5 @@ export function childCompleted(state: ThreadState, event: Event<'childCompleted'
       metadata: { child_thread_id: report.child_thread_id },
       continuation_of: report.parent_run_id,
     },
-    now,
-    undefined,
-  );
-  return {
-    state: continuation.state,
-    commands: [...rolled.commands, ...continuation.commands],
-    step: 'tools',
   };
 }

@@ -1,13 +1,15 @@
 /**
- * The tools half of a step: the model's tool calls run (in parallel), and only when every call
- * is done do the assistant message and the results enter the transcript, together.
+ * The tools half of a step, pure over the active run's step: the model's tool calls start (in
+ * parallel) and get their results one by one. What a change comes to is a fact for the sequencer:
+ * `done` once every call has its result, and the sequencer then commits the assistant message and
+ * the results to the transcript together (sequencer.ts `commitToolStep`).
  */
 import type { CallModelResult } from '../../common/activities';
 import { truncateWithNote } from '../../common/limits';
 import type { ToolFlags, ToolOutcome } from '../../common/tools';
 import { toolUsesOf, type ToolUseBlock } from '../../common/transcript';
 import { spawnAgentToolName } from '../../common/children';
-import { gateFor, markAwaiting, requestApproval } from './approval-gate';
+import { gateFor, requestApproval } from './approval-gate';
 import { childAllowance } from './budget';
 import { spawnCommand, trackChildren } from './spawn';
 import { emit } from './emit';
@@ -17,27 +19,26 @@ import {
   type CallApproval,
   type ThreadState,
   type DoneCall,
-  type PendingAssistant,
   type ToolCall,
 } from './state';
-import { appendMessages, boundedToolResult } from './transcript';
+import { boundedToolResult } from './transcript';
 import type { Command, ToolFailure, Transition } from './transitions';
 import { say } from './wording';
 
 /**
- * `step: 'model'` tells the caller the tool step is over (its calls, `committed`, are in the
- * transcript) and the model must be asked again, unless a stop condition says otherwise.
+ * A change to the tool step. `done`: every call of the active run's step has its result (the
+ * state holds them), so the step is ready to commit and the model to be asked again, unless a
+ * stop condition says otherwise.
  */
-export type ToolStepTransition = Transition &
-  ({ step: 'tools' } | { step: 'model'; committed: readonly DoneCall[] });
+export type ToolStepChange = Transition & { done: boolean };
 
 /** Characters of a tool's output copied into its `tool.completed` event. */
 const eventPreviewChars = 4_000;
 
-const still = (state: ThreadState, commands: Command[] = []): ToolStepTransition => ({
+const still = (state: ThreadState, commands: Command[] = []): ToolStepChange => ({
   state,
   commands,
-  step: 'tools',
+  done: false,
 });
 
 const allDone = (calls: readonly ToolCall[]): calls is readonly DoneCall[] =>
@@ -94,17 +95,16 @@ export function startCall(
 
 /** Records what a started call's commands imply: the children they start, the calls refused. */
 export function afterStart(
-  transition: ToolStepTransition,
+  transition: ToolStepChange,
   runId: string,
   refused: ReadonlyArray<[string, ToolOutcome]>,
-  now: number,
-): ToolStepTransition {
-  let next: ToolStepTransition = {
+): ToolStepChange {
+  let next: ToolStepChange = {
     ...transition,
     state: trackChildren(transition.state, transition.commands),
   };
   for (const [toolUseId, outcome] of refused) {
-    const recorded = recordToolResult(next.state, runId, toolUseId, outcome, now);
+    const recorded = recordToolResult(next.state, runId, toolUseId, outcome);
     next = { ...recorded, commands: [...next.commands, ...recorded.commands] };
   }
   return next;
@@ -115,7 +115,7 @@ export function startToolStep(
   active: ActiveRun,
   result: CallModelResult,
   now: number,
-): ToolStepTransition {
+): ToolStepChange {
   const commands: Command[] = [];
   const refused: Array<[string, ToolOutcome]> = [];
   const uses = toolUsesOf(result.content);
@@ -145,27 +145,23 @@ export function startToolStep(
     return { status: 'running', use, flags };
   });
   const assistant = { content: result.content, model: result.model, stop_reason: result.stop_reason };
-  if (allDone(calls)) {
-    const committed = commitToolStep(state, active, assistant, calls, now);
-    return { ...committed, commands: [...commands, ...committed.commands] };
-  }
   const next = { ...state, active: { ...active, step: { kind: 'tools' as const, assistant, calls } } };
-  return afterStart(still(markAwaiting(next, active.run_id, now), commands), active.run_id, refused, now);
+  if (allDone(calls)) return { state: next, commands, done: true };
+  return afterStart(still(next, commands), active.run_id, refused);
 }
 
 /**
  * Gives the active run's call `toolUseId` its result (and, for a call a human answered, its
- * approval's outcome); commits the step when that was the last call. Anything else is a late
- * or repeated report and changes nothing.
+ * approval's outcome), `done` when that was the last call. Anything else is a late or repeated
+ * report and changes nothing.
  */
 export function recordToolResult(
   state: ThreadState,
   runId: string,
   toolUseId: string,
   outcome: ToolOutcome,
-  now: number,
   approval?: CallApproval,
-): ToolStepTransition {
+): ToolStepChange {
   const active = state.active;
   if (active === null || active.run_id !== runId || active.step.kind !== 'tools') return still(state);
   const call = active.step.calls.find((candidate) => candidate.use.id === toolUseId);
@@ -179,12 +175,8 @@ export function recordToolResult(
     outcome.is_error,
     truncateWithNote(outcome.content, eventPreviewChars),
   );
-  if (!allDone(calls)) {
-    const next = { ...state, active: { ...active, step: { ...active.step, calls } } };
-    return still(next, [completed]);
-  }
-  const committed = commitToolStep(state, active, active.step.assistant, calls, now);
-  return { ...committed, commands: [completed, ...committed.commands] };
+  const next = { ...state, active: { ...active, step: { ...active.step, calls } } };
+  return { state: next, commands: [completed], done: allDone(calls) };
 }
 
 /**
@@ -196,8 +188,7 @@ export function recordToolFailure(
   runId: string,
   toolUseId: string,
   failure: ToolFailure,
-  now: number,
-): ToolStepTransition {
+): ToolStepChange {
   const step = state.active?.step;
   const call =
     step?.kind === 'tools' ? step.calls.find((candidate) => candidate.use.id === toolUseId) : undefined;
@@ -206,42 +197,21 @@ export function recordToolFailure(
     failure.timeout !== undefined && call.flags?.sideEffects === true
       ? say.interrupted(call.use.name, failure.timeout, failure.worker)
       : say.toolFailed(call.use.name, failure.message);
-  return recordToolResult(state, runId, toolUseId, { is_error: true, content }, now);
+  return recordToolResult(state, runId, toolUseId, { is_error: true, content });
 }
 
 /**
- * Gives every call not yet done an error result saying why it stopped, and commits the step,
- * so a cancelled or interrupted run still leaves a valid transcript.
+ * Gives every call not yet done an error result saying why it stopped, so a cancelled or
+ * interrupted run still leaves a valid transcript once the sequencer commits the step. Undefined
+ * when the active run is not in a tool step.
  */
-export function interruptToolStep(state: ThreadState, now: number, why: string): Transition {
+export function interruptToolStep(state: ThreadState, why: string): ThreadState | undefined {
   const active = state.active;
-  if (active === null || active.step.kind !== 'tools') return { state, commands: [] };
+  if (active === null || active.step.kind !== 'tools') return undefined;
   const calls = active.step.calls.map((call): DoneCall => {
     if (call.status === 'done') return call;
     const mayHavePartlyRun = call.status === 'running' && call.flags.sideEffects;
     return done(call, boundedToolResult(call.use.id, say.didNotFinish(why, mayHavePartlyRun), true));
   });
-  return commitToolStep(state, active, active.step.assistant, calls, now);
-}
-
-/** Appends the assistant message and its results as one unit; the run goes back to the model step. */
-function commitToolStep(
-  state: ThreadState,
-  active: ActiveRun,
-  assistant: PendingAssistant,
-  calls: readonly DoneCall[],
-  now: number,
-): ToolStepTransition {
-  const appended = appendMessages(state, active.run_id, now, [
-    { role: 'assistant', ...assistant },
-    { role: 'user', content: calls.map((call) => call.result) },
-  ]);
-  return {
-    state: { ...appended.state, active: { ...active, step: { kind: 'model' } } },
-    commands: appended.appended
-      .filter((message) => message.role === 'assistant')
-      .map((message) => emit.messageCompleted(active.run_id, message)),
-    step: 'model',
-    committed: calls,
-  };
+  return { ...state, active: { ...active, step: { ...active.step, calls } } };
 }

@@ -25,7 +25,7 @@ import { childOf } from '../core/spawn';
 import { isLateReport } from '../core/sub-agents';
 import type { Command, EventInput } from '../core/transitions';
 import { lateChildReportPatch, stopReachesChildrenPatch, type Patches } from './patches';
-import type { ConversationInput } from './workflow';
+import type { ConversationInput } from './conversation-input';
 
 export interface ChildHost {
   readonly state: ThreadState;

@@ -12,8 +12,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentFinished, ConversationTask } from '../../common/agents';
-import type { ThreadSummary, ThreadConfig } from '../../common/thread';
-import { type Carried, type CarriedPart, joinCarried, splitCarried } from './carried';
+import type { ThreadSummary } from '../../common/thread';
+import { type CarriedPart, joinCarried, splitCarried } from './carried';
+import type { ConversationInput } from './conversation-input';
 import { Conversation } from './conversation';
 import { fromCarried, initialState } from '../core/state';
 import { Patches } from './patches';
@@ -22,27 +23,7 @@ import { toThread } from '../core/views';
 import { agentFinished, taskDone, withEarlierMessages } from '../core/task';
 import { reportTask, startTask } from './task';
 
-/** What the API starts a conversation with. */
-export interface NewConversation {
-  thread_id: string;
-  owner?: string;
-  metadata: Record<string, unknown>;
-  config: ThreadConfig;
-  created_at: string;
-  /**
-   * Started as another workflow's agent (workflows/agents/): this is its first run, and the
-   * thread closes once no run is left, returning what it did.
-   */
-  task?: ConversationTask;
-}
-
-export interface ConversationInput extends NewConversation {
-  /**
-   * Present when this run continues an earlier one: whole (earlier releases, a copied thread), or
-   * without its long lists, which follow as further arguments (see carried.ts).
-   */
-  carried?: Carried;
-}
+export type { ConversationInput, NewConversation } from './conversation-input';
 
 /**
  * Since this patch a conversation hands over once its history passes `handOverHistory`, not only
