@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { SandboxedCommand } from '../../activities/tools/command-runner';
-import type { ToolOutcome as ToolResult } from '../../activities/tools/registry';
+import type { ToolOutcome } from '../../common/tools';
 
 jest.setTimeout(120_000);
 
@@ -58,37 +58,80 @@ for name, args in calls.items():
 '`;
 const EPERM = 1;
 
-/** Keel's bash tool, in a process as `workerUid` under `profile` (a path, or `unconfined`). */
-async function bashUnder(
-  profile: string,
-  commands: string[],
-): Promise<{ results: ToolResult[]; workspace: string }> {
-  // Under the system's temporary directory: the test's own (KEEL_TEST_DIR) is root's alone.
+/** A workspace the worker's uid owns, under the system's temporary directory (KEEL_TEST_DIR is root's alone). */
+async function newWorkspace(): Promise<string> {
   const workspace = await mkdtemp(path.join(os.tmpdir(), 'keel-seccomp-'));
   await chown(workspace, workerUid, workerUid);
-  const stdout = await new Promise<string>((resolve, reject) =>
+  return workspace;
+}
+
+/** `program` as `workerUid` under `profile` (a path, or `unconfined`): its stdout. */
+function runUnder(profile: string, program: string[]): Promise<string> {
+  return new Promise<string>((resolve, reject) =>
     execFile(
       python,
-      [
-        loader,
-        profile,
-        String(workerUid),
-        String(workerUid),
-        process.execPath,
-        '--import',
-        'tsx',
-        'test/helpers/bash-in-process.ts',
-        workspace,
-        JSON.stringify(commands),
-      ],
+      [loader, profile, String(workerUid), String(workerUid), ...program],
       { cwd: repositoryRoot, env: { PATH: process.env.PATH ?? '', HOME: '/' }, timeout: 60_000 },
       (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)),
     ),
   );
-  return { results: JSON.parse(stdout) as ToolResult[], workspace };
 }
 
-function errnos(result: ToolResult | undefined): Record<string, number> {
+const helper = [process.execPath, '--import', 'tsx', 'test/helpers/bash-in-process.ts'];
+
+/** Keel's bash tool, in a process as `workerUid` under `profile`. */
+async function bashUnder(
+  profile: string,
+  commands: string[],
+): Promise<{ results: ToolOutcome[]; workspace: string }> {
+  const workspace = await newWorkspace();
+  const stdout = await runUnder(profile, [...helper, workspace, JSON.stringify(commands)]);
+  return { results: JSON.parse(stdout) as ToolOutcome[], workspace };
+}
+
+/**
+ * Runs `launch` (the sandbox's bubblewrap invocation) as `workerUid` under `profile`, its options
+ * and identity files on fds 3, 4, … as the command runner hands them over: its exit code and output.
+ */
+function bubblewrapUnder(
+  profile: string,
+  launch: SandboxedCommand,
+): Promise<{ code: number | null; output: string }> {
+  const split = launch.args.indexOf('--');
+  const inputs = [
+    launch.args
+      .slice(0, split)
+      .map((arg) => `${arg}\0`)
+      .join(''),
+    ...launch.inputs,
+  ];
+  const child = spawn(
+    python,
+    [
+      loader,
+      profile,
+      String(workerUid),
+      String(workerUid),
+      launch.file,
+      '--args',
+      '3',
+      ...launch.args.slice(split),
+    ],
+    { cwd: '/', env: launch.env, stdio: ['ignore', 'pipe', 'pipe', ...inputs.map(() => 'pipe' as const)] },
+  );
+  // A bubblewrap that fails early closes its pipes unread, as under the runner.
+  inputs.forEach((text, index) => {
+    const pipe = child.stdio[3 + index] as Writable;
+    pipe.on('error', () => {});
+    pipe.end(text);
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, output })));
+}
+
+function errnos(result: ToolOutcome | undefined): Record<string, number> {
   expect(result?.is_error).toBe(false);
   return Object.fromEntries(
     String(result?.content)
@@ -128,7 +171,7 @@ describe("the compose worker's seccomp profile", () => {
   });
 
   (root ? describe : describe.skip)('loaded as Docker would, as an ordinary uid with no capability', () => {
-    let confined: ToolResult[];
+    let confined: ToolOutcome[];
     let workspace: string;
 
     beforeAll(async () => {
@@ -169,19 +212,25 @@ describe("the compose worker's seccomp profile", () => {
     });
 
     it("cannot start the sandbox under Docker's default profile, nor without any one of Keel's calls", async () => {
-      const refusal = {
+      // The tool itself, under Docker's default: it answers that it cannot make a sandbox.
+      const docker = await bashUnder(await variant(() => undefined), ['echo ok']);
+      expect(docker.results[0]).toEqual({
         is_error: true,
         content: expect.stringContaining('cannot create one (bwrap:') as unknown,
-      };
-      const docker = await bashUnder(await variant(() => undefined), ['echo ok']);
-      expect(docker.results[0]).toEqual(refusal);
-      const withoutOne = await Promise.all(
-        keelCalls.map(async (call) => {
-          const profile = await variant((rule) => rule.names.filter((name) => name !== call));
-          return [call, (await bashUnder(profile, ['echo ok'])).results[0]];
-        }),
-      );
-      expect(withoutOne).toEqual(keelCalls.map((call) => [call, refusal]));
+      });
+      // The bubblewrap invocation the tool makes, under the profile, then less one of Keel's calls.
+      const launch = JSON.parse(
+        await runUnder('unconfined', [...helper, await newWorkspace(), '--launch']),
+      ) as SandboxedCommand;
+      expect(await bubblewrapUnder(profilePath, launch)).toEqual({ code: 0, output: '' });
+      const refused = /^bwrap: .*(Operation not permitted|No permissions to create new namespace)/;
+      for (const call of keelCalls) {
+        const without = await bubblewrapUnder(
+          await variant((rule) => rule.names.filter((name) => name !== call)),
+          launch,
+        );
+        expect([call, without.code, without.output]).toEqual([call, 1, expect.stringMatching(refused)]);
+      }
     });
   });
 });
