@@ -30,10 +30,12 @@ export function uidOfWorkspace(name: string, range: UidRange): number {
  *   file, which fails if the entry exists, so of two hosts claiming one uid at once exactly one
  *   gets it, and no reader sees half an entry. An entry is never changed or removed.
  * - A workspace's uid is the first, from its hash on through the range, whose entry is free or
- *   names it. Every host probes in the same order and entries are permanent, so all agree.
+ *   names it. Every host probes in the same order, so all agree.
  * - `by-name/<workspace>` remembers the answer, so a later call reads one file; it is only a
  *   shortcut: `by-uid/` decides.
  * A workspace keeps its uid when the operator changes the range: the range places new ones.
+ * An entry goes only when its workspace is reclaimed (its thread deleted, decision 0542): after
+ * the workspace's processes and files are gone, so the uid's next workspace inherits nothing.
  */
 export class UidRegistry {
   readonly #range: UidRange;
@@ -53,10 +55,41 @@ export class UidRegistry {
     return uid;
   }
 
+  /** The uid registered to `workspace`, if one is; registers none. */
+  async registered(workspace: string): Promise<number | undefined> {
+    const root = path.join(path.dirname(workspace), '.uids');
+    const name = path.basename(workspace);
+    const remembered = await readFile(path.join(root, 'by-name', name), 'utf8').catch(() => '');
+    if (!/^\d+$/.test(remembered)) return undefined;
+    // The shortcut counts only while the uid's entry names this workspace (a release may have
+    // stopped between its two unlinks).
+    const owner = await readFile(path.join(root, 'by-uid', remembered), 'utf8').catch(() => '');
+    return owner === name ? Number(remembered) : undefined;
+  }
+
+  /**
+   * Frees the uid of `workspace` (whose processes and files are gone): its shortcut first, then
+   * its entry, so no host finds the uid by the name once another workspace may claim it. Returns
+   * the uid freed.
+   */
+  async release(workspace: string): Promise<number | undefined> {
+    const uid = await this.registered(workspace);
+    this.#known.delete(workspace);
+    const root = path.join(path.dirname(workspace), '.uids');
+    await rm(path.join(root, 'by-name', path.basename(workspace)), { force: true });
+    if (uid !== undefined) await rm(path.join(root, 'by-uid', String(uid)), { force: true });
+    return uid;
+  }
+
+  /** Forgets this process's answer for `workspace`: its directory is not its uid's, so ask again. */
+  forget(workspace: string): void {
+    this.#known.delete(workspace);
+  }
+
   async #find(workspaces: string, name: string): Promise<number> {
     const root = path.join(workspaces, '.uids');
-    const remembered = await readFile(path.join(root, 'by-name', name), 'utf8').catch(() => '');
-    if (/^\d+$/.test(remembered)) return Number(remembered);
+    const remembered = await this.registered(path.join(workspaces, name));
+    if (remembered !== undefined) return remembered;
     for (const dir of ['by-uid', 'by-name', 'new'])
       await mkdir(path.join(root, dir), { recursive: true, mode: 0o700 });
     const { base, count } = this.#range;
@@ -133,9 +166,14 @@ export class WorkspaceOwners {
 
   /** The uid `workspace`'s commands run as; a workspace not yet its uid's is handed over first. */
   async uidFor(workspace: string): Promise<number> {
-    const uid = await this.#registry.uidOf(workspace);
+    let uid = await this.#registry.uidOf(workspace);
     // The workspace directory itself is the worker's: a command sees it only as its mount point.
     const owner = (await lstat(workspace)).uid;
+    if (owner === uid) return uid;
+    // Not its uid's: a new workspace, or one made again after its thread was deleted and its uid
+    // given to another (another host may have reclaimed it): this process's answer may be stale.
+    this.#registry.forget(workspace);
+    uid = await this.#registry.uidOf(workspace);
     if (owner === uid) return uid;
     let handing = this.#handing.get(workspace);
     if (handing === undefined) {
@@ -144,6 +182,16 @@ export class WorkspaceOwners {
     }
     await handing;
     return uid;
+  }
+
+  /** The uid registered to `workspace`, if any (none is claimed). */
+  registered(workspace: string): Promise<number | undefined> {
+    return this.#registry.registered(workspace);
+  }
+
+  /** Frees `workspace`'s uid, once its processes and files are gone (decision 0542). */
+  release(workspace: string): Promise<number | undefined> {
+    return this.#registry.release(workspace);
   }
 
   async #take(workspace: string, owner: number, uid: number): Promise<void> {
