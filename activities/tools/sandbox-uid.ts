@@ -55,30 +55,38 @@ export class UidRegistry {
     return uid;
   }
 
-  /** The uid registered to `workspace`, if one is; registers none. */
+  /** The uid remembered for `workspace` (its shortcut), if any; registers none. */
   async registered(workspace: string): Promise<number | undefined> {
-    const root = path.join(path.dirname(workspace), '.uids');
-    const name = path.basename(workspace);
-    const remembered = await readFile(path.join(root, 'by-name', name), 'utf8').catch(() => '');
-    if (!/^\d+$/.test(remembered)) return undefined;
-    // The shortcut counts only while the uid's entry names this workspace (a release may have
-    // stopped between its two unlinks).
-    const owner = await readFile(path.join(root, 'by-uid', remembered), 'utf8').catch(() => '');
-    return owner === name ? Number(remembered) : undefined;
+    const remembered = await readFile(
+      this.#entry(workspace, 'by-name', path.basename(workspace)),
+      'utf8',
+    ).catch(() => '');
+    return /^\d+$/.test(remembered) ? Number(remembered) : undefined;
+  }
+
+  /** The uid whose entry names `workspace` (the uid is its alone), if its shortcut leads to one. */
+  async owned(workspace: string): Promise<number | undefined> {
+    const uid = await this.registered(workspace);
+    if (uid === undefined) return undefined;
+    const owner = await readFile(this.#entry(workspace, 'by-uid', String(uid)), 'utf8').catch(() => '');
+    return owner === path.basename(workspace) ? uid : undefined;
   }
 
   /**
    * Frees the uid of `workspace` (whose processes and files are gone): its shortcut first, then
-   * its entry, so no host finds the uid by the name once another workspace may claim it. Returns
-   * the uid freed.
+   * its entry — only if the entry names it — so no host finds the uid by the name once another
+   * workspace may claim it. Returns the uid freed.
    */
   async release(workspace: string): Promise<number | undefined> {
-    const uid = await this.registered(workspace);
+    const uid = await this.owned(workspace);
     this.#known.delete(workspace);
-    const root = path.join(path.dirname(workspace), '.uids');
-    await rm(path.join(root, 'by-name', path.basename(workspace)), { force: true });
-    if (uid !== undefined) await rm(path.join(root, 'by-uid', String(uid)), { force: true });
+    await rm(this.#entry(workspace, 'by-name', path.basename(workspace)), { force: true });
+    if (uid !== undefined) await rm(this.#entry(workspace, 'by-uid', String(uid)), { force: true });
     return uid;
+  }
+
+  #entry(workspace: string, kind: 'by-name' | 'by-uid', key: string): string {
+    return path.join(path.dirname(workspace), '.uids', kind, key);
   }
 
   /** Forgets this process's answer for `workspace`: its directory is not its uid's, so ask again. */
@@ -184,9 +192,9 @@ export class WorkspaceOwners {
     return uid;
   }
 
-  /** The uid registered to `workspace`, if any (none is claimed). */
-  registered(workspace: string): Promise<number | undefined> {
-    return this.#registry.registered(workspace);
+  /** The uid given to `workspace` alone, if any (none is claimed). */
+  owned(workspace: string): Promise<number | undefined> {
+    return this.#registry.owned(workspace);
   }
 
   /** Frees `workspace`'s uid, once its processes and files are gone (decision 0542). */

@@ -308,7 +308,8 @@ export class Sandbox {
       return undefined;
     }
     const root = this.#root;
-    const uid = root ? await this.#owners.registered(workspace) : undefined;
+    // Only a uid that is this workspace's alone: killing its processes touches no other workspace.
+    const uid = root ? await this.#owners.owned(workspace) : undefined;
     if (uid !== undefined) await this.#killEveryProcessOf(uid);
     const emptying = ['find', sandboxWorkspace, '-mindepth', '1', '-delete'];
     if (this.#root)
