@@ -30,10 +30,12 @@ export function uidOfWorkspace(name: string, range: UidRange): number {
  *   file, which fails if the entry exists, so of two hosts claiming one uid at once exactly one
  *   gets it, and no reader sees half an entry. An entry is never changed or removed.
  * - A workspace's uid is the first, from its hash on through the range, whose entry is free or
- *   names it. Every host probes in the same order and entries are permanent, so all agree.
+ *   names it. Every host probes in the same order, so all agree.
  * - `by-name/<workspace>` remembers the answer, so a later call reads one file; it is only a
  *   shortcut: `by-uid/` decides.
  * A workspace keeps its uid when the operator changes the range: the range places new ones.
+ * An entry goes only when its workspace is reclaimed (its thread deleted, decision 0542): after
+ * the workspace's processes and files are gone, so the uid's next workspace inherits nothing.
  */
 export class UidRegistry {
   readonly #range: UidRange;
@@ -53,10 +55,49 @@ export class UidRegistry {
     return uid;
   }
 
+  /** The uid remembered for `workspace` (its shortcut), if any; registers none. */
+  async registered(workspace: string): Promise<number | undefined> {
+    const remembered = await readFile(
+      this.#entry(workspace, 'by-name', path.basename(workspace)),
+      'utf8',
+    ).catch(() => '');
+    return /^\d+$/.test(remembered) ? Number(remembered) : undefined;
+  }
+
+  /** The uid whose entry names `workspace` (the uid is its alone), if its shortcut leads to one. */
+  async owned(workspace: string): Promise<number | undefined> {
+    const uid = await this.registered(workspace);
+    if (uid === undefined) return undefined;
+    const owner = await readFile(this.#entry(workspace, 'by-uid', String(uid)), 'utf8').catch(() => '');
+    return owner === path.basename(workspace) ? uid : undefined;
+  }
+
+  /**
+   * Frees the uid of `workspace` (whose processes and files are gone): its shortcut first, then
+   * its entry — only if the entry names it — so no host finds the uid by the name once another
+   * workspace may claim it. Returns the uid freed.
+   */
+  async release(workspace: string): Promise<number | undefined> {
+    const uid = await this.owned(workspace);
+    this.#known.delete(workspace);
+    await rm(this.#entry(workspace, 'by-name', path.basename(workspace)), { force: true });
+    if (uid !== undefined) await rm(this.#entry(workspace, 'by-uid', String(uid)), { force: true });
+    return uid;
+  }
+
+  #entry(workspace: string, kind: 'by-name' | 'by-uid', key: string): string {
+    return path.join(path.dirname(workspace), '.uids', kind, key);
+  }
+
+  /** Forgets this process's answer for `workspace`: its directory is not its uid's, so ask again. */
+  forget(workspace: string): void {
+    this.#known.delete(workspace);
+  }
+
   async #find(workspaces: string, name: string): Promise<number> {
     const root = path.join(workspaces, '.uids');
-    const remembered = await readFile(path.join(root, 'by-name', name), 'utf8').catch(() => '');
-    if (/^\d+$/.test(remembered)) return Number(remembered);
+    const remembered = await this.registered(path.join(workspaces, name));
+    if (remembered !== undefined) return remembered;
     for (const dir of ['by-uid', 'by-name', 'new'])
       await mkdir(path.join(root, dir), { recursive: true, mode: 0o700 });
     const { base, count } = this.#range;
@@ -133,9 +174,14 @@ export class WorkspaceOwners {
 
   /** The uid `workspace`'s commands run as; a workspace not yet its uid's is handed over first. */
   async uidFor(workspace: string): Promise<number> {
-    const uid = await this.#registry.uidOf(workspace);
+    let uid = await this.#registry.uidOf(workspace);
     // The workspace directory itself is the worker's: a command sees it only as its mount point.
     const owner = (await lstat(workspace)).uid;
+    if (owner === uid) return uid;
+    // Not its uid's: a new workspace, or one made again after its thread was deleted and its uid
+    // given to another (another host may have reclaimed it): this process's answer may be stale.
+    this.#registry.forget(workspace);
+    uid = await this.#registry.uidOf(workspace);
     if (owner === uid) return uid;
     let handing = this.#handing.get(workspace);
     if (handing === undefined) {
@@ -144,6 +190,16 @@ export class WorkspaceOwners {
     }
     await handing;
     return uid;
+  }
+
+  /** The uid given to `workspace` alone, if any (none is claimed). */
+  owned(workspace: string): Promise<number | undefined> {
+    return this.#registry.owned(workspace);
+  }
+
+  /** Frees `workspace`'s uid, once its processes and files are gone (decision 0542). */
+  release(workspace: string): Promise<number | undefined> {
+    return this.#registry.release(workspace);
   }
 
   async #take(workspace: string, owner: number, uid: number): Promise<void> {

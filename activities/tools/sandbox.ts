@@ -14,7 +14,7 @@
  * line is the sandbox's pid 1's), `/etc` holds the sandbox's own identity files, and the command
  * starts with only fds 0, 1 and 2.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, rmdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { SandboxConfig } from '../../platform/config';
@@ -136,12 +136,30 @@ export class Sandbox {
   }
 
   /**
-   * Gives what `from` owns in `workspace` to `to`, inside a sandbox of its own: root there with
-   * only the right to change owners and to read, beside the workspace only read-only system
-   * directories, no /proc or /dev; `chown -R -P` walks by descriptors and changes links, not what
-   * they point to. Even a link swapped in mid-walk reaches nothing of the host it could change.
+   * Gives what `from` owns in `workspace` to `to`, inside a sandbox of its own (`#asRootWithin`):
+   * `chown -R -P` walks by descriptors and changes links, not what they point to.
    */
   async #handOver(workspace: string, from: number, to: number): Promise<void> {
+    const chown = ['chown', '-R', '-P', '-h', `--from=${from}`, `${to}:${to}`, sandboxWorkspace];
+    await this.#asRootWithin(
+      workspace,
+      ['CAP_CHOWN', 'CAP_DAC_READ_SEARCH'],
+      chown,
+      'handing the workspace over to its uid',
+    );
+  }
+
+  /**
+   * Runs `argv` as root inside a sandbox of its own with only `capabilities`: beside the
+   * workspace only read-only system directories, no /proc or /dev, so even a link swapped in
+   * mid-walk reaches nothing of the host it could change.
+   */
+  async #asRootWithin(
+    workspace: string,
+    capabilities: string[],
+    argv: string[],
+    what: string,
+  ): Promise<void> {
     const launch: SandboxedCommand = {
       file: 'bwrap',
       args: [
@@ -160,18 +178,9 @@ export class Sandbox {
         '--setenv',
         'PATH',
         sandboxPath,
-        '--cap-add',
-        'CAP_CHOWN',
-        '--cap-add',
-        'CAP_DAC_READ_SEARCH',
+        ...capabilities.flatMap((capability) => ['--cap-add', capability]),
         '--',
-        'chown',
-        '-R',
-        '-P',
-        '-h',
-        `--from=${from}`,
-        `${to}:${to}`,
-        sandboxWorkspace,
+        ...argv,
       ],
       cwd: '/',
       env: this.#hostPath === undefined ? {} : { PATH: this.#hostPath },
@@ -179,14 +188,65 @@ export class Sandbox {
       argsByPipe: true,
     };
     // A tree that changes under the walk (a file gone between its listing and its chown) fails
-    // one walk; the next one hands over what is there then. Three walks, then it is an error.
+    // one walk; the next one takes what is there then. Three walks, then it is an error.
     let output = '';
     for (let walk = 0; walk < 3; walk += 1) {
       const result = await runCommand(launch, { timeoutMs: 600_000, signal: new AbortController().signal });
       if (result.exitCode === 0) return;
       output = result.output.trim();
     }
-    throw new Error(`handing the workspace over to its uid failed: ${output}`);
+    throw new Error(`${what} failed: ${output}`);
+  }
+
+  /**
+   * Deletes a deleted thread's workspace and, under a root worker, frees its uid (decision 0542):
+   * every process of the uid is killed (its commands still running), the files are deleted inside
+   * a sandbox of the workspace alone, the directory removed, and only then the uid's entry, so the
+   * next workspace to get the uid inherits no process and no file. Returns the uid freed, if any.
+   */
+  async reclaim(workspace: string): Promise<number | undefined> {
+    if (this.#config.mode === 'off') {
+      // Commands ran unconfined as the worker (decision 0080): its own files, no uid to free.
+      await rm(workspace, { recursive: true, force: true });
+      return undefined;
+    }
+    const root = this.#root;
+    // Only a uid that is this workspace's alone: killing its processes touches no other workspace.
+    const uid = root ? await this.#owners.owned(workspace) : undefined;
+    if (uid !== undefined) await this.#killEveryProcessOf(uid);
+    const emptying = ['find', sandboxWorkspace, '-mindepth', '1', '-delete'];
+    if (this.#root)
+      await this.#asRootWithin(
+        workspace,
+        ['CAP_DAC_OVERRIDE', 'CAP_FOWNER'],
+        emptying,
+        'deleting the workspace',
+      );
+    else await this.#emptyAsTheWorker(workspace);
+    await rmdir(workspace).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+    return root ? this.#owners.release(workspace) : undefined;
+  }
+
+  /** `kill(-1)` as `uid`: every process of that uid on the host, each a command of one workspace. */
+  async #killEveryProcessOf(uid: number): Promise<void> {
+    const kill = ['--reuid', String(uid), '--regid', String(uid), '--clear-groups', '--', 'kill', '-9', '-1'];
+    const env = this.#hostPath === undefined ? {} : { PATH: this.#hostPath };
+    await runCommand(
+      { file: 'setpriv', args: kill, cwd: '/', env, inputs: [] },
+      { timeoutMs: 30_000, signal: new AbortController().signal },
+    );
+  }
+
+  /** Under an ordinary-user worker the files are its own: emptied in a call's sandbox, as its uid. */
+  async #emptyAsTheWorker(workspace: string): Promise<void> {
+    const command = `chmod -R u+rwX ${sandboxWorkspace} 2>/dev/null; find ${sandboxWorkspace} -mindepth 1 -delete`;
+    const result = await runCommand(await this.command({ command, workspace, env: {} }), {
+      timeoutMs: 600_000,
+      signal: new AbortController().signal,
+    });
+    if (result.exitCode !== 0) throw new Error(`deleting the workspace failed: ${result.output.trim()}`);
   }
 
   /** Builds the bubblewrap invocation for one call. */
@@ -312,7 +372,13 @@ export class Sandbox {
         const missing = code === 'ENOENT' && syscall?.startsWith('spawn') === true;
         return { ok: false, reason: missing ? 'bubblewrap (bwrap) is not installed' : String(error) };
       } finally {
-        if (workspace !== undefined) await rm(workspace, { recursive: true, force: true }).catch(() => {});
+        if (workspace !== undefined) {
+          await rm(workspace, { recursive: true, force: true }).catch(() => {});
+          // Its uid, registered beside it in the temporary directory, is freed with it (without
+          // the kill of `reclaim`: that registry is not the workspaces', so another workspace's
+          // commands may share the uid). Each start used to keep one for good.
+          if (this.#root) await this.#owners.release(workspace).catch(() => undefined);
+        }
       }
     })();
     return this.#probe;

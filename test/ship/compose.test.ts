@@ -134,14 +134,14 @@ describe('docker-compose.yml', () => {
     );
   });
 
-  it('runs the worker as an ordinary user with no capabilities, allowed only the user namespaces, mounts and pivot_root bubblewrap makes (decision 0465)', () => {
+  it('runs the worker as an ordinary user with no capabilities, allowed only the user namespaces, mounts and pivot_root bubblewrap makes (decisions 0465, 0540)', () => {
     const worker = services['keel-worker'];
     expect(worker?.user).toBe('node');
     expect(worker?.cap_drop).toEqual(['ALL']);
     expect(worker?.cap_add).toBeUndefined();
     expect(worker?.security_opt).toEqual([
       'no-new-privileges:true',
-      'seccomp=unconfined',
+      'seccomp=./keel-worker-seccomp.json',
       'apparmor=unconfined',
     ]);
     expect(environmentOf('keel-worker').KEEL_SANDBOX ?? 'on').toBe('on');

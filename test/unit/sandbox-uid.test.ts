@@ -3,7 +3,7 @@
  * collision, not by a thread id picked to collide, not when hosts claim at once — and a workspace
  * keeps its uid when the operator changes the range.
  */
-import { chown, lstat, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { chown, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { UidRegistry, uidOfWorkspace, WorkspaceOwners } from '../../activities/tools/sandbox-uid';
@@ -97,6 +97,40 @@ describe('the sandbox uid registry', () => {
     await expect(registry.uidOf(await workspace(dir, 'c'))).rejects.toThrow(
       /no sandbox uid is free in \[400000, 400002\)/,
     );
+  });
+
+  it("gives a released workspace's uid to the next workspace, and frees none that is another's", async () => {
+    const dir = await workspacesDir();
+    const range = { base: 700_000, count: 1 };
+    const registry = new UidRegistry(range);
+    const first = await workspace(dir, 'deleted-thread');
+    expect(await registry.uidOf(first)).toBe(700_000);
+    await expect(registry.uidOf(await workspace(dir, 'waiting'))).rejects.toThrow(/no sandbox uid is free/);
+    // Another host releases it (the thread was deleted there).
+    expect(await new UidRegistry(range).release(first)).toBe(700_000);
+    expect(await registry.owned(first)).toBeUndefined();
+    expect(await new UidRegistry(range).uidOf(path.join(dir, 'waiting'))).toBe(700_000);
+    // A shortcut naming another workspace's uid (forged, as the isolation control does) frees nothing.
+    await writeFile(path.join(dir, '.uids', 'by-name', 'deleted-thread'), '700000');
+    expect(await registry.release(first)).toBeUndefined();
+    expect(await readFile(path.join(dir, '.uids', 'by-uid', '700000'), 'utf8')).toBe('waiting');
+  });
+
+  it('asks the registry again for a workspace made anew after its uid went to another', async () => {
+    const dir = await workspacesDir();
+    const range = { base: 710_000, count: 2 };
+    const owners = new WorkspaceOwners(range, 65_534, () => Promise.resolve());
+    const reused = await workspace(dir, 'reused-id');
+    const before = await owners.uidFor(reused);
+    // Deleted on another host, its uid given to another workspace there; the id is then reused.
+    await new UidRegistry(range).release(reused);
+    await rm(reused, { recursive: true });
+    const other = await new UidRegistry(range).uidOf(await workspace(dir, 'took-it'));
+    expect(other).toBe(before);
+    await mkdir(reused);
+    const after = await owners.uidFor(reused);
+    expect(after).not.toBe(before);
+    expect((await lstat(reused)).uid).toBe(after);
   });
 
   it('hands a workspace from before the registry over from the uid its hash gave it, once', async () => {
