@@ -93,7 +93,7 @@ describe("the Store API on SQLite, through LangGraph's SDKs", () => {
     expect(contents.some((bytes) => bytes.includes(namespace[1]!))).toBe(true);
   });
 
-  it('refuses bad namespaces, oversized values and unknown filter operators with clear errors', async () => {
+  it('refuses bad namespaces, names past their limits, oversized values and unknown filter operators with clear errors', async () => {
     const auth = { 'x-api-key': aliceToken };
     const put = (body: unknown) => call(api.url, 'PUT', '/store/items', body, auth);
     expect(await put({ namespace: ['a', 'b.c'], key: 'k', value: {} })).toMatchObject({
@@ -108,6 +108,20 @@ describe("the Store API on SQLite, through LangGraph's SDKs", () => {
       body: { error: { param: 'namespace.1', message: expect.stringMatching(/cannot be empty/) } },
     });
     expect(await put({ namespace: [], key: 'k', value: {} })).toMatchObject({ status: 422 });
+    // The limits decision 0435 gives: 10 labels of 100 characters, keys of 256.
+    expect(await put({ namespace: 'abcdefghijk'.split(''), key: 'k', value: {} })).toMatchObject({
+      status: 422,
+      body: { error: { param: 'namespace', message: expect.stringMatching(/<=10 items/) } },
+    });
+    expect(await put({ namespace: ['x'.repeat(101)], key: 'k', value: {} })).toMatchObject({
+      status: 422,
+      body: { error: { param: 'namespace.0', message: expect.stringMatching(/<=100 characters/) } },
+    });
+    expect(await put({ namespace: ['a'], key: 'k'.repeat(257), value: {} })).toMatchObject({
+      status: 422,
+      body: { error: { param: 'key', message: expect.stringMatching(/<=256 characters/) } },
+    });
+    expect(await put({ namespace: ['a'], key: 'k'.repeat(256), value: {} })).toMatchObject({ status: 204 });
     expect(await put({ namespace: ['a'], key: 'k', value: 'not an object' })).toMatchObject({
       status: 422,
       body: { error: { param: 'value' } },
