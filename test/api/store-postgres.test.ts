@@ -3,7 +3,9 @@
  * cluster made with `initdb` from the machine's packages (as launch/cluster/postgres.ts makes
  * Temporal's), the same Store code over the `pg` adapter. Migrations run once however often the
  * store opens; the full-text index ranks; TTLs expire; owners stay apart; and a canary in a value
- * is in no file of the cluster's directory, its WAL included.
+ * is in no file of the cluster's directory, its WAL included. And the API on it answers
+ * LangGraph's SDKs (JS and Python) as it does on SQLite, keeps their items across a restart, and
+ * ranks their `query` by meaning with an embeddings provider.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -11,12 +13,22 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { Client } from '@langchain/langgraph-sdk';
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { RunningApi } from '../../api/server';
 import type { EncryptionKey } from '../../codec/aes-gcm-codec';
 import { preparePostgres, waitForPostgres } from '../../launch/cluster/postgres';
 import { createEmbedder } from '../../store/embeddings';
 import { Store } from '../../store/store';
 import { startEmbeddingsFake } from '../fakes/embeddings-server';
-import { freePort } from '../helpers/api';
+import { freePort, startTestApi } from '../helpers/api';
+import { hasPython } from '../helpers/python-sdk';
+import {
+  ownersApartThroughTheJsSdk,
+  storeCallsOfThePythonSdk,
+  storeCallsOfTheJsSdk,
+} from '../helpers/store-sdks';
+import { closeTestClient, testClient, testConfig } from '../helpers/temporal';
 
 // Debian's PostgreSQL is required, as for the cluster's tests (.ci/run installs it when missing).
 describe('the Store on PostgreSQL', () => {
@@ -227,5 +239,97 @@ describe('the Store on PostgreSQL', () => {
     } finally {
       await fake.close();
     }
+  });
+
+  describe("the API on it, through LangGraph's SDKs", () => {
+    const aliceToken = 'alice-0123456789abcdef';
+    const bobToken = 'bob-0123456789abcdef0';
+    let temporal: TemporalClient;
+    const apis: RunningApi[] = [];
+    let apiUrl: string;
+    /** An API whose Store is a database of its own on this cluster, as keel up --cluster's keel_store. */
+    const startApiOnPostgres = async (env: Record<string, string> = {}) => {
+      const api = await startTestApi(
+        temporal,
+        await testConfig({
+          KEEL_API_TOKENS: `alice:${aliceToken},bob:${bobToken}`,
+          KEEL_STORE_URL: apiUrl,
+          ...env,
+        }),
+      );
+      apis.push(api);
+      return {
+        api,
+        alice: new Client({ apiUrl: api.url, apiKey: aliceToken }),
+        bob: new Client({ apiUrl: api.url, apiKey: bobToken }),
+      };
+    };
+
+    beforeAll(async () => {
+      temporal = await testClient();
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query('CREATE DATABASE keel_store');
+      await client.end();
+      apiUrl = url.replace(/\/postgres$/, '/keel_store');
+    });
+
+    afterAll(async () => {
+      for (const api of apis) await api.stop();
+      await closeTestClient();
+    });
+
+    let first: Awaited<ReturnType<typeof startApiOnPostgres>>;
+    beforeAll(async () => {
+      first = await startApiOnPostgres();
+    });
+
+    it('answers the JS SDK as on SQLite: put, get, search, namespaces, delete', () =>
+      storeCallsOfTheJsSdk(first.alice));
+
+    it("keeps one owner's items from another through the JS SDK", () =>
+      ownersApartThroughTheJsSdk(first.alice, first.bob));
+
+    (hasPython ? it : it.skip)(
+      "answers LangGraph's Python SDK, unmodified",
+      () => storeCallsOfThePythonSdk(first.api.url, aliceToken),
+      300_000,
+    );
+
+    it('keeps the items across a restart of the API, and ranks a query by meaning once an embedder is set', async () => {
+      const kept = ['kept', randomUUID()];
+      await first.alice.store.putItem(kept, 'tea', { text: 'oolong, no milk' });
+      // In this cluster's keel_store database, not in a SQLite file of the API's data dir.
+      const database = new pg.Client({ connectionString: apiUrl });
+      await database.connect();
+      const { rows } = await database.query<{ key: string }>("SELECT key FROM store_items WHERE key = 'tea'");
+      await database.end();
+      expect(rows).toHaveLength(1);
+      await first.api.stop();
+      apis.splice(apis.indexOf(first.api), 1);
+      const fake = await startEmbeddingsFake();
+      try {
+        const again = await startApiOnPostgres({
+          KEEL_STORE_EMBED: 'ollama:nomic-embed-text',
+          OLLAMA_HOST: fake.url,
+        });
+        expect((await again.alice.store.getItem(kept, 'tea'))?.value).toEqual({ text: 'oolong, no milk' });
+        expect(await again.bob.store.getItem(kept, 'tea')).toBeNull();
+        const meant = ['meant', randomUUID()];
+        await again.alice.store.putItem(meant, 'espresso', { text: 'A double espresso, dark roast' });
+        await again.alice.store.putItem(meant, 'puppy', { text: 'Long walks with the puppy' });
+        await again.alice.store.putItem(meant, 'latte', { text: 'Latte on Fridays' }, { index: false });
+        const found = await again.alice.store.searchItems(meant, { query: 'coffee please', limit: 5 });
+        expect(found.items.map((item) => item.key)).toEqual(['espresso', 'puppy']);
+        expect(found.items[0]!.score).toBeGreaterThan(0.9);
+        expect(found.items[1]!.score).toBeLessThan(0.2);
+        expect(fake.requests.some((request) => request.input.some((text) => text.includes('Latte')))).toBe(
+          false,
+        );
+      } finally {
+        for (const running of apis.splice(0)) await running.stop();
+        await fake.close();
+      }
+    });
   });
 });

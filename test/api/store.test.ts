@@ -4,18 +4,21 @@
  * other's, a TTL expires, a canary in a value is in no file of the data dir, and bad namespaces,
  * oversized values and unknown filter operators answer clear errors in the one error shape.
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { connect as openSocket } from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { Client } from '@langchain/langgraph-sdk';
 import type { RunningApi } from '../../api/server';
 import type { KeelConfig } from '../../platform/config';
 import { call, startTestApi } from '../helpers/api';
-import { ensurePythonSdk, hasPython } from '../helpers/python-sdk';
+import { hasPython } from '../helpers/python-sdk';
+import {
+  ownersApartThroughTheJsSdk,
+  storeCallsOfThePythonSdk,
+  storeCallsOfTheJsSdk,
+} from '../helpers/store-sdks';
 import { closeTestClient, eventually, testClient, testConfig } from '../helpers/temporal';
 
 const aliceToken = 'alice-0123456789abcdef';
@@ -45,74 +48,11 @@ describe("the Store API on SQLite, through LangGraph's SDKs", () => {
     await closeTestClient();
   });
 
-  it('puts, gets, searches by filter and by words, lists namespaces and deletes, as LangGraph answers', async () => {
-    const user = ['memories', `user-${randomUUID()}`];
-    await alice.store.putItem(user, 'food', {
-      text: 'likes spicy ramen, spicy curry and spicy wings',
-      rating: 5,
-    });
-    await alice.store.putItem(user, 'drink', { text: 'prefers green tea', rating: 3 }, { index: ['text'] });
-    await alice.store.putItem([...user, 'work'], 'editor', { text: 'uses vim', rating: 4 }, { index: false });
+  it('puts, gets, searches by filter and by words, lists namespaces and deletes, as LangGraph answers', () =>
+    storeCallsOfTheJsSdk(alice));
 
-    const food = await alice.store.getItem(user, 'food');
-    expect(food).toMatchObject({
-      namespace: user,
-      key: 'food',
-      value: { text: 'likes spicy ramen, spicy curry and spicy wings', rating: 5 },
-    });
-    expect(Date.parse(food!.createdAt)).not.toBeNaN();
-    expect(await alice.store.getItem(user, 'no-such-key')).toBeNull();
-
-    // Listing: most recently updated first, paged, filtered on value fields.
-    const listed = await alice.store.searchItems(user, { limit: 2 });
-    expect(listed.items.map((item) => item.key)).toEqual(['editor', 'drink']);
-    expect(listed.items[0]).toMatchObject({ namespace: [...user, 'work'], score: null });
-    expect(
-      (await alice.store.searchItems(user, { limit: 2, offset: 2 })).items.map((item) => item.key),
-    ).toEqual(['food']);
-    const rated = await alice.store.searchItems(user, { filter: { rating: { $gte: 4 } } });
-    expect(rated.items.map((item) => item.key).sort()).toEqual(['editor', 'food']);
-    expect(
-      (await alice.store.searchItems(user, { filter: { rating: 3 } })).items.map((item) => item.key),
-    ).toEqual(['drink']);
-
-    // Words: ranked by the full-text index; an item put with `index: false` is never found by them.
-    const spicy = await alice.store.searchItems(user, { query: 'Spicy tea' });
-    expect(spicy.items.map((item) => item.key)).toEqual(['food', 'drink']);
-    expect(spicy.items[0]!.score).toBeGreaterThan(spicy.items[1]!.score!);
-    expect((await alice.store.searchItems(user, { query: 'vim' })).items).toEqual([]);
-
-    expect(await alice.store.listNamespaces({ prefix: user })).toEqual({
-      namespaces: [user, [...user, 'work']],
-    });
-    expect(await alice.store.listNamespaces({ prefix: user, suffix: ['work'] })).toEqual({
-      namespaces: [[...user, 'work']],
-    });
-    expect(await alice.store.listNamespaces({ prefix: user, maxDepth: 2 })).toEqual({ namespaces: [user] });
-
-    await alice.store.putItem(user, 'food', { text: 'now vegetarian' });
-    const replaced = await alice.store.getItem(user, 'food');
-    expect(replaced!.value).toEqual({ text: 'now vegetarian' });
-    expect(replaced!.createdAt).toBe(food!.createdAt);
-    await alice.store.deleteItem(user, 'food');
-    expect(await alice.store.getItem(user, 'food')).toBeNull();
-    // A second delete is no error, as in LangGraph.
-    await alice.store.deleteItem(user, 'food');
-  });
-
-  it("keeps one owner's items from another: not read, found, listed, replaced or deleted", async () => {
-    const shared = ['profile', `same-${randomUUID()}`];
-    await alice.store.putItem(shared, 'name', { name: 'Alice' });
-    expect(await bob.store.getItem(shared, 'name')).toBeNull();
-    expect((await bob.store.searchItems(shared, { query: 'Alice' })).items).toEqual([]);
-    expect((await bob.store.searchItems(shared)).items).toEqual([]);
-    expect((await bob.store.listNamespaces({ prefix: shared })).namespaces).toEqual([]);
-
-    await bob.store.putItem(shared, 'name', { name: 'Bob' });
-    await bob.store.deleteItem(shared, 'name');
-    expect((await alice.store.getItem(shared, 'name'))!.value).toEqual({ name: 'Alice' });
-    expect((await alice.store.searchItems(shared, { query: 'alice' })).items).toHaveLength(1);
-  });
+  it("keeps one owner's items from another: not read, found, listed, replaced or deleted", () =>
+    ownersApartThroughTheJsSdk(alice, bob));
 
   it('expires an item after its TTL (in minutes, as LangGraph counts it)', async () => {
     const namespace = ['ttl', randomUUID()];
@@ -153,7 +93,7 @@ describe("the Store API on SQLite, through LangGraph's SDKs", () => {
     expect(contents.some((bytes) => bytes.includes(namespace[1]!))).toBe(true);
   });
 
-  it('refuses bad namespaces, oversized values and unknown filter operators with clear errors', async () => {
+  it('refuses bad namespaces, names past their limits, oversized values and unknown filter operators with clear errors', async () => {
     const auth = { 'x-api-key': aliceToken };
     const put = (body: unknown) => call(api.url, 'PUT', '/store/items', body, auth);
     expect(await put({ namespace: ['a', 'b.c'], key: 'k', value: {} })).toMatchObject({
@@ -168,6 +108,20 @@ describe("the Store API on SQLite, through LangGraph's SDKs", () => {
       body: { error: { param: 'namespace.1', message: expect.stringMatching(/cannot be empty/) } },
     });
     expect(await put({ namespace: [], key: 'k', value: {} })).toMatchObject({ status: 422 });
+    // The limits decision 0435 gives: 10 labels of 100 characters, keys of 256.
+    expect(await put({ namespace: 'abcdefghijk'.split(''), key: 'k', value: {} })).toMatchObject({
+      status: 422,
+      body: { error: { param: 'namespace', message: expect.stringMatching(/<=10 items/) } },
+    });
+    expect(await put({ namespace: ['x'.repeat(101)], key: 'k', value: {} })).toMatchObject({
+      status: 422,
+      body: { error: { param: 'namespace.0', message: expect.stringMatching(/<=100 characters/) } },
+    });
+    expect(await put({ namespace: ['a'], key: 'k'.repeat(257), value: {} })).toMatchObject({
+      status: 422,
+      body: { error: { param: 'key', message: expect.stringMatching(/<=256 characters/) } },
+    });
+    expect(await put({ namespace: ['a'], key: 'k'.repeat(256), value: {} })).toMatchObject({ status: 204 });
     expect(await put({ namespace: ['a'], key: 'k', value: 'not an object' })).toMatchObject({
       status: 422,
       body: { error: { param: 'value' } },
@@ -220,37 +174,7 @@ describe("the Store API on SQLite, through LangGraph's SDKs", () => {
 
   (hasPython ? it : it.skip)(
     "works from LangGraph's Python SDK, unmodified",
-    async () => {
-      const python = await ensurePythonSdk();
-      const namespace = ['python', randomUUID()];
-      const script = `
-import json, sys
-from langgraph_sdk import get_sync_client
-client = get_sync_client(url=sys.argv[1], api_key=sys.argv[2])
-ns = json.loads(sys.argv[3])
-client.store.put_item(ns, "lang", {"text": "writes python daily"}, ttl=60)
-client.store.put_item(ns + ["old"], "lang", {"text": "wrote perl once"}, index=False)
-got = client.store.get_item(ns, "lang", refresh_ttl=True)
-found = client.store.search_items(ns, query="python", limit=5)
-listed = client.store.list_namespaces(prefix=ns, max_depth=len(ns) + 1)
-client.store.delete_item(ns, "lang")
-print(json.dumps({
-  "got": got["value"], "found": [i["key"] for i in found["items"]],
-  "namespaces": listed["namespaces"], "after": client.store.get_item(ns, "lang"),
-}))
-`;
-      const { stdout } = await promisify(execFile)(
-        python,
-        ['-c', script, api.url, aliceToken, JSON.stringify(namespace)],
-        { timeout: 60_000 },
-      );
-      expect(JSON.parse(stdout)).toEqual({
-        got: { text: 'writes python daily' },
-        found: ['lang'],
-        namespaces: [namespace, [...namespace, 'old']],
-        after: null,
-      });
-    },
+    () => storeCallsOfThePythonSdk(api.url, aliceToken),
     300_000,
   );
 });
