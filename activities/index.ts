@@ -50,6 +50,7 @@ export interface ActivityDependencies {
     | 'webhookAllowHosts'
     | 'sandbox'
     | 'store'
+    | 'storeIndex'
     | 'encryption'
     | 'embeddings'
     | 'quota'

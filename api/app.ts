@@ -63,6 +63,7 @@ export interface AppOptions {
     | 'sandbox'
     | 'tokens'
     | 'store'
+    | 'storeIndex'
     | 'embeddings'
     | 'quota'
   >;

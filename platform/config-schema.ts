@@ -112,6 +112,7 @@ export const schema = z
       .string()
       .regex(/^(ollama|openai):.+$/, 'give ollama:<model> or openai:<model>')
       .optional(),
+    KEEL_STORE_INDEX: optionalString,
     KEEL_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     KEEL_LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
     ...telemetryEnvShape,

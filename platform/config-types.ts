@@ -3,7 +3,7 @@ import type { QuotaLimits } from '../common/quota';
 import type { LiveWorkerEntry } from './live-workers';
 import type { SandboxConfig } from './config-sandbox';
 import type { ApiToken, EncryptionConfig } from './config-secrets';
-import type { EmbeddingsConfig, StoreConfig } from './config-store';
+import type { EmbeddingsConfig, StoreConfig, StoreIndexRule } from './config-store';
 import type { TelemetryConfig } from './telemetry-config';
 
 export interface TokenChannelConfig {
@@ -166,6 +166,8 @@ export interface KeelConfig {
   workflowBundle: string | undefined;
   /** Where the Store API keeps its items (decision 0435). */
   store: StoreConfig;
+  /** The fields an item put without `index` is indexed by, per namespace prefix (`KEEL_STORE_INDEX`). */
+  storeIndex: StoreIndexRule[];
   /** The Store's embeddings provider, when one is configured (decision 0451). */
   embeddings: EmbeddingsConfig | undefined;
   /** How a model call's text reaches the streams while it is generated (decision 0340). */

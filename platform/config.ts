@@ -9,7 +9,7 @@ import { parseLiveWorkers } from './live-workers';
 import { parseHostEntry, type HostEntry } from './network-hosts';
 import { list, loopbackHosts, schema, wildcardHosts } from './config-schema';
 import { parseEncryptionKeys, parseTokens, type EncryptionKeySpec } from './config-secrets';
-import { parseStoreUrl, type EmbeddingsConfig } from './config-store';
+import { parseStoreIndex, parseStoreUrl, type EmbeddingsConfig } from './config-store';
 import type { KeelConfig } from './config-types';
 import { telemetryConfig } from './telemetry-config';
 
@@ -17,8 +17,8 @@ export type { KeelEnv } from './config-schema';
 export type { SandboxConfig, SandboxLimits } from './config-sandbox';
 export { minimumTokenLength, parseEncryptionKeys } from './config-secrets';
 export type { ApiToken, EncryptionConfig, EncryptionKeySpec } from './config-secrets';
-export { parseStoreUrl } from './config-store';
-export type { EmbeddingsConfig, StoreConfig } from './config-store';
+export { parseStoreIndex, parseStoreUrl } from './config-store';
+export type { EmbeddingsConfig, StoreConfig, StoreIndexRule } from './config-store';
 export type { KeelConfig, TokenChannelConfig } from './config-types';
 
 const childEnvironmentNames = ['PATH', 'LANG', 'LC_ALL', 'TZ', 'TERM'];
@@ -73,6 +73,8 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
   const model = configured ?? (env.ANTHROPIC_API_KEY === undefined ? 'scripted:demo' : defaultAnthropicModel);
   const store = parseStoreUrl(env.KEEL_STORE_URL, dataDir, cwd);
   if (typeof store === 'string') throw new ConfigError(`invalid configuration: ${store}`);
+  const storeIndex = parseStoreIndex(env.KEEL_STORE_INDEX);
+  if (typeof storeIndex === 'string') throw new ConfigError(`invalid configuration: ${storeIndex}`);
   const embed = env.KEEL_STORE_EMBED === undefined ? undefined : env.KEEL_STORE_EMBED.indexOf(':');
   const embeddings: EmbeddingsConfig | undefined =
     env.KEEL_STORE_EMBED === undefined || embed === undefined
@@ -194,6 +196,7 @@ export function parseConfig(raw: Record<string, string | undefined>, cwd: string
     extensionsFile: env.KEEL_EXTENSIONS_FILE,
     workflowBundle: env.KEEL_WORKFLOW_BUNDLE,
     store,
+    storeIndex,
     embeddings,
     tokens: {
       channel: env.KEEL_TOKEN_CHANNEL,

@@ -7,11 +7,12 @@ import { Store } from './store';
 
 /** `keys`: the keys already loaded, when the process has them. @default loaded at the first call */
 export const configuredStore = (
-  config: Pick<KeelConfig, 'store' | 'encryption' | 'embeddings'>,
+  config: Pick<KeelConfig, 'store' | 'storeIndex' | 'encryption' | 'embeddings'>,
   keys: () => Promise<readonly EncryptionKey[]> = () => loadEncryptionKeys(config.encryption),
 ): Store =>
   new Store({
     config: config.store,
     keys,
+    indexes: config.storeIndex,
     ...(config.embeddings === undefined ? {} : { embedder: createEmbedder(config.embeddings) }),
   });

@@ -4,7 +4,7 @@
  * database the configuration names. The database and the keys are opened at the first call, so
  * an API that never serves the store never opens either.
  */
-import type { StoreConfig } from '../platform/config';
+import type { StoreConfig, StoreIndexRule } from '../platform/config';
 import type { EncryptionKey } from '../codec/aes-gcm-codec';
 import { PayloadDecryptionError } from '../codec/errors';
 import { StoreError } from './errors';
@@ -57,6 +57,17 @@ export interface StoreOptions {
   now?: () => number;
   /** With one, items are embedded as they are put and a `query` ranks by meaning (decision 0451). */
   embedder?: Embedder | undefined;
+  /** What an item put without `index` is indexed by, longest prefix first (`KEEL_STORE_INDEX`). */
+  indexes?: readonly StoreIndexRule[];
+}
+
+/** The fields the longest declared prefix holding `namespace` names; the whole value (null) when none does. */
+export function declaredIndex(
+  rules: readonly StoreIndexRule[],
+  namespace: readonly string[],
+): false | readonly string[] | null {
+  const rule = rules.find((candidate) => candidate.prefix.every((label, at) => namespace[at] === label));
+  return rule === undefined ? null : rule.fields;
 }
 
 /** The adapter `config` names. */
@@ -154,14 +165,17 @@ export class Store {
     const address = { owner: input.owner, namespace: join(input.namespace), key: wellFormed(input.key) };
     const existing = await db.get(address.owner, address.namespace, address.key, now);
     const sealed = sealer.seal(input.value, address);
-    const text = indexedTexts(input.value, input.index).join('\n');
+    // A put that names no fields is indexed as its namespace declares (null: the whole value).
+    const index =
+      input.index === null ? declaredIndex(this.#options.indexes ?? [], input.namespace) : input.index;
+    const text = indexedTexts(input.value, index).join('\n');
     const embedder = this.#options.embedder;
     const [vector] = embedder === undefined || text.trim() === '' ? [] : await embedder.embed([text]);
     await db.put({
       ...address,
       ...sealed,
       embedding: vector === undefined ? null : sealer.sealVector(vector, sealed.keyId, address),
-      terms: sealer.blindForIndex(indexedWords(input.value, input.index)).join(' '),
+      terms: sealer.blindForIndex(indexedWords(input.value, index)).join(' '),
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
       expiresAt: input.ttl === null ? null : now + Math.round(input.ttl * 60_000),

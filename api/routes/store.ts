@@ -68,7 +68,7 @@ export const putItem = operation({
   method: 'put',
   path: '/store/items',
   summary:
-    "Store or replace an item. `index`: null indexes the whole value for text search, false none, a list the fields it names (`title`, `author.name`, `tags[*]`); `ttl`: minutes until it expires (null: never); a value's JSON is at most 256 KiB (422 value_too_large)",
+    "Store or replace an item. `index`: null indexes the fields the operator declared for its namespace (KEEL_STORE_INDEX), else the whole value, for text search and embeddings; false none; a list the fields it names (`title`, `author.name`, `tags[*]`); `ttl`: minutes until it expires (null: never); a value's JSON is at most 256 KiB (422 value_too_large)",
   body: z.object({
     namespace,
     key,
@@ -76,7 +76,9 @@ export const putItem = operation({
     index: z
       .union([z.literal(false), z.array(z.string().min(1).max(200)).max(50), z.null()])
       .optional()
-      .describe('Which fields text search reads: null (all), false (none), or field paths'),
+      .describe(
+        'Which fields text search and embeddings read: null (as the namespace declares, else all), false (none), or field paths',
+      ),
     ttl: z
       .number()
       .positive()

@@ -12,7 +12,7 @@ import Database from 'libsql';
 import type { EncryptionKey } from '../../codec/aes-gcm-codec';
 import { StoreError } from '../../store/errors';
 import { Store } from '../../store/store';
-import { parseStoreUrl } from '../../platform/config';
+import { parseStoreIndex, parseStoreUrl, type StoreIndexRule } from '../../platform/config';
 
 const key = (id: string): EncryptionKey => ({ id, key: randomBytes(32) });
 const minute = 60_000;
@@ -21,11 +21,12 @@ describe('the Store', () => {
   let file: string;
   let now: number;
   const stores: Store[] = [];
-  const open = (keys: EncryptionKey[] = [first]) => {
+  const open = (keys: EncryptionKey[] = [first], indexes: StoreIndexRule[] = []) => {
     const store = new Store({
       config: { kind: 'sqlite', file },
       keys: () => Promise.resolve(keys),
       now: () => now,
+      indexes,
     });
     stores.push(store);
     return store;
@@ -137,6 +138,24 @@ describe('the Store', () => {
     expect(await found('  ?! ')).toEqual(['all', 'none', 'some']);
   });
 
+  it('indexes an item put without `index` by the fields its namespace declares (KEEL_STORE_INDEX)', async () => {
+    const rules = parseStoreIndex('{"docs": ["title"], "docs.drafts": false, "": ["summary"]}');
+    if (typeof rules === 'string') throw new Error(rules);
+    const store = open([first], rules);
+    const value = { title: 'Quarterly plan', summary: 'money', body: 'hidden words' };
+    await put(store, ['docs'], 'declared', value);
+    await put(store, ['docs', 'team'], 'under-declared', value);
+    await put(store, ['docs', 'drafts'], 'longest-prefix', value);
+    await put(store, ['notes'], 'default-rule', value);
+    await put(store, ['docs'], 'its-own', value, { index: ['body'] });
+    const found = async (query: string) => (await search(store, { query })).map((item) => item.key).sort();
+    // `docs` and what is under it: the title only; `docs.drafts`: nothing; the rest: `""`'s summary.
+    expect(await found('quarterly')).toEqual(['declared', 'under-declared']);
+    expect(await found('money')).toEqual(['default-rule']);
+    // A put that names its own fields keeps them.
+    expect(await found('hidden')).toEqual(['its-own']);
+  });
+
   it('lists namespaces under a prefix, by suffix, cut to a depth, in order and paged', async () => {
     const store = open();
     for (const namespace of [['a', 'x', 'notes'], ['a', 'y'], ['a', 'x'], ['b', 'notes'], ['a_b']])
@@ -237,5 +256,21 @@ describe('KEEL_STORE_URL', () => {
       file: '/work/items.db',
     });
     expect(parseStoreUrl('mysql://db/keel', '/data', '/work')).toMatch(/KEEL_STORE_URL: give postgres:/);
+  });
+});
+
+describe('KEEL_STORE_INDEX', () => {
+  it('reads namespace prefixes to fields, longest first, and refuses what it cannot read', () => {
+    expect(parseStoreIndex(undefined)).toEqual([]);
+    expect(parseStoreIndex('{"": null, "a.b": false, "a": ["text", "tags[*]"]}')).toEqual([
+      { prefix: ['a', 'b'], fields: false },
+      { prefix: ['a'], fields: ['text', 'tags[*]'] },
+      { prefix: [], fields: null },
+    ]);
+    expect(parseStoreIndex('["text"]')).toMatch(/KEEL_STORE_INDEX: give a JSON object/);
+    expect(parseStoreIndex('{not json')).toMatch(/KEEL_STORE_INDEX: give a JSON object/);
+    expect(parseStoreIndex('{"a..b": ["text"]}')).toMatch(/empty label/);
+    expect(parseStoreIndex('{"a": "text"}')).toMatch(/"a" must name a list of field paths/);
+    expect(parseStoreIndex('{"a": []}')).toMatch(/"a" must name a list of field paths/);
   });
 });
