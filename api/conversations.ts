@@ -35,12 +35,12 @@ import { summarizeThread } from '../common/summaries';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { checkOutboundUrl, RefusedUrl, UnresolvedHost } from '../platform/outbound-address';
 import { ApiError, threadExists, threadNotFound } from './errors';
-import { withCallSignal } from './call-signal';
-import type { AskToBeat } from './live-beat';
-import { deliver, FleetActivity, isStall, type Delivery } from './intake';
+import { withCallSignal } from './gateway/call-signal';
+import type { AskToBeat } from './streams/live-beat';
+import { deliver, FleetActivity, isStall, type Delivery } from './gateway/intake';
 import type { ThreadConfigInput } from './schemas';
-import { threadRef, unscopedRef, type ThreadRef } from './thread-ref';
-import { TranscriptReader } from './transcript-reader';
+import { threadRef, unscopedRef, type ThreadRef } from './threads/thread-ref';
+import { TranscriptReader } from './threads/transcript-reader';
 import { LangChainJson } from './protocol/langchain-json';
 
 export interface ReadOptions {

@@ -34,16 +34,16 @@ import { idPattern, limits } from '../../common/limits';
 import { fromTemporal } from '../errors';
 import { isTerminal, type Run } from '../../common/run';
 import { runOfTaskId, taskStatusOf } from '../mcp/run-tasks';
-import { startRun, waitForRunOrInterrupt, type RunServices } from '../protocol/run-submission';
-import { protocolRunBody } from '../protocol/run-schemas';
-import { waitForRun } from '../run-waiter';
-import type { ThreadRef } from '../thread-ref';
+import { startRun, waitForRunOrInterrupt, type RunServices } from '../runs/run-submission';
+import { protocolRunBody } from '../runs/run-schemas';
+import { waitForRun } from '../runs/run-waiter';
+import type { ThreadRef } from '../threads/thread-ref';
 import { ownerOf } from '../validate';
 import { agentCardOf, type AgentCardOptions } from './agent-card';
 import { dataOf, decisionsOf, textOf } from './decisions';
 import { invalidParams, shown, taskNotFound, toA2AError } from './errors';
 import { configOf, pushConfigOf } from './push-configs';
-import type { LiveTextSource } from '../live-merge';
+import type { LiveTextSource } from '../streams/live-merge';
 import { runEvents } from './run-events';
 import {
   answerUpdateOf,

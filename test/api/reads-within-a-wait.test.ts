@@ -9,7 +9,7 @@ import type { Client } from '@temporalio/client';
 import { Conversations } from '../../api/conversations';
 import { ApiError } from '../../api/errors';
 import type { RunningApi } from '../../api/server';
-import { threadRef } from '../../api/thread-ref';
+import { threadRef } from '../../api/threads/thread-ref';
 import type { KeelConfig } from '../../platform/config';
 import type { Run } from '../../common/run';
 import { call, startTestApi, userInput } from '../helpers/api';
