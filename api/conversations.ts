@@ -40,7 +40,7 @@ import type { AskToBeat } from './streams/live-beat';
 import { deliver, FleetActivity, isStall, type Delivery } from './gateway/intake';
 import type { ThreadConfigInput } from './schemas';
 import { threadRef, unscopedRef, type ThreadRef } from './threads/thread-ref';
-import { TranscriptReader } from './threads/transcript-reader';
+import { TranscriptReader } from './gateway/transcript-reader';
 import { LangChainJson } from './protocol/langchain-json';
 
 export interface ReadOptions {
