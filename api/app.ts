@@ -1,4 +1,4 @@
-/** The Express app: JSON in and out, thin routes over `Conversations`, one error middleware. */
+/** The Express app: JSON in and out, thin routes over the feature services, one error middleware. */
 import express, { type Express } from 'express';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
@@ -14,6 +14,10 @@ import { assistantRoutes } from './assistants/assistant-routes';
 import { systemRoutes } from './system/system-routes';
 import { threadStateRoutes } from './threads/state-routes';
 import { Conversations } from './conversations';
+import { RunIntake } from './gateway/run-intake';
+import { ThreadGateway } from './gateway/thread-gateway';
+import { RunService } from './runs/run-service';
+import { ThreadService } from './threads/thread-service';
 import { methodGate, route } from './contract';
 import { ApiError, errorMiddleware } from './errors';
 import { listingClient } from './gateway/listing-client';
@@ -114,8 +118,13 @@ export function createApp({
   app.use(authenticate(config.api.tokens));
   // A Stop reaches the model call's worker at once, not at its next slow beat (decision 0420).
   const askToBeat = beatRequester(client, config);
-  const conversations = new Conversations(client, config, askToBeat);
-  // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
+  // The one door to the conversation workflows (decision 0525), and the services over it.
+  const gateway = new ThreadGateway(client, config);
+  const intake = new RunIntake(gateway, config, askToBeat);
+  const threads = new ThreadService(gateway, intake, config);
+  const runs = new RunService(gateway, intake, config);
+  const conversations = new Conversations(gateway, intake, threads, runs);
+  // Listings and deletes go on past a thread whose key was removed (api/gateway/listing-client.ts).
   const threadDirectory = new ThreadDirectory(listingClient(client), config.taskQueue, askToBeat);
   const assistants = new Assistants(client, config.taskQueue, config.model.default);
   const quotas = new OwnerQuotas(client, config.quota, config.taskQueue, (reason) =>

@@ -1,6 +1,6 @@
 /** Assistants over HTTP, as LangGraph's SDKs call them; each operation is declared once (api/contract.ts). */
 import type { HostEntry } from '../../platform/network-hosts';
-import { grantNetworkHosts } from '../conversations';
+import { grantNetworkHosts } from '../threads/thread-config';
 import { randomUUID } from 'node:crypto';
 import { Router, type Request } from 'express';
 import { z } from 'zod';

@@ -22,7 +22,7 @@ import {
 } from '../../common/assistants';
 import { searchAttributes } from '../../common/search-attributes';
 import type { assistantWorkflow } from '../../workflows/assistant-workflow';
-import type { Owner } from '../conversations';
+import type { Owner } from '../threads/thread-ref';
 import { ApiError } from '../errors';
 import type { CreateAssistantBody, SearchAssistantsBody, UpdateAssistantBody } from './assistant-schemas';
 import { graphId } from '../protocol/graph';

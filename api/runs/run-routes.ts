@@ -1,11 +1,11 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';
 import { operation, route } from '../contract';
 import { toInterrupt } from '../protocol/interrupts';
 import { cancelQuery, protocolRunBody, runListQuery, runStatusesOf } from './run-schemas';
-import type { ReadOptions, Submitted } from '../conversations';
+import type { Submitted } from '../gateway/run-intake';
+import type { ReadOptions } from '../gateway/thread-gateway';
 import { startRun, waitForRunOrInterrupt, type RunServices } from './run-submission';
 import { finalValues as finalValuesSchema, run as runSchema } from '../response-schemas';
 import { waitForRun } from './run-waiter';
@@ -263,10 +263,7 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
   route(router, deleteRun, async (request, response) => {
     const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
     const runId = pathId(request, 'run_id');
-    await conversations.getRun(thread, runId);
-    await conversations.read(thread, () =>
-      conversations.handle(thread).executeUpdate(messages.deleteRunUpdate, { args: [{ run_id: runId }] }),
-    );
+    await conversations.runs.deleteRun(thread, runId);
     response.status(204).end();
   });
 

@@ -1,7 +1,6 @@
 /** Approvals and limits (budgets) over HTTP: each route is one query or update on the thread's workflow. */
 import { Router, type Request } from 'express';
 import { z } from 'zod';
-import * as messages from '../../common/messages';
 import { approvalId, decisionBody, limitsBody } from './thread-schemas';
 import { operation, route } from '../contract';
 import type { Conversations } from '../conversations';
@@ -93,11 +92,7 @@ export function approvalRoutes(conversations: Conversations): Router {
       ...(body.max_tokens === undefined ? {} : { max_tokens: body.max_tokens }),
       ...(body.max_cost_usd === undefined ? {} : { max_cost_usd: body.max_cost_usd }),
     };
-    response.json(
-      await conversations.read(thread, () =>
-        conversations.handle(thread).executeUpdate(messages.updateLimitsUpdate, { args: [limits] }),
-      ),
-    );
+    response.json(await conversations.threads.updateLimits(thread, limits));
   });
 
   return router;

@@ -9,7 +9,8 @@ import { type Client, type WorkflowExecutionInfo, WorkflowNotFoundError } from '
 import { childOriginOf } from '../../common/children';
 import { scopeOf, type ThreadStatus } from '../../common/thread';
 import { searchAttributes } from '../../common/search-attributes';
-import { deletedStatus, type Owner } from '../conversations';
+import { deletedStatus } from '../gateway/thread-gateway';
+import type { Owner } from './thread-ref';
 import { threadNotFound } from '../errors';
 import type { AskToBeat } from '../streams/live-beat';
 import { refOf, threadRef, unscopedRef, type ThreadRef } from './thread-ref';

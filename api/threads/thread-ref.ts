@@ -7,6 +7,9 @@
 import { createHash } from 'node:crypto';
 import { threadIdOf, workflowIdFor } from '../../common/thread';
 
+/** The caller, as authentication established it; undefined when the API runs without tokens. */
+export type Owner = string | undefined;
+
 /** A thread and the workflow that holds it, as the caller's request resolved it. */
 export interface ThreadRef {
   readonly thread_id: string;
