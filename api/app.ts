@@ -164,14 +164,14 @@ export function createApp({
   app.use(codec);
   app.use(assistantRoutes(assistants, threadDirectory, config.sandbox.networkHosts));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
-  app.use(threadDirectoryRoutes(conversations, threadDirectory));
-  app.use(approvalRoutes(conversations));
-  app.use(threadRoutes(conversations));
-  app.use(threadStateRoutes(conversations));
+  app.use(threadDirectoryRoutes(threads, threadDirectory));
+  app.use(approvalRoutes(threads, runs));
+  app.use(threadRoutes(threads));
+  app.use(threadStateRoutes(threads));
   app.use(streamRoutes(services, stopping, { ...defaultSseTimings, maxMs: config.api.streamMaxMs }, live));
-  app.use(activeRunRoutes(conversations, config.taskQueue));
+  app.use(activeRunRoutes(client, config.taskQueue));
   app.use(quotaRoutes(quotas));
-  app.use(cronRoutes(new Crons(client, config.taskQueue, conversations, assistants)));
+  app.use(cronRoutes(new Crons(client, config.taskQueue, threads, runs, assistants)));
   app.use(runRoutes(services, stopping));
   app.use(statelessRunRoutes(services, stopping));
   app.use(storeRoutes(store));

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { scheduleIdFor, type Cron, type CronRunInput } from '../../common/crons';
 import { checkInput } from '../../common/input-rules';
-import type { Conversations } from '../conversations';
+import type { RunService } from '../runs/run-service';
+import type { ThreadService } from '../threads/thread-service';
 import type { Owner } from '../threads/thread-ref';
 import { ApiError } from '../errors';
 import { inputContent, type CreateRunBody } from '../schemas';
@@ -30,17 +31,17 @@ export class Crons {
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
-    private readonly conversations: Conversations,
+    private readonly threads: ThreadService,
+    private readonly runs: RunService,
     private readonly assistants: Assistants,
   ) {}
 
   async create(threadId: string | undefined, body: CreateCronBody, owner: Owner): Promise<Cron> {
     const settings = await this.assistants.settingsFor(body.assistant_id, owner);
-    const thread = threadId === undefined ? undefined : await this.conversations.authorize(threadId, owner);
-    if (body.webhook !== undefined && body.webhook !== null)
-      await this.conversations.checkWebhook(body.webhook);
+    const thread = threadId === undefined ? undefined : await this.threads.authorize(threadId, owner);
+    if (body.webhook !== undefined && body.webhook !== null) await this.runs.checkWebhook(body.webhook);
     const cronId = randomUUID();
-    const config = settings === undefined ? undefined : this.conversations.threadConfig(settings);
+    const config = settings === undefined ? undefined : this.threads.threadConfig(settings);
     const input: CronRunInput['input'] = {
       assistant_id: body.assistant_id,
       content: inputContent({ input: body.input } as CreateRunBody),
@@ -65,7 +66,7 @@ export class Crons {
             new_thread: {
               ...(owner === undefined ? {} : { owner, scope: scopeFor(owner) }),
               metadata: { ...runMetadataOf(body.assistant_id), cron_id: cronId },
-              config: config ?? this.conversations.threadConfig({}),
+              config: config ?? this.threads.threadConfig({}),
             },
           }),
     };

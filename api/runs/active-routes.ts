@@ -3,6 +3,7 @@
  * (the `KeelRunStatuses` search attribute) finds the threads; each thread's own query gives the
  * runs, so a visibility index that lags behind never shows a run in a status it has left.
  */
+import type { Client } from '@temporalio/client';
 import { Router } from 'express';
 import { z } from 'zod';
 import * as messages from '../../common/messages';
@@ -10,7 +11,6 @@ import type { Run } from '../../common/run';
 import { searchAttributes } from '../../common/search-attributes';
 import { scopeOf } from '../../common/thread';
 import { operation, route } from '../contract';
-import type { Conversations } from '../conversations';
 import { listingClient } from '../gateway/listing-client';
 import { run as runSchema } from '../response-schemas';
 import { queryNumber } from '../schemas';
@@ -47,10 +47,10 @@ export const activeRunOperations = [listActiveRuns];
 /** A visibility-query string literal: the values are our own enums and ids, quoted defensively. */
 const quote = (value: string): string => `'${value.replaceAll("'", "''")}'`;
 
-export function activeRunRoutes(conversations: Conversations, taskQueue: string): Router {
+export function activeRunRoutes(client: Client, taskQueue: string): Router {
   const router = Router();
   // A thread whose key was removed is passed over, not a failed list (api/listing-client.ts).
-  const lister = listingClient(conversations.client);
+  const lister = listingClient(client);
   route(router, listActiveRuns, async (_request, response, { query: { status, limit } }) => {
     const owner = ownerOf(response);
     const query = [
@@ -65,7 +65,7 @@ export function activeRunRoutes(conversations: Conversations, taskQueue: string)
       // Without tokens, a thread made under a token is not one the caller can open, so it is not
       // listed: an owner's threads stay unseen by others (decision 0160).
       if (owner === undefined && scopeOf(workflow.workflowId) !== undefined) continue;
-      const threadRuns = await conversations.client.workflow
+      const threadRuns = await client.workflow
         .getHandle(workflow.workflowId)
         .query(messages.listRunsQuery, { limit: 1_000 })
         .catch(() => [] as Run[]);

@@ -75,11 +75,6 @@ export class RunService {
     return this.#gateway.deferRun(thread, known);
   }
 
-  /** The run now, or undefined when the thread does not answer within `withinMs`. */
-  peekRun(thread: ThreadRef, runId: string, withinMs: number): Promise<Run | undefined> {
-    return this.#gateway.peekRun(thread, runId, withinMs);
-  }
-
   /** The run when the thread may be waiting on a human (see `ThreadGateway.peekInterruptedRun`). */
   peekInterruptedRun(thread: ThreadRef, runId: string, withinMs: number): Promise<Run | undefined> {
     return this.#gateway.peekInterruptedRun(thread, runId, withinMs);

@@ -3,7 +3,8 @@ import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { approvalId, decisionBody, limitsBody } from './thread-schemas';
 import { operation, route } from '../contract';
-import type { Conversations } from '../conversations';
+import type { RunService } from '../runs/run-service';
+import type { ThreadService } from './thread-service';
 import { ApiError } from '../errors';
 import { decidedApproval, pendingApproval, thread } from '../response-schemas';
 import { threadPath } from '../schemas';
@@ -59,25 +60,25 @@ function pathApprovalId(request: Request, threadId: string): string {
   return parsed.data;
 }
 
-export function approvalRoutes(conversations: Conversations): Router {
+export function approvalRoutes(threads: ThreadService, runs: RunService): Router {
   const router = Router();
 
   route(router, listApprovals, async (request, response) => {
-    const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
-    response.json(await conversations.pendingApprovals(thread));
+    const thread = await threads.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    response.json(await threads.pendingApprovals(thread));
   });
 
   route(router, decideApproval, async (request, response, { body }) => {
     const threadId = pathId(request, 'thread_id');
     const id = pathApprovalId(request, threadId);
-    const thread = await conversations.authorize(threadId, ownerOf(response));
+    const thread = await threads.authorize(threadId, ownerOf(response));
     const decision = {
       approval_id: id,
       decision: body.decision,
       ...(body.reason === undefined ? {} : { reason: body.reason }),
       ...(body.decision !== 'approve' || body.input === undefined ? {} : { input: body.input }),
     };
-    const delivery = await conversations.decideApproval(thread, decision);
+    const delivery = await runs.decideApproval(thread, decision);
     if (delivery.kind === 'queued') {
       // The thread could not answer now: the decision is in its history and applies when it runs.
       response.status(202).json({ ...decision, status: 'queued' });
@@ -87,12 +88,12 @@ export function approvalRoutes(conversations: Conversations): Router {
   });
 
   route(router, updateLimits, async (request, response, { body }) => {
-    const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    const thread = await threads.authorize(pathId(request, 'thread_id'), ownerOf(response));
     const limits = {
       ...(body.max_tokens === undefined ? {} : { max_tokens: body.max_tokens }),
       ...(body.max_cost_usd === undefined ? {} : { max_cost_usd: body.max_cost_usd }),
     };
-    response.json(await conversations.threads.updateLimits(thread, limits));
+    response.json(await threads.updateLimits(thread, limits));
   });
 
   return router;

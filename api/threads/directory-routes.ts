@@ -6,7 +6,7 @@ import { cleanupBody, countBody, exportQuery, searchBody } from './thread-schema
 import { operation, route } from '../contract';
 import { toLangChainMessages } from '../protocol/langchain-messages';
 import { pageOf } from '../protocol/pagination';
-import type { Conversations } from '../conversations';
+import type { ThreadService } from './thread-service';
 import { threadListing, transcriptExport } from '../response-schemas';
 import { threadPath } from '../schemas';
 import type { ThreadDirectory } from './thread-directory';
@@ -95,10 +95,7 @@ export const threadDirectoryOperations = [
 const namesSubAgents = (filter: { metadata?: Record<string, unknown> | undefined }): boolean =>
   filter.metadata?.keel_child_of !== undefined;
 
-export function threadDirectoryRoutes(
-  conversations: Conversations,
-  threadDirectory: ThreadDirectory,
-): Router {
+export function threadDirectoryRoutes(threads: ThreadService, threadDirectory: ThreadDirectory): Router {
   const router = Router();
 
   /**
@@ -126,7 +123,7 @@ export function threadDirectoryRoutes(
     if (values !== undefined) {
       const kept: typeof found = [];
       for (const thread of found) {
-        const messages = toLangChainMessages(await conversations.transcript(thread.thread));
+        const messages = toLangChainMessages(await threads.transcript(thread.thread));
         if (
           Object.entries(values).every(([key, value]) =>
             isDeepStrictEqual({ messages }[key as 'messages'], value),
@@ -177,10 +174,10 @@ export function threadDirectoryRoutes(
 
   route(router, exportThread, async (request, response, { query: { format } }) => {
     const owner = ownerOf(response);
-    const found = await conversations.authorize(pathId(request, 'thread_id'), owner);
+    const found = await threads.authorize(pathId(request, 'thread_id'), owner);
     const [thread, messages] = await Promise.all([
-      conversations.getThread(found, owner),
-      conversations.transcript(found),
+      threads.getThread(found, owner),
+      threads.transcript(found),
     ]);
     const document = { thread, messages, exported_at: new Date().toISOString() };
     if (format === 'json') {
@@ -192,7 +189,7 @@ export function threadDirectoryRoutes(
 
   /** Final when it answers: GET answers 404, runs are refused, and the id can be used again. */
   route(router, deleteThread, async (request, response) => {
-    const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    const thread = await threads.authorize(pathId(request, 'thread_id'), ownerOf(response));
     await threadDirectory.remove(thread);
     response.json({ thread_id: thread.thread_id, deleted: true });
   });

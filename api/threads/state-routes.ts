@@ -5,7 +5,7 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { operation, route } from '../contract';
-import type { Conversations } from '../conversations';
+import type { ThreadService } from './thread-service';
 import { ApiError } from '../errors';
 import { branchPaths } from '../../common/branch-tree';
 import {
@@ -134,18 +134,18 @@ export const threadStateOperations = [
   searchHistory,
 ];
 
-export function threadStateRoutes(conversations: Conversations): Router {
+export function threadStateRoutes(threads: ThreadService): Router {
   const router = Router();
 
   /** Every checkpoint, on the current branch and the earlier ones forks cut off, newest first. */
   const checkpointsOf = async (request: Request, response: Response): Promise<ThreadState[]> => {
     const owner = ownerOf(response);
-    const found = await conversations.authorize(pathId(request, 'thread_id'), owner);
+    const found = await threads.authorize(pathId(request, 'thread_id'), owner);
     const threadId = found.thread_id;
     const [thread, messages, tree] = await Promise.all([
-      conversations.getThread(found, owner),
-      conversations.transcript(found),
-      conversations.branches(found),
+      threads.getThread(found, owner),
+      threads.transcript(found),
+      threads.branches(found),
     ]);
     const busy = thread.active_run_id !== undefined || thread.queued_run_ids.length > 0;
     const compacted = tree.compacted_messages > 0;
@@ -157,7 +157,7 @@ export function threadStateRoutes(conversations: Conversations): Router {
     // The current branch's newest state comes first: it holds the newest message.
     const states = newestFirst([...current, ...earlier]);
     if (thread.status !== 'interrupted' || states[0] === undefined) return states;
-    const interrupts = (await conversations.pendingApprovals(found)).map(toInterrupt);
+    const interrupts = (await threads.pendingApprovals(found)).map(toInterrupt);
     return [withInterrupts(states[0], interrupts), ...states.slice(1)];
   };
 
@@ -212,7 +212,7 @@ export function threadStateRoutes(conversations: Conversations): Router {
    * So both are refused, after the thread is found, never taken and ignored.
    */
   const stateNotWritable = async (request: Request, response: Response) => {
-    await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    await threads.authorize(pathId(request, 'thread_id'), ownerOf(response));
     throw new ApiError(
       403,
       'state_not_writable',

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { operation, route } from '../contract';
-import type { Conversations } from '../conversations';
+import type { ThreadService } from './thread-service';
 import { patchThreadBody } from './thread-schemas';
 import { graphId, toolsNode } from '../protocol/graph';
 import { toInterrupt } from '../protocol/interrupts';
@@ -74,44 +74,42 @@ export const debugThread = operation({
 
 export const threadOperations = [createThread, getThread, patchThread, copyThread, debugThread];
 
-export function threadRoutes(conversations: Conversations): Router {
+export function threadRoutes(threads: ThreadService): Router {
   const router = Router();
 
   route(router, createThread, async (_request, response, { body }) => {
     // Keel serves one graph: every thread records it, as LangGraph records `graph_id`.
-    const conversation = conversations.newConversation(
+    const conversation = threads.newConversation(
       body.thread_id,
       ownerOf(response),
       { graph_id: graphId, ...body.metadata },
       body.config,
     );
-    response.json(await conversations.createThread(conversation, body.if_exists));
+    response.json(await threads.createThread(conversation, body.if_exists));
   });
 
   /** The thread, with LangGraph's `interrupts` (by task) while approvals wait. */
   route(router, getThread, async (request, response) => {
     const owner = ownerOf(response);
-    const thread = await conversations.authorize(pathId(request, 'thread_id'), owner);
-    const found = await conversations.getThread(thread, owner);
-    const pending = found.status === 'interrupted' ? await conversations.pendingApprovals(thread) : [];
+    const thread = await threads.authorize(pathId(request, 'thread_id'), owner);
+    const found = await threads.getThread(thread, owner);
+    const pending = found.status === 'interrupted' ? await threads.pendingApprovals(thread) : [];
     const byTask =
       pending.length === 0 ? {} : { [`${toolsNode}:${thread.thread_id}`]: pending.map(toInterrupt) };
     response.json({ ...found, interrupts: byTask });
   });
 
   route(router, patchThread, async (request, response, { body: { metadata } }) => {
-    response.json(
-      await conversations.patchMetadata(pathId(request, 'thread_id'), ownerOf(response), metadata),
-    );
+    response.json(await threads.patchMetadata(pathId(request, 'thread_id'), ownerOf(response), metadata));
   });
 
   route(router, copyThread, async (request, response) => {
-    response.json(await conversations.copyThread(pathId(request, 'thread_id'), ownerOf(response)));
+    response.json(await threads.copyThread(pathId(request, 'thread_id'), ownerOf(response)));
   });
 
   /** Operators: the workflow's whole state, as the getState query returns it. */
   route(router, debugThread, async (request, response) => {
-    response.json(await conversations.debugState(pathId(request, 'thread_id'), ownerOf(response)));
+    response.json(await threads.debugState(pathId(request, 'thread_id'), ownerOf(response)));
   });
 
   return router;
