@@ -8,7 +8,7 @@ import { pageOf } from '../protocol/pagination';
 import { id, threadPath } from '../schemas';
 import { ownerOf, pathId } from '../validate';
 
-/** A cron as the API answers it (api/protocol/crons.ts). */
+/** A cron as the API answers it (api/crons/cron-service.ts). */
 const cron = z.looseObject({ cron_id: z.string(), schedule: z.string() });
 
 export const createThreadCron = operation({

@@ -175,7 +175,7 @@ export class ThreadGateway {
   /**
    * 404 for a thread that does not exist or was deleted. Temporal removes a deleted workflow's
    * history some 30 s after it was asked to; DELETE terminates the workflow first, so a
-   * terminated workflow is a deleted thread from the moment DELETE answers (see thread-directory.ts).
+   * terminated workflow is a deleted thread from the moment DELETE answers (see threads/thread-directory.ts).
    */
   async requireExisting(thread: ThreadRef): Promise<void> {
     const description = await this.describe(thread);

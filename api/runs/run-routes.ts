@@ -138,7 +138,7 @@ function eitherAborts(first: AbortSignal, second: AbortSignal | undefined) {
 /**
  * The thread's values once a run is over or interrupted, as LangGraph's wait and join return them,
  * as JSON text: the messages' part is kept per thread, so a long thread's answer serializes only
- * what is new (`Conversations.transcriptLangChainJson`). `read.until`: how long the caller still
+ * what is new (`ThreadService.transcriptLangChainJson`). `read.until`: how long the caller still
  * waits for them (the run is over: only the reads are left).
  */
 export async function valuesAfter(

@@ -3,7 +3,7 @@
  * live text of the model call under way, read from the worker that runs it. Live pieces become
  * `message.delta` events, as the log's deltas were, so every vocabulary translates them alike.
  *
- * The ids say what a client had (api/protocol/stream-writer.ts): a re-attaching stream reads the
+ * The ids say what a client had (api/streams/stream-writer.ts): a re-attaching stream reads the
  * log again from the run's start and the live text from the attempt's start, writes nothing the
  * cursor covers, and feeds it all to the translation, whose state (a message accumulated so far)
  * is then what it was. The log's `whole` delta, written with the answer, brings the text a stream

@@ -252,7 +252,7 @@ export function streamRoutes(
         ...(runId === undefined ? {} : { runId }),
         signal: bounded.signal,
         ...(untilOffset === undefined ? {} : { untilOffset }),
-        // The next event is read only once the client took this one (api/sse.ts bounds the rest).
+        // The next event is read only once the client took this one (api/streams/sse.ts bounds the rest).
         onEvent: async (at, event) => {
           await merge.onLog(at, event);
           await writer.drained();

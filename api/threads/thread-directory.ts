@@ -136,7 +136,7 @@ export class ThreadDirectory {
    * Deletes the thread, final when this returns: its workflow is terminated (its runs stop
    * where they are) and its history deletion requested. Temporal deletes the history some 30 s
    * later, or minutes under load; until then the terminated workflow reads as deleted (404) and
-   * its id can be reused (see `Conversations.requireExisting`). A thread that had already closed
+   * its id can be reused (see `ThreadGateway.requireExisting`). A thread that had already closed
    * cannot be terminated, so a tombstone takes its id: a run of its own, terminated at once,
    * that reads as deleted in the same way while Temporal removes the closed one.
    */
