@@ -123,14 +123,14 @@ export function createApp({
   const intake = new RunIntake(gateway, config, askToBeat);
   const threads = new ThreadService(gateway, intake, config);
   const runs = new RunService(gateway, intake, config);
-  const conversations = new Conversations(gateway, intake, threads, runs);
+  const conversations = new Conversations(gateway, threads, runs);
   // Listings and deletes go on past a thread whose key was removed (api/gateway/listing-client.ts).
   const threadDirectory = new ThreadDirectory(listingClient(client), config.taskQueue, askToBeat);
   const assistants = new Assistants(client, config.taskQueue, config.model.default);
   const quotas = new OwnerQuotas(client, config.quota, config.taskQueue, (reason) =>
     metrics.refusals.inc({ reason }),
   );
-  const services = { conversations, assistants, threadDirectory, quotas };
+  const services = { conversations, threads, runs, gateway, assistants, threadDirectory, quotas };
   // The model's text as it is written, read from the worker running the call, not from history,
   // where each piece cost events and a workflow task whether anyone watched or not (decision 0340).
   const live = liveTextSource(client, config, logger);

@@ -1,11 +1,10 @@
 /**
- * The thread and run services joined in one object, for the callers that take one
- * (`RunServices.conversations`: run submission, A2A, MCP). The work is theirs and the gateway's
- * (decision 0525): this only names it. Routes take the services themselves; once A2A and MCP do
- * too, this view goes.
+ * The thread and run services joined in one object, for the callers that still take one
+ * (`RunServices.conversations`: A2A and MCP, and the run waiter they share). The work is the
+ * services' and the gateway's (decision 0525): this only names it. Everything else takes the
+ * services themselves; once A2A and MCP do too, this view goes.
  */
 import type { Client } from '@temporalio/client';
-import type { RunIntake } from './gateway/run-intake';
 import type { ThreadGateway } from './gateway/thread-gateway';
 import type { RunService } from './runs/run-service';
 import type { ThreadService } from './threads/thread-service';
@@ -13,16 +12,7 @@ import type { ThreadService } from './threads/thread-service';
 export class Conversations {
   readonly client: Client;
   readonly authorize: ThreadService['authorize'];
-  readonly knownThread: ThreadService['knownThread'];
-  readonly resolveForCreate: ThreadService['resolveForCreate'];
-  readonly threadConfig: ThreadService['threadConfig'];
-  readonly newConversation: ThreadService['newConversation'];
-  readonly recordAssistant: ThreadService['recordAssistant'];
-  readonly transcript: ThreadService['transcript'];
-  readonly transcriptLangChainJson: ThreadService['transcriptLangChainJson'];
   readonly pendingApprovals: ThreadService['pendingApprovals'];
-  readonly branches: ThreadService['branches'];
-  readonly submitRun: RunService['submitRun'];
   readonly getRun: RunService['getRun'];
   readonly listRuns: RunService['listRuns'];
   readonly peekInterruptedRun: RunService['peekInterruptedRun'];
@@ -36,24 +26,10 @@ export class Conversations {
   readonly currentOffset: ThreadGateway['currentOffset'];
   readonly streamBase: ThreadGateway['streamBase'];
 
-  constructor(
-    readonly gateway: ThreadGateway,
-    readonly intake: RunIntake,
-    readonly threads: ThreadService,
-    readonly runs: RunService,
-  ) {
+  constructor(gateway: ThreadGateway, threads: ThreadService, runs: RunService) {
     this.client = gateway.client;
     this.authorize = threads.authorize.bind(threads);
-    this.knownThread = threads.knownThread.bind(threads);
-    this.resolveForCreate = threads.resolveForCreate.bind(threads);
-    this.threadConfig = threads.threadConfig.bind(threads);
-    this.newConversation = threads.newConversation.bind(threads);
-    this.recordAssistant = threads.recordAssistant.bind(threads);
-    this.transcript = threads.transcript.bind(threads);
-    this.transcriptLangChainJson = threads.transcriptLangChainJson.bind(threads);
     this.pendingApprovals = threads.pendingApprovals.bind(threads);
-    this.branches = threads.branches.bind(threads);
-    this.submitRun = runs.submitRun.bind(runs);
     this.getRun = runs.getRun.bind(runs);
     this.listRuns = runs.listRuns.bind(runs);
     this.peekInterruptedRun = runs.peekInterruptedRun.bind(runs);
@@ -66,10 +42,5 @@ export class Conversations {
     this.deletePushConfig = runs.deletePushConfig.bind(runs);
     this.currentOffset = gateway.currentOffset.bind(gateway);
     this.streamBase = gateway.streamBase.bind(gateway);
-  }
-
-  /** Whether waited runs make their model calls as local activities (`KEEL_LOCAL_MODEL_CALLS`). */
-  get localModelCalls(): boolean {
-    return this.runs.localModelCalls;
   }
 }

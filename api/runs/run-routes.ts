@@ -147,11 +147,10 @@ export async function valuesAfter(
   run: Run,
   read: ReadOptions = {},
 ): Promise<string> {
-  const { conversations } = services;
   // A waited run's answer may have brought both (decision 0255): then nothing is asked.
-  const messages = await conversations.transcriptLangChainJson(thread, read, run);
+  const messages = await services.threads.transcriptLangChainJson(thread, read, run);
   if (!isTerminal(run.status)) {
-    const pending = await conversations.pendingApprovals(thread, read, run);
+    const pending = await services.threads.pendingApprovals(thread, read, run);
     return withMessages(messages, { __interrupt__: pending.map(toInterrupt) });
   }
   return withMessages(
@@ -193,13 +192,12 @@ export async function answerWhenDone(
   signal: AbortSignal,
   stopping: AbortSignal | undefined,
 ): Promise<Run> {
-  const { conversations } = services;
   const { run } = submitted;
   const deadline = Date.now() + timeoutS * 1000;
   const location = `/threads/${thread.thread_id}/runs/${run.run_id}`;
   const waiting = eitherAborts(signal, stopping);
   const finished = await waitForRunOrInterrupt(
-    conversations,
+    services.conversations,
     thread,
     submitted,
     timeoutS * 1000,
@@ -213,7 +211,7 @@ export async function answerWhenDone(
     return finished;
   }
   // The caller stopped waiting (timeout or disconnect); the run itself goes on.
-  const deferred = await conversations.deferRun(thread, run);
+  const deferred = await services.runs.deferRun(thread, run);
   if (signal.aborted) return deferred;
   response.setHeader('Location', location);
   if (isTerminal(deferred.status))
@@ -224,7 +222,6 @@ export async function answerWhenDone(
 
 export function runRoutes(services: RunServices, stopping?: AbortSignal): Router {
   const router = Router();
-  const { conversations } = services;
   // Every waiting request listens on `stopping` until it answers: more than Node's default ten
   // at once is normal load, not a leak (each listener is removed when its request ends).
   if (stopping !== undefined) setMaxListeners(0, stopping);
@@ -247,23 +244,23 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
   });
 
   route(router, listRuns, async (request, response, { query: { limit, offset, status } }) => {
-    const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    const thread = await services.threads.authorize(pathId(request, 'thread_id'), ownerOf(response));
     const statuses = runStatusesOf(status);
-    const runs = await conversations.listRuns(thread, statuses === undefined ? offset + limit : 1_000);
+    const runs = await services.runs.listRuns(thread, statuses === undefined ? offset + limit : 1_000);
     const wanted = statuses === undefined ? runs : runs.filter((run) => statuses.includes(run.status));
     response.json(wanted.slice(offset, offset + limit));
   });
 
   route(router, getRun, async (request, response) => {
-    const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
-    response.json(await conversations.getRun(thread, pathId(request, 'run_id')));
+    const thread = await services.threads.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    response.json(await services.runs.getRun(thread, pathId(request, 'run_id')));
   });
 
   /** A finished run's record goes; its messages stay in the thread (409 `run_active` before it ends). */
   route(router, deleteRun, async (request, response) => {
-    const thread = await conversations.authorize(pathId(request, 'thread_id'), ownerOf(response));
+    const thread = await services.threads.authorize(pathId(request, 'thread_id'), ownerOf(response));
     const runId = pathId(request, 'run_id');
-    await conversations.runs.deleteRun(thread, runId);
+    await services.runs.deleteRun(thread, runId);
     response.status(204).end();
   });
 
@@ -271,8 +268,8 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
     const threadId = pathId(request, 'thread_id');
     const runId = pathId(request, 'run_id');
     const signal = clientGone(request, response);
-    const thread = await conversations.authorize(threadId, ownerOf(response));
-    const run = await conversations.getRun(thread, runId);
+    const thread = await services.threads.authorize(threadId, ownerOf(response));
+    const run = await services.runs.getRun(thread, runId);
     await answerWhenDone(services, thread, { run }, timeout_s, response, signal, stopping);
   });
 
@@ -286,15 +283,15 @@ export function runRoutes(services: RunServices, stopping?: AbortSignal): Router
   route(router, cancelRun, async (request, response, { query: { wait, action }, body: { reason } }) => {
     const threadId = pathId(request, 'thread_id');
     const runId = pathId(request, 'run_id');
-    const thread = await conversations.authorize(threadId, ownerOf(response));
+    const thread = await services.threads.authorize(threadId, ownerOf(response));
     const why = reason ?? (action === 'rollback' ? 'rolled back' : undefined);
-    const delivery = await conversations.cancelRun(thread, runId, why);
+    const delivery = await services.runs.cancelRun(thread, runId, why);
     if (delivery.kind === 'taken') {
       // A run stopped mid-answer ends once its model call has stopped and handed back its text
       // (about a heartbeat, decision 0370): the caller hears it cancelled, as before.
       const ended = !isTerminal(delivery.value.status)
         ? await waitForRun(
-            conversations.client,
+            services.gateway.client,
             thread,
             runId,
             wait ? 60_000 : stoppingWaitMs,

@@ -11,6 +11,9 @@ import { isTerminal, type Run } from '../../common/run';
 import { isCheckpoint } from '../../common/branch-tree';
 import { checkInput } from '../../common/input-rules';
 import type { Conversations } from '../conversations';
+import type { ThreadGateway } from '../gateway/thread-gateway';
+import type { ThreadService } from '../threads/thread-service';
+import type { RunService } from './run-service';
 import type { Submitted } from '../gateway/run-intake';
 import { ApiError } from '../errors';
 import type { OwnerQuotas } from '../quotas/owner-quotas';
@@ -32,7 +35,11 @@ export const localCallsFromWaitMs = 60_000;
 
 /** What submitting a run needs. */
 export interface RunServices {
+  /** The thread and run services joined, for A2A and MCP until they take the services. */
   conversations: Conversations;
+  threads: ThreadService;
+  runs: RunService;
+  gateway: ThreadGateway;
   quotas: OwnerQuotas;
   assistants: Assistants;
   threadDirectory: ThreadDirectory;
@@ -78,7 +85,7 @@ export async function startRun(
   { wait = false, deadline, streamMode }: StartRunOptions = {},
 ): Promise<StartedRun> {
   if (body.command !== undefined && body.command !== null)
-    return resumeRun(services.conversations, threadId, body.command.resume, response);
+    return resumeRun(services, threadId, body.command.resume, response);
   return submitRun(services, threadId, body, response, {
     wait,
     ...(deadline === undefined ? {} : { deadline }),
@@ -87,22 +94,22 @@ export async function startRun(
 }
 
 async function resumeRun(
-  conversations: Conversations,
+  { threads, runs, gateway }: RunServices,
   threadId: string,
   resume: unknown,
   response: Response,
 ): Promise<StartedRun> {
-  const thread = await conversations.authorize(threadId, ownerOf(response));
-  const pending = await conversations.pendingApprovals(thread);
+  const thread = await threads.authorize(threadId, ownerOf(response));
+  const pending = await threads.pendingApprovals(thread);
   const decisions = decisionsFor(resume, pending, threadId);
-  const resumedFrom = await conversations.currentOffset(thread);
-  for (const decision of decisions) await conversations.decideApproval(thread, decision);
-  return { run: await conversations.getRun(thread, pending[0]!.run_id), thread, resumedFrom };
+  const resumedFrom = await gateway.currentOffset(thread);
+  for (const decision of decisions) await runs.decideApproval(thread, decision);
+  return { run: await runs.getRun(thread, pending[0]!.run_id), thread, resumedFrom };
 }
 
 /** Submits a run from a create-run body (creating the thread first with `if_not_exists: "create"`). */
 async function submitRun(
-  { conversations, assistants, quotas }: RunServices,
+  { threads, runs, assistants, quotas }: RunServices,
   threadId: string,
   body: ProtocolRunBody,
   response: Response,
@@ -111,29 +118,29 @@ async function submitRun(
   const { wait } = options;
   const owner = ownerOf(response);
   const settings = await assistants.settingsFor(body.assistant_id, owner);
-  if (body.webhook !== undefined) await conversations.checkWebhook(body.webhook);
+  if (body.webhook !== undefined) await runs.checkWebhook(body.webhook);
   // A run through an assistant of one's own carries its configuration (the deployment's defaults
   // fill what it leaves out); the default assistant runs the thread as it is configured.
   const config =
     settings === undefined
       ? undefined
-      : conversations.threadConfig({
+      : threads.threadConfig({
           ...settings,
           ...(body.config.model === undefined ? {} : { model: body.config.model }),
         });
   const create =
     body.if_not_exists === 'create'
-      ? conversations.newConversation(threadId, owner, runMetadataOf(body.assistant_id), settings ?? {})
+      ? threads.newConversation(threadId, owner, runMetadataOf(body.assistant_id), settings ?? {})
       : undefined;
   let checkpointId: string | undefined;
   let thread: ThreadRef;
   // A thread that took this caller's input through this API a moment ago is not described again:
   // the input's own update finds one that ended since, and it is then authorized (decision 0302).
-  const known = create === undefined ? conversations.knownThread(threadId, owner) : undefined;
+  const known = create === undefined ? threads.knownThread(threadId, owner) : undefined;
   if (create === undefined) {
-    thread = known ?? (await conversations.authorize(threadId, owner));
-    checkpointId = await forkPoint(conversations, thread, checkpointIdOf(body));
-  } else thread = await conversations.resolveForCreate(threadId, owner);
+    thread = known ?? (await threads.authorize(threadId, owner));
+    checkpointId = await forkPoint(threads, thread, checkpointIdOf(body));
+  } else thread = await threads.resolveForCreate(threadId, owner);
   const input: SubmitInput = {
     run_id: body.run_id ?? idempotentRunId(response.req.header('idempotency-key')) ?? randomUUID(),
     assistant_id: body.assistant_id,
@@ -149,9 +156,7 @@ async function submitRun(
     // A caller that waits for the whole answer is not streamed its text token by token, so its
     // model calls may be local activities (decision 0200). One that may well give up first (a
     // short timeout) comes back to a run that streams, and is marked deferred, as any other.
-    ...(wait &&
-    conversations.localModelCalls &&
-    (options.deadline ?? Infinity) - Date.now() >= localCallsFromWaitMs
+    ...(wait && runs.localModelCalls && (options.deadline ?? Infinity) - Date.now() >= localCallsFromWaitMs
       ? { deltas: false as const }
       : {}),
   };
@@ -160,18 +165,16 @@ async function submitRun(
   const invalid = checkInput(input);
   if (invalid !== undefined) throw new ApiError(422, 'invalid_input', invalid.message, 'input.messages');
   const submitted = await admitted(quotas, thread, input, (claimed) =>
-    conversations.submitRun(thread, claimed, create, options),
+    runs.submitRun(thread, claimed, create, options),
   ).catch(async (error) => {
     if (known === undefined || !(error instanceof WorkflowNotFoundError)) throw error;
-    thread = await conversations.authorize(threadId, owner);
-    return admitted(quotas, thread, input, (claimed) =>
-      conversations.submitRun(thread, claimed, create, options),
-    );
+    thread = await threads.authorize(threadId, owner);
+    return admitted(quotas, thread, input, (claimed) => runs.submitRun(thread, claimed, create, options));
   });
   // As LangGraph does, the thread records the assistant its latest run went through (a thread
   // created bare, or by another assistant). Cosmetic: a thread that cannot answer now keeps its own.
   if (create === undefined && settings !== undefined)
-    await conversations.recordAssistant(thread, runMetadataOf(body.assistant_id)).catch(() => undefined);
+    await threads.recordAssistant(thread, runMetadataOf(body.assistant_id)).catch(() => undefined);
   return { ...submitted, thread };
 }
 
@@ -202,15 +205,12 @@ async function admitted<T>(
  * names it on every submit), which runs as any run does; 404 for one the thread does not hold.
  */
 async function forkPoint(
-  conversations: Conversations,
+  threads: ThreadService,
   thread: ThreadRef,
   checkpointId: string | undefined,
 ): Promise<string | undefined> {
   if (checkpointId === undefined) return undefined;
-  const [transcript, tree] = await Promise.all([
-    conversations.transcript(thread),
-    conversations.branches(thread),
-  ]);
+  const [transcript, tree] = await Promise.all([threads.transcript(thread), threads.branches(thread)]);
   const newest = transcript.at(-1)?.id ?? initialCheckpointId;
   if (checkpointId === newest) return undefined;
   if (!isCheckpoint(transcript, tree.branches, tree.compacted_messages, checkpointId))
@@ -232,7 +232,7 @@ const isSettled = (current: Run | undefined): boolean =>
  * update, and the interrupt, which does not end the run, is watched for by query beside it.
  */
 export async function waitForRunOrInterrupt(
-  conversations: Conversations,
+  conversations: Pick<Conversations, 'client' | 'peekInterruptedRun'>,
   thread: ThreadRef,
   { run, settled }: Submitted,
   timeoutMs: number,

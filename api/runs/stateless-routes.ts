@@ -73,7 +73,7 @@ export async function deleteWhenDone(
   stopping: AbortSignal | undefined,
 ): Promise<void> {
   if ((body.on_completion ?? 'delete') !== 'delete') return;
-  const { client } = services.conversations;
+  const { client } = services.gateway;
   const ended = isTerminal(run.status)
     ? run
     : await waitForRun(client, thread, run.run_id, watchMs, stopping).catch(() => undefined);

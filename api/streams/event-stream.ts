@@ -14,7 +14,7 @@ import { WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { eventsTopic, runIdOf, runTerminalEvents, type KeelEvent } from '../../common/events';
 import { withCallSignal } from '../gateway/call-signal';
-import type { Conversations } from '../conversations';
+import type { ThreadGateway } from '../gateway/thread-gateway';
 import { ApiError } from '../errors';
 import { isOutage } from '../gateway/intake';
 import type { ThreadRef } from '../threads/thread-ref';
@@ -38,11 +38,11 @@ export interface FollowOptions {
 
 /** 410 `stream_cursor_expired` when `fromOffset` is older than the log. */
 export async function requireLiveCursor(
-  conversations: Conversations,
+  gateway: Pick<ThreadGateway, 'streamBase'>,
   thread: ThreadRef,
   fromOffset: number,
 ): Promise<void> {
-  const base = await conversations.streamBase(thread);
+  const base = await gateway.streamBase(thread);
   if (fromOffset < base)
     throw new ApiError(
       410,

@@ -157,8 +157,7 @@ export function streamRoutes(
   live?: LiveTextSource,
 ): Router {
   const router = Router();
-  const { conversations } = services;
-  const { client } = conversations;
+  const { client } = services.gateway;
 
   /** An SSE response in the client's vocabulary, its `metadata` event already sent. */
   const open = (response: Response, thread: ThreadRef, run: Run | undefined, selection: StreamSelection) => {
@@ -167,8 +166,8 @@ export function streamRoutes(
       writer,
       selection,
       threadId: thread.thread_id,
-      readTranscript: (after) => conversations.transcript(thread, after),
-      readPending: () => conversations.pendingApprovals(thread),
+      readTranscript: (after) => services.threads.transcript(thread, after),
+      readPending: () => services.threads.pendingApprovals(thread),
     });
     writer.event('metadata', {
       ...(run === undefined ? {} : { run_id: run.run_id }),
@@ -187,8 +186,8 @@ export function streamRoutes(
     request: Request,
     response: Response,
   ): Promise<void> => {
-    if (cursor !== undefined) await requireLiveCursor(conversations, thread, resumeOffset(cursor));
-    const base = await conversations.streamBase(thread);
+    if (cursor !== undefined) await requireLiveCursor(services.gateway, thread, resumeOffset(cursor));
+    const base = await services.gateway.streamBase(thread);
     const first = run.first_event_offset ?? base;
     // A stream re-attached reads the run from its start again and skips what the cursor saw: a
     // LangGraph translation starts where it did, and the model call under way at the cursor,
@@ -199,7 +198,7 @@ export function streamRoutes(
     // So do the events of a run that waits on a human, for a LangGraph client: it was interrupted.
     const waiting = !selection.native && run.status_reason === 'awaiting_approval';
     const untilOffset =
-      isTerminal(run.status) || waiting ? await conversations.currentOffset(thread) : undefined;
+      isTerminal(run.status) || waiting ? await services.gateway.currentOffset(thread) : undefined;
     const { writer, events } = open(response, thread, run, selection);
     if (cursor === undefined && first < base && isTerminal(run.status)) {
       // Its events were truncated away: say how it ended, without an id (nothing to resume from).
@@ -319,8 +318,8 @@ export function streamRoutes(
   route(router, streamRunOperation, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
     const asked = request.query.stream_mode;
-    const thread = await conversations.authorize(threadId, ownerOf(response));
-    const run = await conversations.getRun(thread, pathId(request, 'run_id'));
+    const thread = await services.threads.authorize(threadId, ownerOf(response));
+    const run = await services.runs.getRun(thread, pathId(request, 'run_id'));
     // No mode asked: the run's own, as LangGraph's join gives every mode the run streams.
     const selection = namesNoStreamMode(asked) ? runStreamSelection(run) : parseStreamMode(asked, 'query');
     const cursor = streamCursorOf(request, selection);
@@ -330,15 +329,15 @@ export function streamRoutes(
   route(router, streamThread, async (request, response) => {
     const threadId = pathId(request, 'thread_id');
     const cursor = streamCursorOf(request, native, threadCursorPattern);
-    const thread = await conversations.authorize(threadId, ownerOf(response));
-    if (cursor !== undefined) await requireLiveCursor(conversations, thread, cursor.offset + 1);
+    const thread = await services.threads.authorize(threadId, ownerOf(response));
+    if (cursor !== undefined) await requireLiveCursor(services.gateway, thread, cursor.offset + 1);
     // Without a cursor the thread stream is live: it starts with the next event. With one, it
     // reads the log kept again (skipping what the cursor saw), to know the model call under way:
     // a plain offset after its announcement too, whose client has none of its text yet.
     const fromOffset =
       cursor === undefined
-        ? await conversations.currentOffset(thread)
-        : await conversations.streamBase(thread);
+        ? await services.gateway.currentOffset(thread)
+        : await services.gateway.streamBase(thread);
     const { writer, events } = open(response, thread, undefined, native);
     await follow(writer, events, native, thread, undefined, fromOffset, undefined, request, response, cursor);
   });
