@@ -20,6 +20,9 @@
  *   worker/, api/                           the two processes: anything below, never each other;
  *                                           api/ takes only types from workflows/, and nothing
  *                                           from activities/ (the worker's code)
+ *     api/gateway/                          the one door to the conversation workflows: no
+ *                                           feature folder above it (decision 0525)
+ *     api/protocol/                         pure LangGraph translators: no Temporal, no services
  *   launch/                                 the composition root: anything above but cli/
  *   cli/                                    the entry point and the user's client
  *   examples/, test/, bench/                users of all of it; nothing imports them
@@ -137,6 +140,18 @@ module.exports = {
       from: { path: '^api/' },
       to: { path: '^workflows/', dependencyTypesNot: ['type-only'] },
     },
+    notUp(
+      'api-gateway-imports-no-feature',
+      'api/gateway/ is the one door to the conversation workflows that the feature folders stand on (decision 0525): it imports none of them, only the thread ref it addresses and the beat request it sends.',
+      '^api/gateway/',
+      '^api/(?!gateway/|errors\\.ts$|threads/thread-ref\\.ts$|streams/live-beat\\.ts$)',
+    ),
+    notUp(
+      'api-protocol-is-pure-translation',
+      "api/protocol/ only translates between Keel's views and LangGraph's (decision 0525): it calls no Temporal and no service, and knows of api/ only its errors.",
+      '^api/protocol/',
+      '^api/(?!protocol/|errors\\.ts$)|(^|/)node_modules/@temporalio/',
+    ),
     notUp(
       'launch-imports-no-cli',
       'launch/ is the composition root the cli calls: it imports nothing above it.',

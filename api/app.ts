@@ -1,4 +1,4 @@
-/** The Express app: JSON in and out, thin routes over `Conversations`, one error middleware. */
+/** The Express app: JSON in and out, thin routes over the feature services, one error middleware. */
 import express, { type Express } from 'express';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
@@ -9,42 +9,46 @@ import { cors } from './cors';
 import { hostCheck } from './host-check';
 import { jsonBodies, requireJsonBodies } from './json-body';
 import { originCheck } from './origin-check';
-import { Assistants } from './protocol/assistants';
-import { assistantRoutes } from './routes/assistants';
-import { systemRoutes } from './routes/system';
-import { threadStateRoutes } from './routes/thread-state';
+import { Assistants } from './assistants/assistant-service';
+import { assistantRoutes } from './assistants/assistant-routes';
+import { systemRoutes } from './system/system-routes';
+import { threadStateRoutes } from './threads/state-routes';
 import { Conversations } from './conversations';
+import { RunIntake } from './gateway/run-intake';
+import { ThreadGateway } from './gateway/thread-gateway';
+import { RunService } from './runs/run-service';
+import { ThreadService } from './threads/thread-service';
 import { methodGate, route } from './contract';
 import { ApiError, errorMiddleware } from './errors';
-import { listingClient } from './listing-client';
+import { listingClient } from './gateway/listing-client';
 import { openApiDocument, openApiOperation } from './openapi';
 import { formatHostEntry } from '../platform/network-hosts';
 import { operations } from './operations';
-import { activeRunRoutes } from './routes/active-runs';
-import { approvalRoutes } from './routes/approvals';
-import { metricsRoutes } from './routes/metrics';
+import { activeRunRoutes } from './runs/active-routes';
+import { approvalRoutes } from './threads/approval-routes';
+import { metricsRoutes } from './system/metrics-routes';
 import { observeRequests } from './observe-requests';
-import { defaultSseTimings, type SseLocals } from './sse';
-import { codecRoutes, codecUiRoutes, maxCodecBodyBytes } from './routes/codec';
-import { healthRoutes } from './routes/health';
-import { threadDirectoryRoutes } from './routes/thread-directory';
-import { ThreadDirectory } from './thread-directory';
-import { runRoutes } from './routes/runs';
-import { cronRoutes } from './routes/crons';
-import { Crons } from './protocol/crons';
-import { statelessRunRoutes } from './routes/stateless-runs';
-import { streamRoutes } from './routes/streams';
-import { beatRequester } from './live-beat';
-import { liveTextSource } from './live-text-reader';
+import { defaultSseTimings, type SseLocals } from './streams/sse';
+import { codecRoutes, codecUiRoutes, maxCodecBodyBytes } from './system/codec-routes';
+import { healthRoutes } from './system/health-routes';
+import { threadDirectoryRoutes } from './threads/directory-routes';
+import { ThreadDirectory } from './threads/thread-directory';
+import { runRoutes } from './runs/run-routes';
+import { cronRoutes } from './crons/cron-routes';
+import { Crons } from './crons/cron-service';
+import { statelessRunRoutes } from './runs/stateless-routes';
+import { streamRoutes } from './streams/stream-routes';
+import { beatRequester } from './streams/live-beat';
+import { liveTextSource } from './streams/live-text-reader';
 import { mcpRoutes } from './mcp/mcp-route';
 import { a2aRoutes } from './a2a/a2a-route';
-import { threadRoutes } from './routes/threads';
+import { threadRoutes } from './threads/thread-routes';
 import { webPageRoutes } from './web-page';
-import { storeRoutes } from './routes/store';
+import { storeRoutes } from './store/store-routes';
 import type { Store } from '../store/store';
 import { configuredStore } from '../store/configured-store';
-import { OwnerQuotas } from './quota';
-import { quotaRoutes } from './routes/quota';
+import { OwnerQuotas } from './quotas/owner-quotas';
+import { quotaRoutes } from './quotas/quota-routes';
 
 /** Request bodies above this are refused with 413 (run input itself is limited to 100,000 characters). */
 export const maxBodyBytes = 1024 * 1024;
@@ -115,14 +119,19 @@ export function createApp({
   app.use(authenticate(config.api.tokens));
   // A Stop reaches the model call's worker at once, not at its next slow beat (decision 0420).
   const askToBeat = beatRequester(client, config);
-  const conversations = new Conversations(client, config, askToBeat);
-  // Listings and deletes go on past a thread whose key was removed (api/listing-client.ts).
+  // The one door to the conversation workflows (decision 0525), and the services over it.
+  const gateway = new ThreadGateway(client, config);
+  const intake = new RunIntake(gateway, config, askToBeat);
+  const threads = new ThreadService(gateway, intake, config);
+  const runs = new RunService(gateway, intake, config);
+  const conversations = new Conversations(gateway, threads, runs);
+  // Listings and deletes go on past a thread whose key was removed (api/gateway/listing-client.ts).
   const threadDirectory = new ThreadDirectory(listingClient(client), config.taskQueue, askToBeat);
   const assistants = new Assistants(client, config.taskQueue, config.model.default);
   const quotas = new OwnerQuotas(client, config.quota, config.taskQueue, (reason) =>
     metrics.refusals.inc({ reason }),
   );
-  const services = { conversations, assistants, threadDirectory, quotas };
+  const services = { conversations, threads, runs, gateway, assistants, threadDirectory, quotas };
   // The model's text as it is written, read from the worker running the call, not from history,
   // where each piece cost events and a workflow task whether anyone watched or not (decision 0340).
   const live = liveTextSource(client, config, logger);
@@ -156,14 +165,14 @@ export function createApp({
   app.use(codec);
   app.use(assistantRoutes(assistants, threadDirectory, config.sandbox.networkHosts));
   // Before threadRoutes: `/threads/search` and `/threads/cleanup` are not thread ids.
-  app.use(threadDirectoryRoutes(conversations, threadDirectory));
-  app.use(approvalRoutes(conversations));
-  app.use(threadRoutes(conversations));
-  app.use(threadStateRoutes(conversations));
+  app.use(threadDirectoryRoutes(threads, threadDirectory));
+  app.use(approvalRoutes(threads, runs));
+  app.use(threadRoutes(threads));
+  app.use(threadStateRoutes(threads));
   app.use(streamRoutes(services, stopping, { ...defaultSseTimings, maxMs: config.api.streamMaxMs }, live));
-  app.use(activeRunRoutes(conversations, config.taskQueue));
+  app.use(activeRunRoutes(client, config.taskQueue));
   app.use(quotaRoutes(quotas));
-  app.use(cronRoutes(new Crons(client, config.taskQueue, conversations, assistants)));
+  app.use(cronRoutes(new Crons(client, config.taskQueue, threads, runs, assistants)));
   app.use(runRoutes(services, stopping));
   app.use(statelessRunRoutes(services, stopping));
   app.use(storeRoutes(store));

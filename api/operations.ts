@@ -3,23 +3,23 @@
  * `/openapi.json` and the 405 answer's `Allow` are made from. A route mounted with `route()` but
  * missing here fails test/api/openapi.test.ts.
  */
-import { quotaOperations } from './routes/quota';
+import { quotaOperations } from './quotas/quota-routes';
 import type { AnyOperation } from './contract';
-import { activeRunOperations } from './routes/active-runs';
-import { assistantOperations } from './routes/assistants';
-import { approvalOperations } from './routes/approvals';
-import { codecOperations } from './routes/codec';
-import { cronOperations } from './routes/crons';
-import { statelessRunOperations } from './routes/stateless-runs';
-import { healthOperations } from './routes/health';
-import { metricsOperations } from './routes/metrics';
-import { runOperations } from './routes/runs';
-import { threadDirectoryOperations } from './routes/thread-directory';
-import { streamOperations } from './routes/streams';
-import { systemOperations } from './routes/system';
-import { threadStateOperations } from './routes/thread-state';
-import { threadOperations } from './routes/threads';
-import { storeOperations } from './routes/store';
+import { activeRunOperations } from './runs/active-routes';
+import { assistantOperations } from './assistants/assistant-routes';
+import { approvalOperations } from './threads/approval-routes';
+import { codecOperations } from './system/codec-routes';
+import { cronOperations } from './crons/cron-routes';
+import { statelessRunOperations } from './runs/stateless-routes';
+import { healthOperations } from './system/health-routes';
+import { metricsOperations } from './system/metrics-routes';
+import { runOperations } from './runs/run-routes';
+import { threadDirectoryOperations } from './threads/directory-routes';
+import { streamOperations } from './streams/stream-routes';
+import { systemOperations } from './system/system-routes';
+import { threadStateOperations } from './threads/state-routes';
+import { threadOperations } from './threads/thread-routes';
+import { storeOperations } from './store/store-routes';
 import { openApiOperation } from './openapi';
 import { webPage } from './web-page';
 

@@ -9,7 +9,7 @@ import type { Run } from '../common/run';
 import type { ThreadSummary, Thread } from '../common/thread';
 import type { Usage } from '../common/usage';
 import type { Assistant } from '../common/assistants';
-import type { ThreadListing } from './thread-directory';
+import type { ThreadListing } from './threads/thread-directory';
 
 /** True when `S` has exactly `T`'s keys and every `T` is a valid `S`. */
 type Describes<S extends z.ZodType, T> = [keyof T] extends [keyof z.output<S>]

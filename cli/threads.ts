@@ -1,7 +1,7 @@
 /** `keel threads list|show|export|cleanup|delete` and `keel approve|deny`: thin calls to the API. */
 import { writeFile } from 'node:fs/promises';
 import type { Run } from '../common/run';
-import type { ThreadListing } from '../api/thread-directory';
+import type { ThreadListing } from '../api/threads/thread-directory';
 import type { KeelApiClient } from './api-client';
 import { budgetLine, quotaLine } from './budget-lines';
 import { styleFor, type Style } from './style';

@@ -33,7 +33,7 @@ export type KeelEvent =
       /**
        * `attempt` changes when a model call is retried: clients drop text from earlier attempts.
        * `whole`: the call's entire streamed text, logged with its answer when the text streamed
-       * live; a stream passes on only what its client has not had (api/live-merge.ts).
+       * live; a stream passes on only what its client has not had (api/streams/live-merge.ts).
        */
       data: { run_id: string; step: number; attempt: number; text: string; whole?: true };
     }

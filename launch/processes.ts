@@ -1,6 +1,6 @@
 /** The long-running processes `keel api` and `keel worker` start: config and connections in, one process out. */
 import { startApi } from '../api/server';
-import { connectApiClient } from '../api/temporal-client';
+import { connectApiClient } from '../api/gateway/temporal-client';
 import { loadDataConverter } from '../codec/data-converter';
 import { ApiMetrics } from '../telemetry/api-metrics';
 import { startTracing } from '../telemetry/tracing';

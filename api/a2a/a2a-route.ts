@@ -16,9 +16,9 @@ import express, {
 import type { Logger } from 'pino';
 import { jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { User } from '@a2a-js/sdk/server';
-import type { LiveTextSource } from '../live-merge';
-import { defaultAssistantId } from '../protocol/assistants';
-import type { RunServices } from '../protocol/run-submission';
+import type { LiveTextSource } from '../streams/live-merge';
+import { defaultAssistantId } from '../assistants/assistant-service';
+import type { RunServices } from '../runs/run-submission';
 import { ownerOf } from '../validate';
 import { agentCardJsonOf } from './agent-card';
 import { AgentHandler } from './agent-handler';

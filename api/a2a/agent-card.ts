@@ -5,7 +5,7 @@
  */
 import { AgentCard } from '@a2a-js/sdk';
 import type { Assistant } from '../../common/assistants';
-import { serverVersion } from '../routes/system';
+import { serverVersion } from '../system/system-routes';
 
 /** The A2A protocol version Keel serves. */
 export const a2aVersion = '1.0';

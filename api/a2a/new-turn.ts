@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Message } from '@a2a-js/sdk';
 import { idPattern, limits } from '../../common/limits';
-import { protocolRunBody } from '../protocol/run-schemas';
+import { protocolRunBody } from '../runs/run-schemas';
 import { dataOf, textOf } from './decisions';
 import { invalidParams, shown } from './errors';
 

@@ -8,9 +8,9 @@
  */
 import type { Client } from '@temporalio/client';
 import type { KeelEvent } from '../../common/events';
-import { followEvents } from '../event-stream';
-import { LiveMerge, type LiveTextSource } from '../live-merge';
-import type { ThreadRef } from '../thread-ref';
+import { followEvents } from '../streams/event-stream';
+import { LiveMerge, type LiveTextSource } from '../streams/live-merge';
+import type { ThreadRef } from '../threads/thread-ref';
 
 export interface RunEventsOptions {
   client: Client;

@@ -24,12 +24,12 @@ import {
 import type { PendingApproval } from '../../common/approvals';
 import { isTerminal, type Run } from '../../common/run';
 import { fromTemporal } from '../errors';
-import { startRun, waitForRunOrInterrupt, type RunServices } from '../protocol/run-submission';
-import { defaultAssistantId } from '../protocol/assistants';
-import { protocolRunBody } from '../protocol/run-schemas';
-import { serverVersion } from '../routes/system';
-import { waitForRun } from '../run-waiter';
-import type { ThreadRef } from '../thread-ref';
+import { startRun, waitForRunOrInterrupt, type RunServices } from '../runs/run-submission';
+import { defaultAssistantId } from '../assistants/assistant-service';
+import { protocolRunBody } from '../runs/run-schemas';
+import { serverVersion } from '../system/system-routes';
+import { waitForRun } from '../runs/run-waiter';
+import type { ThreadRef } from '../threads/thread-ref';
 import { ownerOf } from '../validate';
 import {
   anyParams,

@@ -12,7 +12,7 @@ import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler } from '@modelcontextprotocol/server';
-import type { RunServices } from '../protocol/run-submission';
+import type { RunServices } from '../runs/run-submission';
 import { agentServer } from './agent-server';
 
 export interface McpRouteOptions {

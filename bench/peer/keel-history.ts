@@ -22,7 +22,7 @@ export interface KeelTurnRecord {
   first: boolean;
   /**
    * How the input reached the thread first: by the `submitInput` update, or by the `userMessage`
-   * signal the API also sends when the update is not answered within 250 ms (api/intake.ts).
+   * signal the API also sends when the update is not answered within 250 ms (api/gateway/intake.ts).
    */
   by: 'update' | 'signal';
 }

@@ -12,7 +12,7 @@ import { buildWorkflowBundle } from '../../worker/bundle';
 import type { Supervised } from '../supervisor';
 import { say } from '../up';
 import { isPolling, workerIdentity } from './namespace';
-import { guardedInterceptors } from '../../api/grpc-closed-guard';
+import { guardedInterceptors } from '../../api/gateway/grpc-closed-guard';
 
 export interface WorkerHost {
   name: string;

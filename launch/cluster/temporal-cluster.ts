@@ -21,7 +21,7 @@ import type { ClusterPorts, TemporalService } from './ports';
 import { preparePostgres, waitForPostgres } from './postgres';
 import { setUpSchemas } from './schema';
 import { ensureStoreDatabase, storeDatabaseUrl } from './store-database';
-import { guardedInterceptors } from '../../api/grpc-closed-guard';
+import { guardedInterceptors } from '../../api/gateway/grpc-closed-guard';
 import { KeelError } from '../../common/errors';
 
 const databaseUser = 'temporal';

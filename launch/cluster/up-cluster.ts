@@ -11,7 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { KeelConfig } from '../../platform/config';
-import { guardedInterceptors } from '../../api/grpc-closed-guard';
+import { guardedInterceptors } from '../../api/gateway/grpc-closed-guard';
 import { loadEncryptionKeys } from '../../codec/keys';
 import { childProcessEnvironment, createLogger } from '../env';
 import { modelBanner } from '../model-banner';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import type { RunningApi } from '../../api/server';
-import { apiConnectionOptions } from '../../api/temporal-client';
+import { apiConnectionOptions } from '../../api/gateway/temporal-client';
 import type { KeelConfig } from '../../platform/config';
 import type { Run } from '../../common/run';
 import type { Message } from '../../common/transcript';

@@ -20,7 +20,7 @@ import { workflowIdFor } from '../../common/thread';
 import { createKeelWorker } from '../../worker/create-worker';
 import { call, freePort, startTestApi, userInput } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
-import { guardedInterceptors } from '../../api/grpc-closed-guard';
+import { guardedInterceptors } from '../../api/gateway/grpc-closed-guard';
 
 const newKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 

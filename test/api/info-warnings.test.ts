@@ -2,7 +2,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { parseConfig } from '../../platform/config';
 import { call, startTestApi } from '../helpers/api';
-import { guardedInterceptors } from '../../api/grpc-closed-guard';
+import { guardedInterceptors } from '../../api/gateway/grpc-closed-guard';
 
 describe('/info', () => {
   // `/info` asks Temporal nothing: a client that could never connect is enough.

@@ -6,10 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { Conversations } from '../../api/conversations';
+import { ThreadGateway } from '../../api/gateway/thread-gateway';
 import { ApiError } from '../../api/errors';
 import type { RunningApi } from '../../api/server';
-import { threadRef } from '../../api/thread-ref';
+import { threadRef } from '../../api/threads/thread-ref';
 import type { KeelConfig } from '../../platform/config';
 import type { Run } from '../../common/run';
 import { call, startTestApi, userInput } from '../helpers/api';
@@ -57,10 +57,10 @@ describe('a read within a caller’s wait', () => {
     await worker!.stop();
     worker = undefined;
 
-    const conversations = new Conversations(client, config);
+    const gateway = new ThreadGateway(client, config);
     const thread = threadRef(threadId, undefined);
-    const withinWait = conversations.transcript(thread, undefined, { until: Date.now() + 90_000 });
-    const plain = conversations.transcript(thread).then(
+    const withinWait = gateway.transcript(thread, undefined, { until: Date.now() + 90_000 });
+    const plain = gateway.transcript(thread).then(
       () => 'answered',
       (error: unknown) => error,
     );
@@ -69,13 +69,13 @@ describe('a read within a caller’s wait', () => {
     expect(refusal).toBeInstanceOf(ApiError);
     expect((refusal as ApiError).status).toBe(503);
     // ... and so does a check for interrupts, without throwing.
-    expect(await conversations.peekRun(thread, runId, 500)).toBeUndefined();
+    expect(await gateway.peekRun(thread, runId, 500)).toBeUndefined();
 
     // Only after that does a worker come back: the read given the wait is still waiting, and answers.
     worker = await startTestWorker({ config });
     const transcript = await withinWait;
     expect(transcript.map((message) => message.role)).toEqual(['user', 'assistant']);
-    const run = await conversations.peekRun(thread, runId, 30_000);
+    const run = await gateway.peekRun(thread, runId, 30_000);
     expect(run).toMatchObject({ run_id: runId, status: 'completed' });
   });
 });

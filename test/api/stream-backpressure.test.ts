@@ -8,7 +8,7 @@
 import type { Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import express from 'express';
-import { defaultSseTimings, SseWriter, type SseBacklog } from '../../api/sse';
+import { defaultSseTimings, SseWriter, type SseBacklog } from '../../api/streams/sse';
 
 jest.setTimeout(120_000);
 

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { searchAttributes } from '../../common/search-attributes';
 import { workflowIdFor } from '../../common/thread';
-import { scopeFor } from '../../api/thread-ref';
+import { scopeFor } from '../../api/threads/thread-ref';
 import { apiHarness, call, userInput, type ApiHarness, type JsonResponse } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 

@@ -54,7 +54,7 @@ import {
 import { accepts, bannerOf, portsNamedIn, waitForOutput } from '../helpers/keel-up';
 import { isAlive } from '../helpers/process-tree';
 import { exportedByAll, unexportedQueries } from '../helpers/dashboard';
-import { guardedInterceptors } from '../../api/grpc-closed-guard';
+import { guardedInterceptors } from '../../api/gateway/grpc-closed-guard';
 
 jest.setTimeout(480_000);
 

@@ -24,7 +24,7 @@ import {
   workerEnv,
   workspaceOf,
 } from './chaos-helpers';
-import { guardedInterceptors } from '../../api/grpc-closed-guard';
+import { guardedInterceptors } from '../../api/gateway/grpc-closed-guard';
 import { freePort } from '../setup/free-port';
 
 jest.setTimeout(180_000);

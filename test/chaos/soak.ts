@@ -16,7 +16,7 @@ import { parseConfig } from '../../platform/config';
 import { buildWorkflowBundle } from '../../worker/bundle';
 import { testDataConverter } from '../helpers/encryption';
 import { runSoak, soakClean, type Disruption } from './soak-run';
-import { guardedInterceptors } from '../../api/grpc-closed-guard';
+import { guardedInterceptors } from '../../api/gateway/grpc-closed-guard';
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'keel-soak-server-'));

@@ -1,9 +1,9 @@
 /** Drives one conversation workflow the way the API does: updates in, queries and the stream out. */
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { isStall } from '../../api/intake';
-import { waitForRun } from '../../api/run-waiter';
-import { unscopedRef } from '../../api/thread-ref';
+import { isStall } from '../../api/gateway/intake';
+import { waitForRun } from '../../api/runs/run-waiter';
+import { unscopedRef } from '../../api/threads/thread-ref';
 import type { KeelConfig } from '../../platform/config';
 import * as messages from '../../common/messages';
 import { isTerminal, type Run } from '../../common/run';

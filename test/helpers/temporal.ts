@@ -18,7 +18,7 @@ import { startLiveTextChannel, type LiveTextChannel } from '../../worker/live-te
 import { createKeelWorker } from '../../worker/create-worker';
 import type { Tracing } from '../../telemetry/tracing';
 import { testDataConverter, testEncryptionKeys } from './encryption';
-import { guardedInterceptors } from '../../api/grpc-closed-guard';
+import { guardedInterceptors } from '../../api/gateway/grpc-closed-guard';
 
 // Worker state changes and the like are noise in test output; warnings and errors still show.
 Runtime.install({ logger: new DefaultLogger('WARN') });

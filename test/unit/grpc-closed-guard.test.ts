@@ -13,7 +13,7 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
-import { closedConnectionGuard } from '../../api/grpc-closed-guard';
+import { closedConnectionGuard } from '../../api/gateway/grpc-closed-guard';
 
 const path = '/keel.test.Down/Ping';
 const bytes = (value: Buffer) => value;

@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { deliver, FleetActivity, isStall } from '../../api/intake';
+import { deliver, FleetActivity, isStall } from '../../api/gateway/intake';
 
 const client = {
   withAbortSignal: <T>(_signal: AbortSignal, fn: () => Promise<T>) => fn(),

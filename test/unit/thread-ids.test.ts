@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { WorkspaceViolation } from '../../activities/errors';
 import { workspaceFor } from '../../activities/tools/workspace';
-import { refOf, scopeFor, threadRef, unscopedRef } from '../../api/thread-ref';
+import { refOf, scopeFor, threadRef, unscopedRef } from '../../api/threads/thread-ref';
 import { idPattern } from '../../common/limits';
 import { scopeOf, threadIdOf, workflowIdFor, workspaceNameOf } from '../../common/thread';
 

@@ -5,7 +5,7 @@
  */
 import { limits } from '../../common/limits';
 import { handOverHistory } from '../../workflows/interpreter/workflow';
-import { ThreadDirectory } from '../../api/thread-directory';
+import { ThreadDirectory } from '../../api/threads/thread-directory';
 import { TestConversation } from '../helpers/conversation';
 import { runsOf } from '../helpers/temporal';
 import { outlineHistory } from '../helpers/history';

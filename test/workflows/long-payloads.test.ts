@@ -7,7 +7,7 @@
  */
 import type { temporal } from '@temporalio/proto';
 import { toAnthropicMessages, withHistoryBreakpoint } from '../../activities/model/anthropic';
-import { TranscriptReader } from '../../api/transcript-reader';
+import { TranscriptReader } from '../../api/gateway/transcript-reader';
 import { limits } from '../../common/limits';
 import * as messages from '../../common/messages';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
