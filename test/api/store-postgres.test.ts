@@ -14,9 +14,10 @@ import pg from 'pg';
 import type { EncryptionKey } from '../../codec/aes-gcm-codec';
 import { preparePostgres, waitForPostgres } from '../../launch/cluster/postgres';
 import { createEmbedder } from '../../store/embeddings';
-import { Store } from '../../store/store';
+import type { Store } from '../../store/store';
 import { startEmbeddingsFake } from '../fakes/embeddings-server';
 import { freePort } from '../helpers/api';
+import { storeOpener } from '../helpers/store';
 
 // Debian's PostgreSQL is required, as for the cluster's tests (.ci/run installs it when missing).
 describe('the Store on PostgreSQL', () => {
@@ -25,16 +26,7 @@ describe('the Store on PostgreSQL', () => {
   let url: string;
   const keys: EncryptionKey[] = [{ id: 'k1', key: randomBytes(32) }];
   let now = Date.parse('2026-11-27T12:00:00Z');
-  const stores: Store[] = [];
-  const open = () => {
-    const store = new Store({
-      config: { kind: 'postgres', url },
-      keys: () => Promise.resolve(keys),
-      now: () => now,
-    });
-    stores.push(store);
-    return store;
-  };
+  const { stores, open } = storeOpener({ config: () => ({ kind: 'postgres', url }), keys, now: () => now });
 
   beforeAll(async () => {
     directory = await mkdtemp(path.join(os.tmpdir(), 'keel-store-pg-'));
@@ -128,33 +120,14 @@ describe('the Store on PostgreSQL', () => {
       }),
     ).toEqual([]);
 
+    const brief = (refreshTtl: boolean) =>
+      store.get({ owner: 'alice', namespace: ['memories', 'u1', 'work'], key: 'brief', refreshTtl });
     now += 30_000;
-    expect(
-      await store.get({
-        owner: 'alice',
-        namespace: ['memories', 'u1', 'work'],
-        key: 'brief',
-        refreshTtl: true,
-      }),
-    ).not.toBeNull();
+    expect(await brief(true)).not.toBeNull();
     now += 45_000;
-    expect(
-      await store.get({
-        owner: 'alice',
-        namespace: ['memories', 'u1', 'work'],
-        key: 'brief',
-        refreshTtl: false,
-      }),
-    ).not.toBeNull();
+    expect(await brief(false)).not.toBeNull();
     now += 30_000;
-    expect(
-      await store.get({
-        owner: 'alice',
-        namespace: ['memories', 'u1', 'work'],
-        key: 'brief',
-        refreshTtl: false,
-      }),
-    ).toBeNull();
+    expect(await brief(false)).toBeNull();
 
     // A second store on the same database finds its tables made and its migrations recorded once.
     const again = open();
@@ -186,10 +159,7 @@ describe('the Store on PostgreSQL', () => {
   it('ranks by meaning with an embeddings provider, its vectors sealed in a BYTEA column', async () => {
     const fake = await startEmbeddingsFake();
     try {
-      const store = new Store({
-        config: { kind: 'postgres', url },
-        keys: () => Promise.resolve(keys),
-        now: () => now,
+      const store = open(keys, {
         embedder: createEmbedder({
           provider: 'ollama',
           model: 'nomic-embed-text',
@@ -197,7 +167,6 @@ describe('the Store on PostgreSQL', () => {
           apiKey: undefined,
         }),
       });
-      stores.push(store);
       for (const [key, text] of [
         ['k1', 'Matcha or chai in the afternoon'],
         ['k2', 'A double espresso, dark roast'],

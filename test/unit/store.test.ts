@@ -11,8 +11,9 @@ import path from 'node:path';
 import Database from 'libsql';
 import type { EncryptionKey } from '../../codec/aes-gcm-codec';
 import { StoreError } from '../../store/errors';
-import { Store } from '../../store/store';
+import type { Store } from '../../store/store';
 import { parseStoreUrl } from '../../platform/config';
+import { storeOpener } from '../helpers/store';
 
 const key = (id: string): EncryptionKey => ({ id, key: randomBytes(32) });
 const minute = 60_000;
@@ -20,17 +21,12 @@ const minute = 60_000;
 describe('the Store', () => {
   let file: string;
   let now: number;
-  const stores: Store[] = [];
-  const open = (keys: EncryptionKey[] = [first]) => {
-    const store = new Store({
-      config: { kind: 'sqlite', file },
-      keys: () => Promise.resolve(keys),
-      now: () => now,
-    });
-    stores.push(store);
-    return store;
-  };
   const first = key('k1');
+  const { stores, open } = storeOpener({
+    config: () => ({ kind: 'sqlite', file }),
+    keys: [first],
+    now: () => now,
+  });
   const owner = 'alice';
   const put = (
     store: Store,
