@@ -17,7 +17,7 @@ import { createEmbedder } from '../../store/embeddings';
 import type { Store } from '../../store/store';
 import { startEmbeddingsFake } from '../fakes/embeddings-server';
 import { freePort } from '../helpers/api';
-import { storeOpener } from '../helpers/store';
+import { searchStore, storeOpener } from '../helpers/store';
 
 // Debian's PostgreSQL is required, as for the cluster's tests (.ci/run installs it when missing).
 describe('the Store on PostgreSQL', () => {
@@ -73,16 +73,7 @@ describe('the Store on PostgreSQL', () => {
     await put('bob', ['memories', 'u1'], 'food', { text: 'spicy everything' });
 
     const search = (input: Partial<Parameters<Store['search']>[0]>) =>
-      store.search({
-        owner: 'alice',
-        prefix: ['memories'],
-        filter: null,
-        query: null,
-        limit: 10,
-        offset: 0,
-        refreshTtl: false,
-        ...input,
-      });
+      searchStore(store, 'alice', ['memories'], input);
     const ranked = await search({ query: 'spicy' });
     expect(ranked.map((item) => item.key)).toEqual(['food', 'drink']);
     expect(ranked[0]!.score).toBeGreaterThan(ranked[1]!.score!);

@@ -25,3 +25,23 @@ export function storeOpener(options: {
   };
   return { stores, open };
 }
+
+type SearchInput = Parameters<Store['search']>[0];
+
+/** Searches `store` as `owner` under `prefix`, the first ten, no filter or query unless `input` sets them. */
+export const searchStore = (
+  store: Store,
+  owner: string,
+  prefix: string[],
+  input: Partial<SearchInput> = {},
+): ReturnType<Store['search']> =>
+  store.search({
+    owner,
+    prefix,
+    filter: null,
+    query: null,
+    limit: 10,
+    offset: 0,
+    refreshTtl: false,
+    ...input,
+  });

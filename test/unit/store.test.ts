@@ -13,7 +13,7 @@ import type { EncryptionKey } from '../../codec/aes-gcm-codec';
 import { StoreError } from '../../store/errors';
 import type { Store } from '../../store/store';
 import { parseStoreUrl } from '../../platform/config';
-import { storeOpener } from '../helpers/store';
+import { searchStore, storeOpener } from '../helpers/store';
 
 const key = (id: string): EncryptionKey => ({ id, key: randomBytes(32) });
 const minute = 60_000;
@@ -38,16 +38,7 @@ describe('the Store', () => {
   const get = (store: Store, namespace: string[], itemKey: string, refreshTtl = false) =>
     store.get({ owner, namespace, key: itemKey, refreshTtl });
   const search = (store: Store, input: Partial<Parameters<Store['search']>[0]> = {}) =>
-    store.search({
-      owner,
-      prefix: [],
-      filter: null,
-      query: null,
-      limit: 10,
-      offset: 0,
-      refreshTtl: false,
-      ...input,
-    });
+    searchStore(store, owner, [], input);
 
   beforeEach(async () => {
     file = path.join(
