@@ -18,7 +18,7 @@ import { A2AError } from '@a2a-js/sdk/errors';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { apiHarness, call, runStatusOfTask, startTestApi } from '../helpers/api';
+import { apiHarness, call, rejectionOf, runStatusOfTask, startTestApi } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 import { startReceiver } from '../helpers/push-receiver';
 
@@ -89,14 +89,8 @@ describe('agents over A2A at /a2a/{assistant_id}', () => {
       30_000,
       `task ${state}`,
     );
-  const errorOf = async (promise: Promise<unknown>): Promise<A2AError & { code?: number }> => {
-    const error = await promise.then(
-      () => undefined,
-      (caught: unknown) => caught,
-    );
-    expect(error).toBeInstanceOf(A2AError);
-    return error as A2AError;
-  };
+  const errorOf = (promise: Promise<unknown>): Promise<A2AError & { code?: number }> =>
+    rejectionOf(promise, A2AError);
 
   it('serves the agent card: the default one in public, an assistant’s behind its token, skills from the assistant', async () => {
     const open = await fetch(`${harness.base}/.well-known/agent-card.json`);

@@ -37,14 +37,12 @@ describe('the codec endpoint', () => {
     expect(response.status).toBe(401);
   });
 
+  /** The plain payload, sealed by the API's own encode. */
+  const encodePlain = () =>
+    call<{ payloads: unknown[] }>(harness.base, 'POST', '/codec/encode', { payloads: [plain] }, auth);
+
   it("opens to the Web UI with its own token in the path (it cannot send the API's), and to nothing else", async () => {
-    const encoded = await call<{ payloads: unknown[] }>(
-      harness.base,
-      'POST',
-      '/codec/encode',
-      { payloads: [plain] },
-      auth,
-    );
+    const encoded = await encodePlain();
     const fromUi = await call(harness.base, 'POST', `/codec/ui/${uiToken}/decode`, encoded.body, {
       'X-Namespace': 'default',
     });
@@ -90,13 +88,7 @@ describe('the codec endpoint', () => {
   });
 
   it("takes the Web UI's decode from its origin, and refuses another origin's with 403 naming KEEL_CODEC_CORS_ORIGINS", async () => {
-    const encoded = await call<{ payloads: unknown[] }>(
-      harness.base,
-      'POST',
-      '/codec/encode',
-      { payloads: [plain] },
-      auth,
-    );
+    const encoded = await encodePlain();
     const decode = (origin: string) =>
       call<{ error?: { code: string; message: string } }>(
         harness.base,

@@ -5,9 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import pino from 'pino';
-import { startApi, type RunningApi } from '../../api/server';
-import { apiHarness, call, userInput } from '../helpers/api';
+import { apiBeside, apiHarness, call, userInput } from '../helpers/api';
 import { readSse } from '../helpers/sse';
 import { testConfig } from '../helpers/temporal';
 
@@ -144,24 +142,14 @@ describe('the door', () => {
   });
 
   describe('slow clients, with 1 s for headers and 2 s for a whole request (as configured)', () => {
-    let api: RunningApi;
-    beforeAll(async () => {
-      api = await startApi({
-        client: harness.client,
-        config: await testConfig({
-          KEEL_TASK_QUEUE: harness.config.taskQueue,
-          KEEL_DATA_DIR: harness.config.dataDir,
-          KEEL_API_HEADERS_TIMEOUT_MS: '1000',
-          KEEL_API_REQUEST_TIMEOUT_MS: '2000',
-        }),
-        logger: pino({ level: 'silent' }),
-        host: '127.0.0.1',
-        port: 0,
-      });
-    });
-    afterAll(async () => {
-      await api.stop();
-    });
+    const api = apiBeside(harness, (config) =>
+      testConfig({
+        KEEL_TASK_QUEUE: config.taskQueue,
+        KEEL_DATA_DIR: config.dataDir,
+        KEEL_API_HEADERS_TIMEOUT_MS: '1000',
+        KEEL_API_REQUEST_TIMEOUT_MS: '2000',
+      }),
+    );
 
     it('answers a body that never finishes with 408 in the error shape, within the timeout', async () => {
       const { answer, afterMs } = await stalledRequest(

@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { maxEditBytes, maxReadChars } from '../../activities/tools/files';
-import { call, processApiHarness, sendToolLines } from '../helpers/api';
+import { createThread, processApiHarness, sendToolLines } from '../helpers/api';
 import { exchangeCommand } from '../helpers/exchange-racer';
 import { treeSnapshot } from '../helpers/tree-snapshot';
 
@@ -22,11 +22,7 @@ jest.setTimeout(300_000);
 /** Sends `lines` as one message and returns each tool call's result in order, and the whole answer. */
 const send = (base: string, threadId: string, lines: string[]) => sendToolLines(base, threadId, lines);
 
-async function newThread(base: string): Promise<string> {
-  const threadId = `hostile-${randomUUID()}`;
-  expect((await call(base, 'POST', '/threads', { thread_id: threadId })).status).toBe(200);
-  return threadId;
-}
+const newThread = (base: string) => createThread(base, 'hostile');
 
 async function expectStillAnswers(base: string, threadId: string): Promise<void> {
   const marker = `still-here-${randomUUID()}`;

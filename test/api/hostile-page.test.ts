@@ -8,11 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
-import pino from 'pino';
-import { startApi, type RunningApi } from '../../api/server';
 import { parseConfig } from '../../platform/config';
 import { chromiumPath } from '../web/browser';
-import { apiHarness, call, userInput } from '../helpers/api';
+import { apiBeside, apiHarness, call, userInput } from '../helpers/api';
 
 jest.setTimeout(120_000);
 
@@ -260,23 +258,10 @@ describe('a hostile web page against the default install', () => {
 
   describe('beyond loopback, where tokens are required', () => {
     const token = 'alice-0123456789abcdef';
-    let exposed: RunningApi;
-    beforeAll(async () => {
-      const config = {
-        ...harness.config,
-        api: { ...harness.config.api, tokens: [{ owner: 'alice', token }] },
-      };
-      exposed = await startApi({
-        client: harness.client,
-        config,
-        logger: pino({ level: 'silent' }),
-        host: '127.0.0.1',
-        port: 0,
-      });
-    });
-    afterAll(async () => {
-      await exposed.stop();
-    });
+    const exposed = apiBeside(harness, (config) => ({
+      ...config,
+      api: { ...config.api, tokens: [{ owner: 'alice', token }] },
+    }));
 
     it.each(['0.0.0.0', '::', '192.168.1.20', 'keel.example'])(
       'refuses to listen on %s without KEEL_API_TOKENS',
@@ -319,20 +304,10 @@ describe('a hostile web page against the default install', () => {
 
   describe('with an origin listed in KEEL_API_CORS_ORIGINS', () => {
     const chatApp = 'http://localhost:3000';
-    let listing: RunningApi;
-    beforeAll(async () => {
-      const config = { ...harness.config, api: { ...harness.config.api, corsOrigins: [chatApp] } };
-      listing = await startApi({
-        client: harness.client,
-        config,
-        logger: pino({ level: 'silent' }),
-        host: '127.0.0.1',
-        port: 0,
-      });
-    });
-    afterAll(async () => {
-      await listing.stop();
-    });
+    const listing = apiBeside(harness, (config) => ({
+      ...config,
+      api: { ...config.api, corsOrigins: [chatApp] },
+    }));
 
     it('takes its writes, and still refuses any other origin', async () => {
       const before = await threadCount();

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../helpers/api';
-import { keelUp, type KeelUp, waitForOutput } from '../helpers/keel-up';
+import { keelApiEnv, keelUp, type KeelUp, waitForOutput } from '../helpers/keel-up';
 import { descendants, isAlive, programs, type ProcessRow } from '../helpers/process-tree';
 
 jest.setTimeout(300_000);
@@ -135,15 +135,11 @@ describe('a Keel process whose output reader has gone', () => {
     const port = await freePort();
     const api = spawn(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'api'], {
       cwd: projectRoot,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        TEMPORAL_ADDRESS: process.env.KEEL_TEST_TEMPORAL_ADDRESS,
-        KEEL_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+      env: keelApiEnv({
         KEEL_API_PORT: String(port),
         KEEL_LOG_FORMAT: 'json',
         KEEL_DATA_DIR: await mkdtemp(path.join(os.tmpdir(), 'keel-api-')),
-      },
+      }),
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     const exited = new Promise<number | null>((resolve) => api.once('exit', (code) => resolve(code)));

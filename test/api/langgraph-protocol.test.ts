@@ -5,23 +5,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@langchain/langgraph-sdk';
-import pino from 'pino';
-import { startApi } from '../../api/server';
-import { apiHarness, call, failureOf } from '../helpers/api';
+import { apiHarness, call, failureOf, startTestApi } from '../helpers/api';
+import { human, messagesOf, typesOf } from '../helpers/langgraph-wire';
 
 jest.setTimeout(120_000);
-
-interface WireMessage {
-  type: string;
-  id?: string;
-  content: unknown;
-  tool_calls?: Array<{ name: string; args: Record<string, unknown>; id: string; type: string }>;
-  tool_call_id?: string;
-}
-
-const human = (content: string) => ({ messages: [{ type: 'human', content }] });
-const messagesOf = (values: unknown): WireMessage[] => (values as { messages: WireMessage[] }).messages;
-const typesOf = (values: unknown): string[] => messagesOf(values).map((message) => message.type);
 
 /** Asks until `check` passes (visibility lists a change within moments, not at once). */
 async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 20_000) {
@@ -96,13 +83,7 @@ describe("LangGraph's JS SDK against Keel: the rest of the protocol", () => {
       });
 
       // Another API process (a restart) reads the same assistant: it lives in Temporal.
-      const again = await startApi({
-        client: harness.client,
-        config: harness.config,
-        logger: pino({ level: 'silent' }),
-        host: '127.0.0.1',
-        port: 0,
-      });
+      const again = await startTestApi(harness.client, harness.config);
       try {
         const other = new Client({ apiUrl: again.url });
         expect(await other.assistants.get(id)).toMatchObject({

@@ -3,26 +3,17 @@
  * Keel API and worker on the test Temporal server, with the offline scripted model.
  */
 import { Client } from '@langchain/langgraph-sdk';
+import { protocolStreamModes, type ProtocolStreamMode } from '../../api/protocol/stream-modes';
 import { apiHarness, call, failureOf } from '../helpers/api';
+import { human, typesOf, type WireMessage } from '../helpers/langgraph-wire';
 
 jest.setTimeout(120_000);
 
-interface WireMessage {
-  type: string;
-  id?: string;
-  content: unknown;
-  tool_calls?: Array<{ name: string; args: Record<string, unknown>; id: string; type: string }>;
-  tool_call_id?: string;
-}
 interface StreamPart {
   id?: string;
   event: string;
   data: unknown;
 }
-
-const human = (content: string) => ({ messages: [{ type: 'human', content }] });
-const typesOf = (values: unknown): string[] =>
-  ((values as { messages: WireMessage[] }).messages ?? []).map((message) => message.type);
 
 /** An event as a shape: its name, and what it carries (message types, the node that produced it). */
 function shapeOf(part: StreamPart): string {
@@ -332,16 +323,7 @@ describe("LangGraph's JS SDK against Keel", () => {
   });
 
   describe('stream shapes of a tool turn: tasks, debug, messages', () => {
-    type Mode =
-      | 'values'
-      | 'messages-tuple'
-      | 'messages'
-      | 'updates'
-      | 'custom'
-      | 'checkpoints'
-      | 'tasks'
-      | 'debug'
-      | 'events';
+    type Mode = ProtocolStreamMode;
     const streamTurn = async (streamMode: Mode[]) => {
       const thread = await client.threads.create();
       const parts = await collect(
@@ -496,17 +478,7 @@ describe("LangGraph's JS SDK against Keel", () => {
     });
 
     it('several modes at once, and joinStream after any event repeats and skips nothing', async () => {
-      const modes: Mode[] = [
-        'values',
-        'messages-tuple',
-        'messages',
-        'updates',
-        'custom',
-        'checkpoints',
-        'tasks',
-        'debug',
-        'events',
-      ];
+      const modes: Mode[] = [...protocolStreamModes];
       const { thread, parts } = await streamTurn(modes);
       const runId = (parts[0]!.data as { run_id: string }).run_id;
       const durable = parts.slice(1);

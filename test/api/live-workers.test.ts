@@ -51,9 +51,18 @@ function impostor(behaviour: 'flood' | 'record'): Impostor {
   return state;
 }
 
-async function listen(target: Impostor): Promise<void> {
-  await new Promise<void>((resolve) => target.server.listen(0, '127.0.0.1', resolve));
-  target.url = `http://127.0.0.1:${(target.server.address() as AddressInfo).port}`;
+/** An impostor listening on loopback for the describe block (from its beforeAll to its afterAll). */
+function listening(behaviour: 'flood' | 'record'): Impostor {
+  const target = impostor(behaviour);
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => target.server.listen(0, '127.0.0.1', resolve));
+    target.url = `http://127.0.0.1:${(target.server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    target.server.closeAllConnections();
+    return new Promise((resolve) => target.server.close(resolve));
+  });
+  return target;
 }
 
 /** Streams one typewriter answer in Keel's native mode: its deltas' text and the answer's. */
@@ -75,12 +84,7 @@ async function streamAnswer(base: string): Promise<{ streamed: string; answer: s
 }
 
 describe('a worker advertising an address the API does not allow', () => {
-  const target = impostor('record');
-  beforeAll(() => listen(target));
-  afterAll(() => {
-    target.server.closeAllConnections();
-    return new Promise((resolve) => target.server.close(resolve));
-  });
+  const target = listening('record');
   const harness = apiHarness(() => ({
     KEEL_MODEL: 'scripted:typewriter',
     KEEL_WORKER_LIVE_URL: target.url,
@@ -97,12 +101,7 @@ describe('a worker advertising an address the API does not allow', () => {
 });
 
 describe('a worker whose live text is one line that never ends', () => {
-  const target = impostor('flood');
-  beforeAll(() => listen(target));
-  afterAll(() => {
-    target.server.closeAllConnections();
-    return new Promise((resolve) => target.server.close(resolve));
-  });
+  const target = listening('flood');
   // Loopback, as the default list allows.
   const harness = apiHarness(() => ({ KEEL_MODEL: 'scripted:typewriter', KEEL_WORKER_LIVE_URL: target.url }));
 

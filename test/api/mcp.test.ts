@@ -18,16 +18,14 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
-  CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
   Client as ClientV2,
-  PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { ensurePythonMcp, hasPython, pythonMcpVersion } from '../helpers/python-sdk';
-import { apiHarness, call, runStatusOfTask, startTestApi } from '../helpers/api';
+import { apiHarness, call, rejectionOf, runStatusOfTask, startTestApi } from '../helpers/api';
+import { postMcpExtension } from '../helpers/mcp-extension';
 import { eventually } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -123,14 +121,7 @@ describe('agents over MCP at /mcp', () => {
     );
   const updateTask = (client: Client, taskId: string, inputResponses: Record<string, unknown>) =>
     client.request({ method: 'tasks/update', params: { taskId, inputResponses } }, z.looseObject({}));
-  const errorOf = async (promise: Promise<unknown>): Promise<McpError> => {
-    const error = await promise.then(
-      () => undefined,
-      (caught: unknown) => caught,
-    );
-    expect(error).toBeInstanceOf(McpError);
-    return error as McpError;
-  };
+  const errorOf = (promise: Promise<unknown>) => rejectionOf(promise, McpError);
 
   it('lists each assistant as a tool and answers a blocking call with the final message, as a run the LangGraph SDK sees', async () => {
     const created = await call<{ assistant_id: string }>(
@@ -344,9 +335,9 @@ describe('agents over MCP at /mcp', () => {
 
     let nextId = 1;
     /**
-     * A 2026-07-28 request of the Tasks extension, framed as the v2 client frames its own (the
-     * `_meta` envelope, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`): the SDK's client has no
-     * runtime for the extension's `resultType: "task"` (it answers "Unsupported result type").
+     * A 2026-07-28 request of the Tasks extension, framed as the v2 client frames its own: the
+     * SDK's client has no runtime for the extension's `resultType: "task"` (it answers
+     * "Unsupported result type").
      */
     const extension = async (
       method: string,
@@ -356,31 +347,14 @@ describe('agents over MCP at /mcp', () => {
       result?: Record<string, unknown>;
       error?: { code: number; message: string; data?: unknown };
     }> => {
-      const name = method === 'tools/call' ? params.name : params.taskId;
-      const answer = await fetch(`${harness.base}/mcp`, {
-        method: 'POST',
-        headers: {
-          ...mcpHeaders,
-          authorization: `Bearer ${token}`,
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': method,
-          ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: nextId++,
-          method,
-          params: {
-            ...params,
-            _meta: {
-              [PROTOCOL_VERSION_META_KEY]: '2026-07-28',
-              [CLIENT_INFO_META_KEY]: { name: 'keel-test-v2', version: '1.0.0' },
-              [CLIENT_CAPABILITIES_META_KEY]: declaresTasks
-                ? { extensions: { 'io.modelcontextprotocol/tasks': {} } }
-                : {},
-            },
-          },
-        }),
+      const answer = await postMcpExtension({
+        base: harness.base,
+        method,
+        params,
+        id: nextId++,
+        clientName: 'keel-test-v2',
+        headers: { authorization: `Bearer ${token}` },
+        declaresTasks,
       });
       // The SDK answers some errors with an HTTP 400 too (-32021 among them), always as JSON-RPC.
       return messageOf(await answer.text()) as never;
@@ -411,12 +385,11 @@ describe('agents over MCP at /mcp', () => {
       const result = await client.callTool({ name: 'agent', arguments: { message: 'hello over 2026' } });
       expect(result.isError).toBeFalsy();
       expect((result.content[0] as { text: string }).text).toContain('You said: “hello over 2026”');
-      const bad = await client.callTool({ name: 'nobody', arguments: { message: 'hi' } }).then(
-        () => undefined,
-        (caught: unknown) => caught,
+      const bad = await rejectionOf(
+        client.callTool({ name: 'nobody', arguments: { message: 'hi' } }),
+        ProtocolError,
       );
-      expect(bad).toBeInstanceOf(ProtocolError);
-      expect((bad as ProtocolError).code).toBe(ErrorCode.InvalidParams);
+      expect(bad.code).toBe(ErrorCode.InvalidParams);
     });
 
     it('answers a task to a client declaring the extension; a second client follows it through input_required, tasks/update and its inline result', async () => {

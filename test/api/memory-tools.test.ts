@@ -146,27 +146,21 @@ describe('memory tools', () => {
         memory: { owner: 'carol', store },
       } as unknown as ToolContext;
       const first = await rememberTool.run({ text: 'prefers tea' }, context);
-      const [written] = await store.search({
-        owner: 'carol',
-        prefix: memoryNamespace,
-        filter: null,
-        query: null,
-        limit: 10,
-        offset: 0,
-        refreshTtl: false,
-      });
+      const carolsMemories = () =>
+        store.search({
+          owner: 'carol',
+          prefix: memoryNamespace,
+          filter: null,
+          query: null,
+          limit: 10,
+          offset: 0,
+          refreshTtl: false,
+        });
+      const [written] = await carolsMemories();
       await new Promise((resolve) => setTimeout(resolve, 5));
       const second = await rememberTool.run({ text: 'prefers tea' }, context);
       expect(second).toEqual(first);
-      const after = await store.search({
-        owner: 'carol',
-        prefix: memoryNamespace,
-        filter: null,
-        query: null,
-        limit: 10,
-        offset: 0,
-        refreshTtl: false,
-      });
+      const after = await carolsMemories();
       expect(after).toHaveLength(1);
       // Not written again: the item is the first write's, to the millisecond.
       expect(after[0]!.updated_at).toBe(written!.updated_at);

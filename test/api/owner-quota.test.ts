@@ -5,13 +5,12 @@
  * than the concurrency quota allows is refused 429 with Retry-After before it reaches a thread;
  * another owner is unaffected; and the ledger outlives the API that wrote to it.
  */
-import pino from 'pino';
-import { startApi, type RunningApi } from '../../api/server';
+import type { RunningApi } from '../../api/server';
 import type { QuotaView } from '../../common/quota';
 import type { Run } from '../../common/run';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
 import { costlyResponder } from '../fakes/costly-responder';
-import { apiHarness, call, userInput } from '../helpers/api';
+import { apiHarness, call, startTestApi, userInput } from '../helpers/api';
 
 jest.setTimeout(120_000);
 
@@ -162,13 +161,7 @@ describe('owner quotas (real Temporal, real API, fake Messages API)', () => {
     await harness.api.stop();
     // The operator lowers the day's quota below what alice spent, and starts the API again.
     const config = { ...harness.config, quota: { ...harness.config.quota, day_usd: spent / 2 } };
-    restarted = await startApi({
-      client: harness.client,
-      config,
-      logger: pino({ level: 'silent' }),
-      host: '127.0.0.1',
-      port: 0,
-    });
+    restarted = await startTestApi(harness.client, config);
     const quota = await settledQuota(restarted.url, alice);
     expect(quota.day).toMatchObject({ spent_usd: spent, reserved_usd: 0, limit_usd: spent / 2, left_usd: 0 });
 

@@ -7,8 +7,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Run } from '../../common/run';
-import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
-import { apiHarness, call, userInput } from '../helpers/api';
+import { fakeAnthropicApi, retriedMidway } from '../helpers/anthropic';
+import { apiHarness, call, createThread, userInput } from '../helpers/api';
 import { deltaText, durable, readSse } from '../helpers/sse';
 import { eventually } from '../helpers/temporal';
 
@@ -50,15 +50,9 @@ async function startReceiver(
 }
 
 describe('run lifecycle with the Anthropic provider', () => {
-  let fake: FakeAnthropic;
-  beforeAll(async () => {
-    fake = await startFakeAnthropic();
-  });
-  afterAll(() => fake.close());
+  const anthropic = fakeAnthropicApi();
   const harness = apiHarness(() => ({
-    ANTHROPIC_API_KEY: 'test-key',
-    ANTHROPIC_BASE_URL: fake.url,
-    KEEL_MODEL: 'anthropic:claude-sonnet-4-5',
+    ...anthropic.env(),
     KEEL_WEBHOOK_SECRET: secret,
     // The receivers listen on loopback, which webhooks reach only when the operator allows it.
     KEEL_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
@@ -68,18 +62,14 @@ describe('run lifecycle with the Anthropic provider', () => {
     base = harness.base;
   });
 
-  const newThread = async (): Promise<string> => {
-    const threadId = `l-${randomUUID()}`;
-    expect((await call(base, 'POST', '/threads', { thread_id: threadId })).status).toBe(200);
-    return threadId;
-  };
+  const newThread = () => createThread(base, 'l');
 
-  afterEach(() => expect(fake.violations).toEqual([]));
+  afterEach(() => expect(anthropic.server.violations).toEqual([]));
 
   it('marks a run deferred when the wait gives up, completes it anyway, and posts signed webhooks for both, retried past failures', async () => {
     const receiver = await startReceiver(2);
     try {
-      fake.enqueue({
+      anthropic.server.enqueue({
         kind: 'message',
         content: [{ type: 'text', text: 'a slow but complete answer' }],
         firstTokenDelayMs: 3_000,
@@ -138,7 +128,12 @@ describe('run lifecycle with the Anthropic provider', () => {
   it('posts a webhook when a run fails and when it is cancelled', async () => {
     const receiver = await startReceiver(0);
     try {
-      fake.enqueue({ kind: 'error', status: 400, type: 'invalid_request_error', message: 'nope' });
+      anthropic.server.enqueue({
+        kind: 'error',
+        status: 400,
+        type: 'invalid_request_error',
+        message: 'nope',
+      });
       const threadId = await newThread();
       const failed = await call<Run>(
         base,
@@ -146,7 +141,7 @@ describe('run lifecycle with the Anthropic provider', () => {
         `/threads/${threadId}/runs`,
         userInput('fail', { webhook: receiver.url }),
       );
-      fake.enqueue({ kind: 'hang' });
+      anthropic.server.enqueue({ kind: 'hang' });
       const hanging = await call<Run>(
         base,
         'POST',
@@ -172,12 +167,12 @@ describe('run lifecycle with the Anthropic provider', () => {
   });
 
   it('cancels a run mid model call: the HTTP request to the model is aborted and the transcript stays valid', async () => {
-    fake.enqueue({ kind: 'hang' });
+    anthropic.server.enqueue({ kind: 'hang' });
     const threadId = await newThread();
-    const before = fake.requests.length;
+    const before = anthropic.server.requests.length;
     const created = await call<Run>(base, 'POST', `/threads/${threadId}/runs`, userInput('think hard'));
-    await fake.waitForRequests(before + 1, 20_000);
-    const request = fake.requests[before]!;
+    await anthropic.server.waitForRequests(before + 1, 20_000);
+    const request = anthropic.server.requests[before]!;
     expect(request.closedAt).toBeUndefined();
     const cancelled = await call<Run>(
       base,
@@ -204,16 +199,7 @@ describe('run lifecycle with the Anthropic provider', () => {
   });
 
   it('tags token deltas with the attempt, so a client drops the partial text of a failed attempt', async () => {
-    fake.enqueue(
-      {
-        kind: 'stream-error',
-        type: 'overloaded_error',
-        message: 'Overloaded',
-        afterDeltas: 3,
-        content: [{ type: 'text', text: 'lost words that never count' }],
-      },
-      { kind: 'message', content: [{ type: 'text', text: 'the answer that counts' }], tokenDelayMs: 5 },
-    );
+    anthropic.server.enqueue(...retriedMidway);
     const threadId = await newThread();
     const stream = await readSse(`${base}/threads/${threadId}/runs/stream`, {
       method: 'POST',
@@ -233,7 +219,7 @@ describe('run lifecycle with the Anthropic provider', () => {
   });
 
   it('makes exactly one model request for a run created together with its thread', async () => {
-    const before = fake.requests.length;
+    const before = anthropic.server.requests.length;
     const threadId = `l-${randomUUID()}`;
     const waited = await call(
       base,
@@ -242,6 +228,6 @@ describe('run lifecycle with the Anthropic provider', () => {
       userInput('hi', { if_not_exists: 'create' }),
     );
     expect(waited.status).toBe(200);
-    expect(fake.requests.length - before).toBe(1);
+    expect(anthropic.server.requests.length - before).toBe(1);
   });
 });

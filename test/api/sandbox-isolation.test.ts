@@ -11,8 +11,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
-import { call, processApiHarness, userInput } from '../helpers/api';
+import { createThread, processApiHarness, sendToolLines, type ToolOutput } from '../helpers/api';
 import {
   diskFiller as filler,
   freeInodes,
@@ -27,18 +26,9 @@ const root = process.getuid?.() === 0;
 const owners = { alice: `alice-${randomUUID()}`, bob: `bob-${randomUUID()}` };
 type Owner = keyof typeof owners;
 
-interface ToolOutput {
-  content: string;
-  is_error: boolean;
-}
-
 const headersOf = (owner: Owner) => ({ authorization: `Bearer ${owners[owner]}` });
 
-async function newThread(base: string, owner: Owner): Promise<string> {
-  const threadId = `isolation-${randomUUID()}`;
-  expect((await call(base, 'POST', '/threads', { thread_id: threadId }, headersOf(owner))).status).toBe(200);
-  return threadId;
-}
+const newThread = (base: string, owner: Owner) => createThread(base, 'isolation', headersOf(owner));
 
 /** Runs `lines` as one message of `owner`'s (parallel bash calls) and returns their results. */
 async function runLines(
@@ -62,19 +52,7 @@ async function toolLines(
   threadId: string,
   lines: string[],
 ): Promise<ToolOutput[]> {
-  const response = await call<{ messages: LangChainMessage[] }>(
-    base,
-    'POST',
-    `/threads/${threadId}/runs/wait`,
-    userInput(lines.join('\n')),
-    headersOf(owner),
-  );
-  expect(response.status).toBe(200);
-  const results = response.body.messages
-    .filter((message): message is ToolMessage => message.type === 'tool')
-    .slice(-lines.length);
-  expect(results).toHaveLength(lines.length);
-  return results.map((result) => ({ content: result.content, is_error: result.status === 'error' }));
+  return (await sendToolLines(base, threadId, lines, headersOf(owner))).results;
 }
 
 /** Host pids of the processes whose environment has `name=value` (a thread's commands). */

@@ -8,8 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
-import { call, processApiHarness, userInput } from '../helpers/api';
+import { call, createThread, processApiHarness, sendToolLines, type ToolOutput } from '../helpers/api';
 import { testAddress } from '../helpers/temporal';
 
 jest.setTimeout(120_000);
@@ -24,33 +23,18 @@ const secrets = () => ({
   KEEL_API_TOKENS: `alice:${apiToken}`,
 });
 
-interface ToolOutput {
-  content: string;
-  is_error: boolean;
-}
-
 /** Runs `lines` as one message and returns each tool call's result, in order. */
 async function runLines(base: string, threadId: string, lines: string[]): Promise<ToolOutput[]> {
-  const response = await call<{ messages: LangChainMessage[] }>(
-    base,
-    'POST',
-    `/threads/${threadId}/runs/wait`,
-    userInput(lines.map((line) => `run: ${line}`).join('\n')),
-  );
-  expect(response.status).toBe(200);
-  // runs/wait answers LangChain messages: each tool result is a `tool` message.
-  const results = response.body.messages
-    .filter((message): message is ToolMessage => message.type === 'tool')
-    .slice(-lines.length);
-  expect(results).toHaveLength(lines.length);
-  return results.map((result) => ({ content: result.content, is_error: result.status === 'error' }));
+  return (
+    await sendToolLines(
+      base,
+      threadId,
+      lines.map((line) => `run: ${line}`),
+    )
+  ).results;
 }
 
-async function newThread(base: string): Promise<string> {
-  const threadId = `sandbox-${randomUUID()}`;
-  expect((await call(base, 'POST', '/threads', { thread_id: threadId })).status).toBe(200);
-  return threadId;
-}
+const newThread = (base: string) => createThread(base, 'sandbox');
 
 /** The thread still works after whatever came before. */
 async function expectStillAnswers(base: string, threadId: string): Promise<void> {

@@ -19,7 +19,7 @@ import type { RunningApi } from '../../api/server';
 import type { EncryptionKey } from '../../codec/aes-gcm-codec';
 import { preparePostgres, waitForPostgres } from '../../launch/cluster/postgres';
 import { createEmbedder } from '../../store/embeddings';
-import { Store } from '../../store/store';
+import type { Store } from '../../store/store';
 import { startEmbeddingsFake } from '../fakes/embeddings-server';
 import { freePort, startTestApi } from '../helpers/api';
 import { hasPython } from '../helpers/python-sdk';
@@ -29,6 +29,7 @@ import {
   storeCallsOfTheJsSdk,
 } from '../helpers/store-sdks';
 import { closeTestClient, testClient, testConfig } from '../helpers/temporal';
+import { searchStore, storeOpener } from '../helpers/store';
 
 // Debian's PostgreSQL is required, as for the cluster's tests (.ci/run installs it when missing).
 describe('the Store on PostgreSQL', () => {
@@ -37,16 +38,7 @@ describe('the Store on PostgreSQL', () => {
   let url: string;
   const keys: EncryptionKey[] = [{ id: 'k1', key: randomBytes(32) }];
   let now = Date.parse('2026-11-27T12:00:00Z');
-  const stores: Store[] = [];
-  const open = () => {
-    const store = new Store({
-      config: { kind: 'postgres', url },
-      keys: () => Promise.resolve(keys),
-      now: () => now,
-    });
-    stores.push(store);
-    return store;
-  };
+  const { stores, open } = storeOpener({ config: () => ({ kind: 'postgres', url }), keys, now: () => now });
 
   beforeAll(async () => {
     directory = await mkdtemp(path.join(os.tmpdir(), 'keel-store-pg-'));
@@ -93,16 +85,7 @@ describe('the Store on PostgreSQL', () => {
     await put('bob', ['memories', 'u1'], 'food', { text: 'spicy everything' });
 
     const search = (input: Partial<Parameters<Store['search']>[0]>) =>
-      store.search({
-        owner: 'alice',
-        prefix: ['memories'],
-        filter: null,
-        query: null,
-        limit: 10,
-        offset: 0,
-        refreshTtl: false,
-        ...input,
-      });
+      searchStore(store, 'alice', ['memories'], input);
     const ranked = await search({ query: 'spicy' });
     expect(ranked.map((item) => item.key)).toEqual(['food', 'drink']);
     expect(ranked[0]!.score).toBeGreaterThan(ranked[1]!.score!);
@@ -140,33 +123,14 @@ describe('the Store on PostgreSQL', () => {
       }),
     ).toEqual([]);
 
+    const brief = (refreshTtl: boolean) =>
+      store.get({ owner: 'alice', namespace: ['memories', 'u1', 'work'], key: 'brief', refreshTtl });
     now += 30_000;
-    expect(
-      await store.get({
-        owner: 'alice',
-        namespace: ['memories', 'u1', 'work'],
-        key: 'brief',
-        refreshTtl: true,
-      }),
-    ).not.toBeNull();
+    expect(await brief(true)).not.toBeNull();
     now += 45_000;
-    expect(
-      await store.get({
-        owner: 'alice',
-        namespace: ['memories', 'u1', 'work'],
-        key: 'brief',
-        refreshTtl: false,
-      }),
-    ).not.toBeNull();
+    expect(await brief(false)).not.toBeNull();
     now += 30_000;
-    expect(
-      await store.get({
-        owner: 'alice',
-        namespace: ['memories', 'u1', 'work'],
-        key: 'brief',
-        refreshTtl: false,
-      }),
-    ).toBeNull();
+    expect(await brief(false)).toBeNull();
 
     // A second store on the same database finds its tables made and its migrations recorded once.
     const again = open();
@@ -198,10 +162,7 @@ describe('the Store on PostgreSQL', () => {
   it('ranks by meaning with an embeddings provider, its vectors sealed in a BYTEA column', async () => {
     const fake = await startEmbeddingsFake();
     try {
-      const store = new Store({
-        config: { kind: 'postgres', url },
-        keys: () => Promise.resolve(keys),
-        now: () => now,
+      const store = open(keys, {
         embedder: createEmbedder({
           provider: 'ollama',
           model: 'nomic-embed-text',
@@ -209,7 +170,6 @@ describe('the Store on PostgreSQL', () => {
           apiKey: undefined,
         }),
       });
-      stores.push(store);
       for (const [key, text] of [
         ['k1', 'Matcha or chai in the afternoon'],
         ['k2', 'A double espresso, dark roast'],

@@ -1,8 +1,7 @@
 /** SSE over the durable event log: order, offsets, cursors, replays, and disconnects that cancel nothing. */
-import { randomUUID } from 'node:crypto';
 import { getStreamBaseQuery } from '../../common/messages';
 import type { Run } from '../../common/run';
-import { apiHarness, call, userInput } from '../helpers/api';
+import { apiHarness, call, createThread, userInput } from '../helpers/api';
 import { deltaText, durable, idsIncrease, readSse } from '../helpers/sse';
 import { eventually } from '../helpers/temporal';
 import { workflowIdFor } from '../../common/thread';
@@ -16,11 +15,7 @@ describe('SSE streams', () => {
     base = harness.base;
   });
 
-  const newThread = async (): Promise<string> => {
-    const threadId = `s-${randomUUID()}`;
-    expect((await call(base, 'POST', '/threads', { thread_id: threadId })).status).toBe(200);
-    return threadId;
-  };
+  const newThread = () => createThread(base, 's');
   /** Keel's native event names (the `keel` CLI's); LangGraph's modes are the default. */
   const keel = 'stream_mode=keel';
   const post = (body: unknown): RequestInit => ({

@@ -4,7 +4,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import type { Run } from '../../common/run';
 import type { Thread } from '../../common/thread';
 import type { LangChainMessage } from '../../api/protocol/langchain-messages';
-import { apiHarness, call, userInput } from '../helpers/api';
+import { apiHarness, call, createThread, userInput } from '../helpers/api';
 import { durable, readSse } from '../helpers/sse';
 import { eventually } from '../helpers/temporal';
 import { workflowIdFor } from '../../common/thread';
@@ -27,11 +27,7 @@ describe('sub-agents', () => {
     base = harness.base;
   });
 
-  const newThread = async (): Promise<string> => {
-    const threadId = `p-${randomUUID()}`;
-    expect((await call(base, 'POST', '/threads', { thread_id: threadId })).status).toBe(200);
-    return threadId;
-  };
+  const newThread = () => createThread(base, 'p');
   const runs = async (threadId: string) => (await call<Run[]>(base, 'GET', `/threads/${threadId}/runs`)).body;
   const continuationOf = (threadId: string, runId: string) =>
     eventually(

@@ -30,16 +30,10 @@ import { ClientFactory, type Client as A2AClient } from '@a2a-js/sdk/client';
 import { Client as McpClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
-  PROTOCOL_VERSION_META_KEY,
-} from '@modelcontextprotocol/client';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
-import pino from 'pino';
-import { startApi } from '../../api/server';
-import { call, processApiHarness, replaceKilledWorker } from '../helpers/api';
+import { call, processApiHarness, replaceKilledWorker, startTestApi } from '../helpers/api';
+import { postMcpExtension } from '../helpers/mcp-extension';
 import { ensurePythonMcp, hasPython } from '../helpers/python-sdk';
 import { eventually } from '../helpers/temporal';
 import { startReceiver } from '../helpers/push-receiver';
@@ -118,35 +112,14 @@ describe('MCP and A2A tasks across killed workers, a restarted API, pushes and a
     new ClientFactory().createFromUrl(`${harness.base}/a2a/${assistant}/.well-known/agent-card.json`, '');
 
   let nextId = 1;
-  /**
-   * A 2026-07-28 request of MCP's Tasks extension, framed as the SDK v2 client frames its own
-   * (the `_meta` envelope, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`): the v2 client 2.4.0
-   * has no runtime for the extension (decision 0475), so these go as its bytes would.
-   */
+  /** A 2026-07-28 request of MCP's Tasks extension, as the v2 client's bytes would frame it. */
   const extension = async (method: string, params: Record<string, unknown>) => {
-    const name = method === 'tools/call' ? params.name : params.taskId;
-    const answer = await fetch(`${harness.base}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': method,
-        ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: nextId++,
-        method,
-        params: {
-          ...params,
-          _meta: {
-            [PROTOCOL_VERSION_META_KEY]: '2026-07-28',
-            [CLIENT_INFO_META_KEY]: { name: 'keel-chaos-v2', version: '1.0.0' },
-            [CLIENT_CAPABILITIES_META_KEY]: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
-          },
-        },
-      }),
+    const answer = await postMcpExtension({
+      base: harness.base,
+      method,
+      params,
+      id: nextId++,
+      clientName: 'keel-chaos-v2',
     });
     return (await answer.json()) as { result?: Record<string, unknown>; error?: { code: number } };
   };
@@ -206,13 +179,7 @@ describe('MCP and A2A tasks across killed workers, a restarted API, pushes and a
     const { port } = new URL(harness.base);
     await harness.api.stop();
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    harness.api = await startApi({
-      client: harness.client,
-      config: harness.config,
-      logger: pino({ level: 'silent' }),
-      host: '127.0.0.1',
-      port: Number(port),
-    });
+    harness.api = await startTestApi(harness.client, harness.config, Number(port));
     expect(harness.api.url).toBe(harness.base);
 
     const done = await extensionTaskIn(taskId, 'completed');

@@ -13,7 +13,7 @@ import { StreamingRunFollower, type RunFollowerHandlers } from '../../cli/run-fo
 import type { LangChainMessage } from '../../api/protocol/langchain-messages';
 import type { Run } from '../../common/run';
 import type { AssistantMessage } from '../../common/transcript';
-import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
+import { fakeAnthropicApi, retriedMidway } from '../helpers/anthropic';
 import { apiHarness, call } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 
@@ -105,17 +105,9 @@ const words = (count: number, tag: string) =>
   Array.from({ length: count }, (_, index) => `${tag}${index}`).join(' ');
 
 describe('the streaming run follower', () => {
-  let fake: FakeAnthropic;
-  beforeAll(async () => {
-    fake = await startFakeAnthropic();
-  });
-  afterAll(() => fake.close());
-  const harness = apiHarness(() => ({
-    ANTHROPIC_API_KEY: 'test-key',
-    ANTHROPIC_BASE_URL: fake.url,
-    KEEL_MODEL: 'anthropic:claude-sonnet-4-5',
-  }));
-  afterEach(() => expect(fake.violations).toEqual([]));
+  const anthropic = fakeAnthropicApi();
+  const harness = apiHarness(anthropic.env);
+  afterEach(() => expect(anthropic.server.violations).toEqual([]));
 
   const newRun = async (api: KeelApiClient): Promise<{ threadId: string; run: Run }> => {
     const threadId = `f-${randomUUID()}`;
@@ -125,7 +117,11 @@ describe('the streaming run follower', () => {
 
   it('gives the answer as deltas while the run goes on; they add up to the final message', async () => {
     const answer = words(30, 'tok');
-    fake.enqueue({ kind: 'message', content: [{ type: 'text', text: answer }], tokenDelayMs: 40 });
+    anthropic.server.enqueue({
+      kind: 'message',
+      content: [{ type: 'text', text: answer }],
+      tokenDelayMs: 40,
+    });
     const api = new KeelApiClient(harness.base);
     const { threadId, run } = await newRun(api);
     const recorder = new Recorder();
@@ -143,16 +139,7 @@ describe('the streaming run follower', () => {
   });
 
   it('shows a call retried midway as a note and the new attempt once, never mixed with the failed one', async () => {
-    fake.enqueue(
-      {
-        kind: 'stream-error',
-        type: 'overloaded_error',
-        message: 'Overloaded',
-        afterDeltas: 3,
-        content: [{ type: 'text', text: 'lost words that never count' }],
-      },
-      { kind: 'message', content: [{ type: 'text', text: 'the answer that counts' }], tokenDelayMs: 5 },
-    );
+    anthropic.server.enqueue(...retriedMidway);
     // `keel chat` itself, piped (not a terminal), as a script would run it.
     const threadId = `f-${randomUUID()}`;
     const child = spawn(
@@ -199,7 +186,11 @@ describe('the streaming run follower', () => {
 
   it('reopens a cut connection with Last-Event-ID and shows nothing twice', async () => {
     const answer = words(80, 'cut');
-    fake.enqueue({ kind: 'message', content: [{ type: 'text', text: answer }], tokenDelayMs: 50 });
+    anthropic.server.enqueue({
+      kind: 'message',
+      content: [{ type: 'text', text: answer }],
+      tokenDelayMs: 50,
+    });
     const proxy = await startCuttingProxy(new URL(harness.base));
     try {
       const api = new KeelApiClient(proxy.url);

@@ -7,6 +7,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { refusedExitCode } from '../../launch/supervisor';
+import { keelApiEnv } from '../helpers/keel-up';
 
 const run = promisify(execFile);
 
@@ -92,14 +93,7 @@ describe('keel api on a port something else took after keel up checked it', () =
     try {
       await run(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'api'], {
         cwd: path.resolve(__dirname, '../..'),
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          TEMPORAL_ADDRESS: process.env.KEEL_TEST_TEMPORAL_ADDRESS,
-          KEEL_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
-          KEEL_API_PORT: String(port),
-          KEEL_DATA_DIR: '/nonexistent/keel',
-        },
+        env: keelApiEnv({ KEEL_API_PORT: String(port), KEEL_DATA_DIR: '/nonexistent/keel' }),
         timeout: 60_000,
       });
       throw new Error('the API started');

@@ -5,31 +5,26 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { KeelConfig } from '../../platform/config';
 import * as messages from '../../common/messages';
-import { threadIdOf, workflowIdFor } from '../../common/thread';
+import { workflowIdFor } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
-import { createOrderTriageWorker } from '../../examples/order-triage/worker';
 import {
   agentThreadQuery,
   type TriageByNexusInput,
   type TriageOrderInput,
   type TriageOrderOutcome,
 } from '../../examples/order-triage/workflows';
-import { WorkerFleet } from '../helpers/worker-process';
-import { testDataConverter } from '../helpers/encryption';
-import { keelSourceBundlerOptions } from '../helpers/keel-source';
-import { closeTestClient, eventually, testAddress, testClient, testConfig } from '../helpers/temporal';
+import { WorkerFleet, type WorkerProcess } from '../helpers/worker-process';
+import { agentThreadOfOperation, runOrderTriageWorker } from '../helpers/order-triage';
+import { closeTestClient, closedDescription, eventually, testClient, testConfig } from '../helpers/temporal';
 
 jest.setTimeout(240_000);
 
 let client: Client;
 let config: KeelConfig;
 let fleet: WorkerFleet;
-let connection: NativeConnection;
-let exampleWorker: Worker;
-let exampleRunning: Promise<void>;
+let example: { stop: () => Promise<void> };
 const exampleQueue = `order-triage-${randomUUID()}`;
 const endpoint = `keel-agents-${randomUUID().slice(0, 8)}`;
 
@@ -47,22 +42,13 @@ beforeAll(async () => {
       target: { worker: { namespace: config.temporal.namespace, taskQueue: config.taskQueue } },
     },
   });
-  connection = await NativeConnection.connect({ address: testAddress() });
-  exampleWorker = await createOrderTriageWorker({
-    connection,
-    taskQueue: exampleQueue,
-    dataConverter: testDataConverter(),
-    bundlerOptions: keelSourceBundlerOptions,
-  });
-  exampleRunning = exampleWorker.run();
+  example = await runOrderTriageWorker({ taskQueue: exampleQueue });
 });
 
 afterEach(() => fleet.stopAll());
 
 afterAll(async () => {
-  exampleWorker.shutdown();
-  await exampleRunning;
-  await connection.close();
+  await example.stop();
   await closeTestClient();
 });
 
@@ -85,6 +71,18 @@ async function startTriage(complaint: string): Promise<{ triage: Triage; threadI
 
 const agentHandle = (threadId: string) => client.workflow.getHandle(workflowIdFor(threadId));
 
+/**
+ * Kills `worker` (SIGKILL, as a dead machine stops) once the agent's first model call is under
+ * way, and starts another in its place.
+ */
+async function killMidStep(worker: WorkerProcess, threadId: string): Promise<void> {
+  await modelCallUnderway(threadId);
+  await sleep(500);
+  worker.kill('SIGKILL');
+  await worker.exited;
+  await fleet.start();
+}
+
 /** Waits until the agent's task run is in its model call. */
 async function modelCallUnderway(threadId: string): Promise<void> {
   await eventually(
@@ -104,11 +102,7 @@ describe('an order-triage agent on a real Keel worker process', () => {
     const { triage, threadId } = await startTriage(
       `The parcel is late.\nthink: 4\nrun: echo '{"priority":"normal","team":"shipping"}'`,
     );
-    await modelCallUnderway(threadId);
-    await sleep(500);
-    first.kill('SIGKILL');
-    await first.exited;
-    await fleet.start();
+    await killMidStep(first, threadId);
     const outcome = await triage.result();
     expect(outcome.agent.status).toBe('completed');
     expect(outcome.agent.output).toEqual({ priority: 'normal', team: 'shipping' });
@@ -138,25 +132,8 @@ describe('an order-triage agent on a real Keel worker process', () => {
         ],
       },
     );
-    const threadId = await eventually(
-      async () => {
-        for await (const operation of client.workflow.list({
-          query: `WorkflowType = 'agentWorkflow' AND ExecutionStatus = 'Running'`,
-        }))
-          for await (const child of client.workflow.list({
-            query: `ParentWorkflowId = '${operation.workflowId}'`,
-          }))
-            return threadIdOf(child.workflowId);
-        return undefined;
-      },
-      60_000,
-      'the agent the operation started',
-    );
-    await modelCallUnderway(threadId);
-    await sleep(500);
-    first.kill('SIGKILL');
-    await first.exited;
-    await fleet.start();
+    const threadId = await agentThreadOfOperation(client);
+    await killMidStep(first, threadId);
     const outcome = await triage.result();
     expect(outcome.agent.status).toBe('completed');
     expect(outcome.agent.output).toEqual({ priority: 'urgent', team: 'warehouse' });
@@ -167,28 +144,14 @@ describe('an order-triage agent on a real Keel worker process', () => {
     const { triage, threadId } = await startTriage(`Cancel me.\nthink: 60\nrun: echo never`);
     await modelCallUnderway(threadId);
     await triage.cancel();
-    const agent = await eventually(
-      async () => {
-        const description = await agentHandle(threadId).describe();
-        return description.status.name === 'RUNNING' ? undefined : description;
-      },
-      60_000,
-      'the agent to close',
-    );
+    const agent = await closedDescription(agentHandle(threadId), 'the agent to close');
     expect(agent.status.name).toBe('COMPLETED');
     const run = await agentHandle(threadId).query(messages.getRunQuery, { run_id: 'task' });
     expect(run?.status).toBe('cancelled');
     expect(run?.status_reason).toBe('thread_closed');
     const transcript = await agentHandle(threadId).query(messages.getTranscriptQuery, {});
     expect(findTranscriptViolation(transcript)).toBeUndefined();
-    const parent = await eventually(
-      async () => {
-        const description = await triage.describe();
-        return description.status.name === 'RUNNING' ? undefined : description;
-      },
-      60_000,
-      'the triage workflow to close',
-    );
+    const parent = await closedDescription(triage, 'the triage workflow to close');
     // The caller's own cancellation stays one: runAgent throws it, as Temporal's calls do.
     expect(parent.status.name).toBe('CANCELLED');
   });

@@ -14,21 +14,19 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure, NexusOperationFailure } from '@temporalio/common';
-import { NativeConnection, type Worker } from '@temporalio/worker';
 import { agentServiceName } from '../../common/agent-service';
 import * as messages from '../../common/messages';
 import { admitRunUpdate, callerQuotaWorkflowId, settleRunSignal } from '../../common/quota';
-import { threadIdOf, workflowIdFor } from '../../common/thread';
+import { workflowIdFor } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
-import { createOrderTriageWorker } from '../../examples/order-triage/worker';
 import type {
   TriageByNexusInput,
   TriageChatInput,
   TriageOrderOutcome,
 } from '../../examples/order-triage/workflows';
 import { testDataConverter } from '../helpers/encryption';
-import { keelSourceBundlerOptions } from '../helpers/keel-source';
-import { eventually, testAddress } from '../helpers/temporal';
+import { agentThreadOfOperation, runOrderTriageWorker } from '../helpers/order-triage';
+import { closedDescription, eventually } from '../helpers/temporal';
 import { workerHarness } from '../helpers/worker-harness';
 
 jest.setTimeout(180_000);
@@ -40,10 +38,8 @@ const suffix = randomUUID().slice(0, 8);
 const ordersNamespace = `orders-${suffix}`;
 const endpoint = `keel-agents-${suffix}`;
 const exampleQueue = `order-triage-${suffix}`;
-let connection: NativeConnection;
 let orders: Client;
-let exampleWorker: Worker;
-let exampleRunning: Promise<void>;
+let example: { stop: () => Promise<void> };
 
 beforeAll(async () => {
   const { workflowService, operatorService } = keel.client.connection;
@@ -62,30 +58,35 @@ beforeAll(async () => {
     namespace: ordersNamespace,
     dataConverter: testDataConverter(),
   });
-  connection = await NativeConnection.connect({ address: testAddress() });
-  // A new namespace reaches every server component after its cache refreshes.
-  exampleWorker = await eventually(
-    () =>
-      createOrderTriageWorker({
-        connection,
-        namespace: ordersNamespace,
-        taskQueue: exampleQueue,
-        dataConverter: testDataConverter(),
-        bundlerOptions: keelSourceBundlerOptions,
-      }),
-    60_000,
-    'a worker in the new namespace',
-  );
-  exampleRunning = exampleWorker.run();
+  example = await runOrderTriageWorker({ namespace: ordersNamespace, taskQueue: exampleQueue });
 });
 
-afterAll(async () => {
-  exampleWorker.shutdown();
-  await exampleRunning;
-  await connection.close();
-});
+afterAll(() => example.stop());
 
 type Triage = WorkflowHandle<(input: TriageByNexusInput) => Promise<TriageOrderOutcome>>;
+
+function triageChat(
+  chat: TriageChatInput['chat'],
+): Promise<WorkflowHandle<(input: TriageChatInput) => Promise<TriageOrderOutcome>>> {
+  const orderId = `order-${randomUUID().slice(0, 8)}`;
+  return orders.workflow.start('triageChatWorkflow', {
+    workflowId: `triage-chat-${orderId}`,
+    taskQueue: exampleQueue,
+    args: [{ order_id: orderId, model: 'scripted:demo', endpoint, chat }],
+  });
+}
+
+/** The ApplicationFailure under the NexusOperationFailure a failed caller's run ends with. */
+async function operationFailureOf(run: WorkflowHandle): Promise<ApplicationFailure> {
+  const failure = await run.result().catch((error: unknown) => error);
+  expect(failure).toBeInstanceOf(WorkflowFailedError);
+  const operation = (failure as WorkflowFailedError).cause;
+  expect(operation).toBeInstanceOf(NexusOperationFailure);
+  let cause: unknown = operation;
+  while (cause instanceof Error && !(cause instanceof ApplicationFailure)) cause = cause.cause;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  return cause as ApplicationFailure;
+}
 
 function triage(complaint: string, orderId = `order-${randomUUID().slice(0, 8)}`): Promise<Triage> {
   return orders.workflow.start('triageOrderByNexusWorkflow', {
@@ -93,25 +94,6 @@ function triage(complaint: string, orderId = `order-${randomUUID().slice(0, 8)}`
     taskQueue: exampleQueue,
     args: [{ order_id: orderId, complaint, model: 'scripted:demo', endpoint }],
   });
-}
-
-/** The agent (its conversation workflow) the Nexus operation started, once it runs. */
-async function agentThreadOf(): Promise<string> {
-  return eventually(
-    async () => {
-      for await (const execution of keel.client.workflow.list({
-        query: `WorkflowType = 'agentWorkflow' AND ExecutionStatus = 'Running'`,
-      })) {
-        const children = keel.client.workflow.list({
-          query: `ParentWorkflowId = '${execution.workflowId}'`,
-        });
-        for await (const child of children) return threadIdOf(child.workflowId);
-      }
-      return undefined;
-    },
-    60_000,
-    'the agent the operation started',
-  );
 }
 
 describe(`an order-triage workflow in its own namespace calling ${agentServiceName} through Nexus`, () => {
@@ -132,7 +114,7 @@ describe(`an order-triage workflow in its own namespace calling ${agentServiceNa
 
   it('cancels the agent’s run when the caller is cancelled, and the caller gets a result with status cancelled (no throw)', async () => {
     const run = await triage(`Cancel me.\nthink: 60\nrun: echo never`);
-    const threadId = await agentThreadOf();
+    const threadId = await agentThreadOfOperation(keel.client);
     const agent = keel.client.workflow.getHandle(workflowIdFor(threadId));
     await eventually(async () => {
       const run = await agent.query(messages.getRunQuery, { run_id: 'task' });
@@ -140,14 +122,7 @@ describe(`an order-triage workflow in its own namespace calling ${agentServiceNa
     });
     await sleep(500);
     await run.cancel();
-    const closed = await eventually(
-      async () => {
-        const description = await agent.describe();
-        return description.status.name === 'RUNNING' ? undefined : description;
-      },
-      60_000,
-      'the agent to close',
-    );
+    const closed = await closedDescription(agent, 'the agent to close');
     expect(closed.status.name).toBe('COMPLETED');
     const task = await agent.query(messages.getRunQuery, { run_id: 'task' });
     expect(task?.status).toBe('cancelled');
@@ -158,29 +133,14 @@ describe(`an order-triage workflow in its own namespace calling ${agentServiceNa
   });
 
   it('starts the agent from a chat so far, through the same operation', async () => {
-    const orderId = `order-${randomUUID().slice(0, 8)}`;
-    const run = await orders.workflow.start<(input: TriageChatInput) => Promise<TriageOrderOutcome>>(
-      'triageChatWorkflow',
+    const run = await triageChat([
+      { role: 'user', content: 'Where is my parcel?' },
+      { role: 'assistant', content: 'It left the warehouse on Monday.' },
       {
-        workflowId: `triage-chat-${orderId}`,
-        taskQueue: exampleQueue,
-        args: [
-          {
-            order_id: orderId,
-            model: 'scripted:demo',
-            endpoint,
-            chat: [
-              { role: 'user', content: 'Where is my parcel?' },
-              { role: 'assistant', content: 'It left the warehouse on Monday.' },
-              {
-                role: 'user',
-                content: `Still not here.\nrun: echo '{"priority":"normal","team":"shipping"}'`,
-              },
-            ],
-          },
-        ],
+        role: 'user',
+        content: `Still not here.\nrun: echo '{"priority":"normal","team":"shipping"}'`,
       },
-    );
+    ]);
     const outcome = await run.result();
     expect(outcome.agent).toMatchObject({
       status: 'completed',
@@ -212,43 +172,17 @@ describe(`an order-triage workflow in its own namespace calling ${agentServiceNa
       }),
     });
     const run = await triage('Broken lid.', orderId);
-    const failure = await run.result().catch((error: unknown) => error);
-    await keel.client.workflow.getHandle(ledger).signal(settleRunSignal, { key, billed_usd: 0 });
-    expect(failure).toBeInstanceOf(WorkflowFailedError);
-    const operation = (failure as WorkflowFailedError).cause;
-    expect(operation).toBeInstanceOf(NexusOperationFailure);
-    let cause: unknown = operation;
-    while (cause instanceof Error && !(cause instanceof ApplicationFailure)) cause = cause.cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect((cause as ApplicationFailure).type).toBe('ConcurrencyLimit');
-    expect((cause as ApplicationFailure).message).toMatch(/1 runs are under way/);
+    const cause = await operationFailureOf(run).finally(() =>
+      keel.client.workflow.getHandle(ledger).signal(settleRunSignal, { key, billed_usd: 0 }),
+    );
+    expect(cause.type).toBe('ConcurrencyLimit');
+    expect(cause.message).toMatch(/1 runs are under way/);
   });
 
   it('fails the operation with AgentConfigInvalid for a chat of a bad shape', async () => {
-    const orderId = `order-${randomUUID().slice(0, 8)}`;
-    const run = await orders.workflow.start<(input: TriageChatInput) => Promise<TriageOrderOutcome>>(
-      'triageChatWorkflow',
-      {
-        workflowId: `triage-chat-${orderId}`,
-        taskQueue: exampleQueue,
-        args: [
-          {
-            order_id: orderId,
-            model: 'scripted:demo',
-            endpoint,
-            chat: [{ role: 'assistant', content: 'Hi!' }],
-          },
-        ],
-      },
-    );
-    const failure = await run.result().catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(WorkflowFailedError);
-    const operation = (failure as WorkflowFailedError).cause;
-    expect(operation).toBeInstanceOf(NexusOperationFailure);
-    let cause: unknown = operation;
-    while (cause instanceof Error && !(cause instanceof ApplicationFailure)) cause = cause.cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect((cause as ApplicationFailure).type).toBe('AgentConfigInvalid');
-    expect((cause as ApplicationFailure).message).toMatch(/messages\[0\] must be a user message/);
+    const run = await triageChat([{ role: 'assistant', content: 'Hi!' }]);
+    const cause = await operationFailureOf(run);
+    expect(cause.type).toBe('AgentConfigInvalid');
+    expect(cause.message).toMatch(/messages\[0\] must be a user message/);
   });
 });

@@ -3,7 +3,6 @@
  * a child, through the public `keel/workflow` module, and awaits its typed result.
  */
 import { randomUUID } from 'node:crypto';
-import { NativeConnection, type Worker } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { assistantWorkflowIdFor, type NewAssistant } from '../../common/assistants';
@@ -11,7 +10,6 @@ import * as messages from '../../common/messages';
 import { searchAttributes } from '../../common/search-attributes';
 import { workflowIdFor } from '../../common/thread';
 import { findTranscriptViolation } from '../../common/transcript';
-import { createOrderTriageWorker } from '../../examples/order-triage/worker';
 import type { AgentMessage } from '../../workflows/agents';
 import {
   addNoteSignal,
@@ -24,9 +22,8 @@ import {
   type TriageWithLateNoteOutcome,
   withdrawSignal,
 } from '../../examples/order-triage/workflows';
-import { eventually, testAddress } from '../helpers/temporal';
-import { testDataConverter } from '../helpers/encryption';
-import { keelSourceBundlerOptions } from '../helpers/keel-source';
+import { eventually } from '../helpers/temporal';
+import { runOrderTriageWorker } from '../helpers/order-triage';
 import { outlineHistory } from '../helpers/history';
 import { workerHarness } from '../helpers/worker-harness';
 
@@ -34,26 +31,13 @@ jest.setTimeout(180_000);
 
 const keel = workerHarness();
 const exampleQueue = `order-triage-${randomUUID()}`;
-let connection: NativeConnection;
-let exampleWorker: Worker;
-let exampleRunning: Promise<void>;
+let example: { stop: () => Promise<void> };
 
 beforeAll(async () => {
-  connection = await NativeConnection.connect({ address: testAddress() });
-  exampleWorker = await createOrderTriageWorker({
-    connection,
-    taskQueue: exampleQueue,
-    dataConverter: testDataConverter(),
-    bundlerOptions: keelSourceBundlerOptions,
-  });
-  exampleRunning = exampleWorker.run();
+  example = await runOrderTriageWorker({ taskQueue: exampleQueue });
 });
 
-afterAll(async () => {
-  exampleWorker.shutdown();
-  await exampleRunning;
-  await connection.close();
-});
+afterAll(() => example.stop());
 
 function triage(complaint: string, workflow = 'triageOrderWorkflow', extra: Partial<TriageOrderInput> = {}) {
   const input: TriageOrderInput = {

@@ -1,4 +1,5 @@
 /** An API process in miniature: the real Express app over a real client, on an ephemeral port. */
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import { startApi, type RunningApi } from '../../api/server';
@@ -16,8 +17,32 @@ import { workflowIdFor } from '../../common/thread';
 import { freePort } from '../setup/free-port';
 export { freePort };
 
-export async function startTestApi(client: Client, config: KeelConfig): Promise<RunningApi> {
-  return startApi({ client, config, logger: pino({ level: 'silent' }), host: '127.0.0.1', port: 0 });
+/** An API on loopback, silent, on `port` (an ephemeral one by default). */
+export async function startTestApi(client: Client, config: KeelConfig, port = 0): Promise<RunningApi> {
+  return startApi({ client, config, logger: pino({ level: 'silent' }), host: '127.0.0.1', port });
+}
+
+/**
+ * A second API beside a harness's, on the same client, for one describe block: its config is
+ * `configure`'s (read in `beforeAll`, after the harness started); it stops in `afterAll`.
+ */
+export function apiBeside(
+  harness: WorkerHarness,
+  configure: (config: KeelConfig) => KeelConfig | Promise<KeelConfig>,
+): { readonly url: string } {
+  let api: RunningApi | undefined;
+  beforeAll(async () => {
+    api = await startTestApi(harness.client, await configure(harness.config));
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+  return {
+    get url() {
+      if (api === undefined) throw new Error('the API beside starts in beforeAll');
+      return api.url;
+    },
+  };
 }
 
 export interface JsonResponse<T = Record<string, unknown>> {
@@ -46,6 +71,17 @@ export async function call<T = Record<string, unknown>>(
     headers: response.headers,
     body: (text === '' ? {} : JSON.parse(text)) as T,
   };
+}
+
+/** Creates a thread `<prefix>-<uuid>` (the API must answer 200) and returns its id. */
+export async function createThread(
+  base: string,
+  prefix: string,
+  headers: Record<string, string> = {},
+): Promise<string> {
+  const threadId = `${prefix}-${randomUUID()}`;
+  expect((await call(base, 'POST', '/threads', { thread_id: threadId }, headers)).status).toBe(200);
+  return threadId;
 }
 
 export const userInput = (content: string, extra: Record<string, unknown> = {}) => ({
@@ -153,6 +189,19 @@ export async function replaceKilledWorker(
   });
   await next.waitForLog((line) => line.msg === 'worker ready');
   return next;
+}
+
+/** What `promise` rejects with, expected to be an instance of `type` (it fails the test if not). */
+export async function rejectionOf<E>(
+  promise: Promise<unknown>,
+  type: abstract new (...args: never[]) => E,
+): Promise<E> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(type);
+  return error as E;
 }
 
 /** The HTTP status and Keel error body of a failed LangGraph SDK call. */

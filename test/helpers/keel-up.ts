@@ -12,6 +12,18 @@ export interface KeelUp {
   closed: Promise<void>;
 }
 
+/**
+ * The environment of `keel api` started by hand against the test's server: the machine's PATH and
+ * HOME, the test Temporal server, one fixed encryption key, and `env`.
+ */
+export const keelApiEnv = (env: Record<string, string>): Record<string, string | undefined> => ({
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  TEMPORAL_ADDRESS: process.env.KEEL_TEST_TEMPORAL_ADDRESS,
+  KEEL_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+  ...env,
+});
+
 export function keelUp(args: string[], env: Record<string, string>): KeelUp {
   const child = spawn(process.execPath, ['--import', 'tsx', 'cli/keel.ts', 'up', ...args], {
     cwd: path.resolve(__dirname, '../..'),

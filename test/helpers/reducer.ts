@@ -15,6 +15,9 @@ export const usage = {
   cost_usd: 0,
 };
 
+/** A model call of one token each way, at no cost. */
+export const oneTokenUsage = { ...usage, input_tokens: 1, output_tokens: 1 };
+
 /** A new thread `t1`, made at `t0`, on the scripted model: `config` over Keel's test defaults. */
 export const freshThread = (config: Partial<ThreadConfig> = {}): ThreadState =>
   initialState({

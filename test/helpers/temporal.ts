@@ -7,7 +7,12 @@ import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataConverter } from '@temporalio/common';
-import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  type WorkflowExecutionDescription,
+  type WorkflowExecutionInfo,
+} from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../../activities';
 import type { KeelActivities } from '../../common/activities';
@@ -145,4 +150,20 @@ export async function runsOf(client: Client, workflowId: string): Promise<Workfl
   for await (const execution of client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
     runs.push(execution);
   return runs;
+}
+
+/** A workflow's description once it has closed, however it closed. */
+export function closedDescription(
+  handle: { describe: () => Promise<WorkflowExecutionDescription> },
+  what: string,
+  timeoutMs = 60_000,
+): Promise<WorkflowExecutionDescription> {
+  return eventually(
+    async () => {
+      const description = await handle.describe();
+      return description.status.name === 'RUNNING' ? undefined : description;
+    },
+    timeoutMs,
+    what,
+  );
 }

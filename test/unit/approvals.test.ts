@@ -60,6 +60,12 @@ const responded = (
   result,
 });
 
+/** Run r1's first model call failed with `error`, its attempts billed `billed`. */
+const modelFailed = (
+  error: { type: string; message: string },
+  billed: ReturnType<typeof usage>,
+): ConversationEvent => ({ type: 'modelFailed', now: t0 + 3, run_id: 'r1', step: 1, error, billed });
+
 const toolDone = (run_id: string, now: number, content = 'x'): ConversationEvent => ({
   type: 'toolFinished',
   now,
@@ -249,14 +255,10 @@ describe('budgets in the reducer', () => {
     let state = play([submit('r1')], fresh({ max_tokens: 1_000 }));
     state = play(
       [
-        {
-          type: 'modelFailed',
-          now: t0 + 3,
-          run_id: 'r1',
-          step: 1,
-          error: { type: 'BudgetExceeded', message: 'the next model call needs at least 1100 tokens' },
-          billed: usage(400, 0.002),
-        },
+        modelFailed(
+          { type: 'BudgetExceeded', message: 'the next model call needs at least 1100 tokens' },
+          usage(400, 0.002),
+        ),
       ],
       state,
     );
@@ -272,19 +274,7 @@ describe('budgets in the reducer', () => {
 
   it('charges a failed call what its attempts were billed, whatever the failure', () => {
     let state = play([submit('r1')], fresh());
-    state = play(
-      [
-        {
-          type: 'modelFailed',
-          now: t0 + 3,
-          run_id: 'r1',
-          step: 1,
-          error: { type: 'ModelOverloaded', message: 'overloaded' },
-          billed: usage(250, 0.001),
-        },
-      ],
-      state,
-    );
+    state = play([modelFailed({ type: 'ModelOverloaded', message: 'overloaded' }, usage(250, 0.001))], state);
     expect(run(state)).toMatchObject({ status: 'failed', status_reason: 'model_error' });
     expect(state.usage).toMatchObject({ input_tokens: 250, cost_usd: 0.001 });
   });

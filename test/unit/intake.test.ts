@@ -60,30 +60,24 @@ describe('durable intake', () => {
     expect(signals).toBe(signalled ? 1 : 0);
   });
 
-  it('passes on a refusal the thread gives at once, sending no signal', async () => {
+  it.each([
+    { title: 'passes on a refusal the thread gives at once, sending no signal', afterMs: 10, sent: 0 },
+    {
+      title: 'passes on a refusal the thread gives late, after the signal went, instead of answering queued',
+      afterMs: 120,
+      sent: 1,
+    },
+  ])('$title', async ({ afterMs, sent }) => {
     let signals = 0;
     await expect(
       deliver({
         client,
         timings,
-        byUpdate: () => settleAfter(10, refusal),
+        byUpdate: () => settleAfter(afterMs, refusal),
         bySignal: () => Promise.resolve(void signals++),
       }),
     ).rejects.toMatchObject({ type: 'ApprovalNotPending' });
-    expect(signals).toBe(0);
-  });
-
-  it('passes on a refusal the thread gives late, after the signal went, instead of answering queued', async () => {
-    let signals = 0;
-    await expect(
-      deliver({
-        client,
-        timings,
-        byUpdate: () => settleAfter(120, refusal),
-        bySignal: () => Promise.resolve(void signals++),
-      }),
-    ).rejects.toMatchObject({ type: 'ApprovalNotPending' });
-    expect(signals).toBe(1);
+    expect(signals).toBe(sent);
   });
 
   it('reads an update the server refused because no worker took it in as a stall, not a refusal', () => {

@@ -5,7 +5,11 @@ import { zeroUsage } from '../../common/usage';
 import { ApiError } from '../../api/errors';
 import { commitUnits, messagesThroughStep, threadCheckpoints } from '../../api/protocol/checkpoints';
 import { chunkIdOf, ProtocolTranslator } from '../../api/protocol/run-stream';
-import { parseStreamMode, type ProtocolStreamMode } from '../../api/protocol/stream-modes';
+import {
+  parseStreamMode,
+  protocolStreamModes,
+  type ProtocolStreamMode,
+} from '../../api/protocol/stream-modes';
 
 const at = '2026-01-01T00:00:00.000Z';
 const transcript: Message[] = [
@@ -350,17 +354,7 @@ describe('translating Keel events into stream modes', () => {
   });
 
   it('several modes at once: each sends what it sends alone, in the same order', async () => {
-    const modes: ProtocolStreamMode[] = [
-      'values',
-      'messages-tuple',
-      'messages',
-      'updates',
-      'custom',
-      'checkpoints',
-      'tasks',
-      'debug',
-      'events',
-    ];
+    const modes: ProtocolStreamMode[] = [...protocolStreamModes];
     const all = await translate(modes);
     for (const mode of modes) {
       const alone = await translate([mode]);

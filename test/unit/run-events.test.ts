@@ -7,7 +7,7 @@ import { type ThreadState, findRun } from '../../workflows/core/state';
 import type { Command } from '../../workflows/core/transitions';
 import { webhookDeliveries } from '../../workflows/core/webhooks';
 import { pushConfigsOf, validateSetPushConfig } from '../../workflows/core/push';
-import { freshThread, t0 } from '../helpers/reducer';
+import { freshThread, oneTokenUsage, t0 } from '../helpers/reducer';
 
 const fresh = (): ThreadState => freshThread();
 
@@ -35,13 +35,7 @@ const runEvent = (event: 'run.completed' | 'run.started' | 'run.deferred', run: 
         created_at: '2026-01-01T00:00:00.000Z',
         updated_at: '2026-01-01T00:00:05.000Z',
         steps: 1,
-        usage: {
-          input_tokens: 1,
-          output_tokens: 1,
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
-          cost_usd: 0,
-        },
+        usage: oneTokenUsage,
         model: 'scripted:demo',
         ...run,
       } as Run,
@@ -181,13 +175,7 @@ describe('A2A push notification configs in the reducer (decision 0485)', () => {
           input: { n },
         })),
         stop_reason: 'tool_use',
-        usage: {
-          input_tokens: 1,
-          output_tokens: 1,
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
-          cost_usd: 0,
-        },
+        usage: oneTokenUsage,
         model: 'scripted-demo',
         tools: { bash: { sideEffects: true, sensitive: true } },
       },

@@ -11,8 +11,9 @@ import path from 'node:path';
 import Database from 'libsql';
 import type { EncryptionKey } from '../../codec/aes-gcm-codec';
 import { StoreError } from '../../store/errors';
-import { Store } from '../../store/store';
-import { parseStoreIndex, parseStoreUrl, type StoreIndexRule } from '../../platform/config';
+import type { Store } from '../../store/store';
+import { parseStoreIndex, parseStoreUrl } from '../../platform/config';
+import { searchStore, storeOpener } from '../helpers/store';
 
 const key = (id: string): EncryptionKey => ({ id, key: randomBytes(32) });
 const minute = 60_000;
@@ -20,18 +21,12 @@ const minute = 60_000;
 describe('the Store', () => {
   let file: string;
   let now: number;
-  const stores: Store[] = [];
-  const open = (keys: EncryptionKey[] = [first], indexes: StoreIndexRule[] = []) => {
-    const store = new Store({
-      config: { kind: 'sqlite', file },
-      keys: () => Promise.resolve(keys),
-      now: () => now,
-      indexes,
-    });
-    stores.push(store);
-    return store;
-  };
   const first = key('k1');
+  const { stores, open } = storeOpener({
+    config: () => ({ kind: 'sqlite', file }),
+    keys: [first],
+    now: () => now,
+  });
   const owner = 'alice';
   const put = (
     store: Store,
@@ -43,16 +38,7 @@ describe('the Store', () => {
   const get = (store: Store, namespace: string[], itemKey: string, refreshTtl = false) =>
     store.get({ owner, namespace, key: itemKey, refreshTtl });
   const search = (store: Store, input: Partial<Parameters<Store['search']>[0]> = {}) =>
-    store.search({
-      owner,
-      prefix: [],
-      filter: null,
-      query: null,
-      limit: 10,
-      offset: 0,
-      refreshTtl: false,
-      ...input,
-    });
+    searchStore(store, owner, [], input);
 
   beforeEach(async () => {
     file = path.join(
@@ -141,7 +127,7 @@ describe('the Store', () => {
   it('indexes an item put without `index` by the fields its namespace declares (KEEL_STORE_INDEX)', async () => {
     const rules = parseStoreIndex('{"docs": ["title"], "docs.drafts": false, "": ["summary"]}');
     if (typeof rules === 'string') throw new Error(rules);
-    const store = open([first], rules);
+    const store = open([first], { indexes: rules });
     const value = { title: 'Quarterly plan', summary: 'money', body: 'hidden words' };
     await put(store, ['docs'], 'declared', value);
     await put(store, ['docs', 'team'], 'under-declared', value);

@@ -8,7 +8,7 @@ import { type ThreadState } from '../../workflows/core/state';
 import { modelMessages } from '../../workflows/core/transcript';
 import type { ConversationEvent } from '../../workflows/core/transitions';
 import { agentFinished, withEarlierMessages } from '../../workflows/core/task';
-import { freshThread, t0 } from '../helpers/reducer';
+import { freshThread, oneTokenUsage, t0 } from '../helpers/reducer';
 
 const fresh = (): ThreadState => freshThread();
 const input = (run_id: string, text: string): SubmitInput => ({
@@ -21,13 +21,7 @@ const input = (run_id: string, text: string): SubmitInput => ({
 const answer: CallModelResult = {
   content: [{ type: 'text', text: 'done' }],
   stop_reason: 'end_turn',
-  usage: {
-    input_tokens: 1,
-    output_tokens: 1,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
-    cost_usd: 0,
-  },
+  usage: oneTokenUsage,
   model: 'scripted-demo',
   tools: {},
 };

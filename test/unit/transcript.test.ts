@@ -56,6 +56,21 @@ describe('transcript compaction', () => {
     run_id: `r${index}`,
     created_at: '2026-01-01T00:00:00Z',
   });
+  /** Appends a bash call `id` and its result of `output`, as the next two messages. */
+  const pushToolCall = (transcript: Message[], id: string, output: string) => {
+    transcript.push({
+      ...meta(transcript.length),
+      role: 'assistant',
+      model: 'x',
+      stop_reason: 'tool_use',
+      content: [{ type: 'tool_use', id, name: 'bash', input: {} }],
+    });
+    transcript.push({
+      ...meta(transcript.length),
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: id, content: output }],
+    });
+  };
 
   it('drops whole earlier runs from the front, never splitting a tool call from its result', () => {
     const transcript: Message[] = [];
@@ -65,18 +80,7 @@ describe('transcript compaction', () => {
         role: 'user',
         content: [{ type: 'text', text: `question ${run}` }],
       });
-      transcript.push({
-        ...meta(transcript.length),
-        role: 'assistant',
-        model: 'x',
-        stop_reason: 'tool_use',
-        content: [{ type: 'tool_use', id: `u${run}`, name: 'bash', input: {} }],
-      });
-      transcript.push({
-        ...meta(transcript.length),
-        role: 'user',
-        content: [{ type: 'tool_result', tool_use_id: `u${run}`, content: 'y'.repeat(30_000) }],
-      });
+      pushToolCall(transcript, `u${run}`, 'y'.repeat(30_000));
     }
     const compacted = compact({ ...state, transcript });
     expect(JSON.stringify(compacted.transcript).length).toBeLessThanOrEqual(limits.transcriptChars);
@@ -92,18 +96,7 @@ describe('transcript compaction', () => {
       { ...meta(0), role: 'user', content: [{ type: 'text', text: 'one long run' }] },
     ];
     for (let step = 0; step < 30; step++) {
-      transcript.push({
-        ...meta(transcript.length),
-        role: 'assistant',
-        model: 'x',
-        stop_reason: 'tool_use',
-        content: [{ type: 'tool_use', id: `u${step}`, name: 'bash', input: {} }],
-      });
-      transcript.push({
-        ...meta(transcript.length),
-        role: 'user',
-        content: [{ type: 'tool_result', tool_use_id: `u${step}`, content: 'z'.repeat(31_000) }],
-      });
+      pushToolCall(transcript, `u${step}`, 'z'.repeat(31_000));
     }
     const compacted = compact({ ...state, transcript });
     expect(compacted.transcript).toHaveLength(transcript.length);
