@@ -68,6 +68,23 @@ describe("the Store API on SQLite, through LangGraph's SDKs", () => {
     expect((await alice.store.searchItems(namespace)).items.map((item) => item.key)).toEqual(['kept']);
   });
 
+  it("restarts an item's TTL on a get that asks for it (refreshTtl), and not on one that does not", async () => {
+    const namespace = ['ttl', randomUUID()];
+    // Six seconds each; the refreshed one is read every second for longer than that.
+    await alice.store.putItem(namespace, 'refreshed', { note: 'read often' }, { ttl: 0.1 });
+    await alice.store.putItem(namespace, 'unrefreshed', { note: 'read without refresh' }, { ttl: 0.1 });
+    const end = Date.now() + 9_000;
+    while (Date.now() < end) {
+      expect(await alice.store.getItem(namespace, 'refreshed', { refreshTtl: true })).not.toBeNull();
+      await alice.store.getItem(namespace, 'unrefreshed', { refreshTtl: false });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    expect(await alice.store.getItem(namespace, 'unrefreshed', { refreshTtl: false })).toBeNull();
+    expect((await alice.store.getItem(namespace, 'refreshed', { refreshTtl: false }))?.value).toEqual({
+      note: 'read often',
+    });
+  });
+
   it('keeps items across a restart, with no value in plaintext in any file of the data dir', async () => {
     const canary = `canary${randomUUID().replaceAll('-', '')}`;
     const namespace = ['secrets', randomUUID()];
