@@ -1,7 +1,8 @@
 /**
  * LangGraph's Store API on the embedded default (SQLite under the data dir), driven by
  * LangGraph's own SDKs unmodified: items survive a restart of the API, two owners never see each
- * other's, a TTL expires, a canary in a value is in no file of the data dir, and bad namespaces,
+ * other's, a TTL expires (and restarts on a read that asks), a namespace's declared index fields
+ * apply, a canary in a value is in no file of the data dir, and bad namespaces,
  * oversized values and unknown filter operators answer clear errors in the one error shape.
  */
 import { randomUUID } from 'node:crypto';
@@ -38,7 +39,11 @@ describe("the Store API on SQLite, through LangGraph's SDKs", () => {
 
   beforeAll(async () => {
     temporal = await testClient();
-    config = await testConfig({ KEEL_API_TOKENS: `alice:${aliceToken},bob:${bobToken}` });
+    config = await testConfig({
+      KEEL_API_TOKENS: `alice:${aliceToken},bob:${bobToken}`,
+      // One namespace declares the fields its items are indexed by; the rest index the whole value.
+      KEEL_STORE_INDEX: '{"declared": ["title"]}',
+    });
     api = await startTestApi(temporal, config);
     connect();
   });
@@ -83,6 +88,20 @@ describe("the Store API on SQLite, through LangGraph's SDKs", () => {
     expect((await alice.store.getItem(namespace, 'refreshed', { refreshTtl: false }))?.value).toEqual({
       note: 'read often',
     });
+  });
+
+  it('indexes an item put without index by the fields its namespace declares (KEEL_STORE_INDEX)', async () => {
+    const declared = ['declared', randomUUID()];
+    const other = ['undeclared', randomUUID()];
+    const value = { title: 'quarterly plan', body: 'hidden words' };
+    await alice.store.putItem(declared, 'plan', value);
+    await alice.store.putItem(other, 'plan', value);
+    await alice.store.putItem(declared, 'own', value, { index: ['body'] });
+    const found = async (namespace: string[], query: string) =>
+      (await alice.store.searchItems(namespace, { query })).items.map((item) => item.key).sort();
+    expect(await found(declared, 'quarterly')).toEqual(['plan']);
+    expect(await found(declared, 'hidden')).toEqual(['own']);
+    expect(await found(other, 'hidden')).toEqual(['plan']);
   });
 
   it('keeps items across a restart, with no value in plaintext in any file of the data dir', async () => {
