@@ -6,7 +6,7 @@ import type { KeelConfig } from '../../platform/config';
 import type { Run } from '../../common/run';
 import type { Message } from '../../common/transcript';
 import type { LangChainMessage } from '../../api/protocol/langchain-messages';
-import { apiHarness, call, startTestApi, userInput } from '../helpers/api';
+import { apiHarness, call, startTestApi, userInput, waitRun } from '../helpers/api';
 import { eventually, testConfig } from '../helpers/temporal';
 
 type ErrorBody = { error: { type: string; code: string; message: string; param?: string }; detail: string };
@@ -135,12 +135,7 @@ describe('the HTTP API', () => {
       'takes a run with %s as one with nothing new: completed at once, no message (decision 0381)',
       async (_name, body) => {
         const threadId = await newThread();
-        const response = await call<{ messages: unknown[] }>(
-          base,
-          'POST',
-          `/threads/${threadId}/runs/wait`,
-          body,
-        );
+        const response = await waitRun<{ messages: unknown[] }>(base, threadId, body);
         expect(response.status).toBe(200);
         expect(response.body.messages).toEqual([]);
         const [run] = (await call<Array<{ status: string }>>(base, 'GET', `/threads/${threadId}/runs`)).body;
@@ -166,10 +161,9 @@ describe('the HTTP API', () => {
   describe('runs', () => {
     it("waits for a run and answers with the thread's messages, including the command's real output", async () => {
       const threadId = await newThread();
-      const response = await call<{ messages: LangChainMessage[] }>(
+      const response = await waitRun<{ messages: LangChainMessage[] }>(
         base,
-        'POST',
-        `/threads/${threadId}/runs/wait`,
+        threadId,
         userInput('run: echo "keel says hi"'),
       );
       expect(response.status).toBe(200);
@@ -196,23 +190,18 @@ describe('the HTTP API', () => {
         assistant_id: 'agent',
         input: { messages: [{ type: 'human', content: [{ type: 'text', text: 'hello in blocks' }] }] },
       };
-      const response = await call<{ messages: Message[] }>(
-        base,
-        'POST',
-        `/threads/${threadId}/runs/wait`,
-        body,
-      );
+      const response = await waitRun<{ messages: Message[] }>(base, threadId, body);
       expect(response.status).toBe(200);
       expect(JSON.stringify(response.body.messages.at(-1))).toContain('hello in blocks');
     });
 
     it('answers 202 with the run deferred when the wait times out, and the run completes anyway', async () => {
       const threadId = await newThread();
-      const response = await call<Run>(
+      const response = await waitRun<Run>(
         base,
-        'POST',
-        `/threads/${threadId}/runs/wait?timeout_s=0.5`,
+        threadId,
         userInput('think: 2\nrun: echo finished later'),
+        'timeout_s=0.5',
       );
       expect(response.status).toBe(202);
       expect(response.body).toMatchObject({ status: 'deferred', thread_id: threadId });
@@ -321,10 +310,9 @@ describe('the HTTP API', () => {
 
     it('creates the thread with the run when if_not_exists=create', async () => {
       const threadId = `t-${randomUUID()}`;
-      const response = await call<{ messages: Message[] }>(
+      const response = await waitRun<{ messages: Message[] }>(
         base,
-        'POST',
-        `/threads/${threadId}/runs/wait`,
+        threadId,
         userInput('hello', { if_not_exists: 'create' }),
       );
       expect(response.status).toBe(200);
@@ -336,10 +324,9 @@ describe('the HTTP API', () => {
 
     it('returns a failed run with its readable error and __error__ in the values', async () => {
       const threadId = await newThread();
-      const response = await call<{ messages: Message[]; __error__: { error: string; message: string } }>(
+      const response = await waitRun<{ messages: Message[]; __error__: { error: string; message: string } }>(
         base,
-        'POST',
-        `/threads/${threadId}/runs/wait`,
+        threadId,
         userInput('hello', { config: { model: 'anthropic:claude-sonnet-4-5' } }),
       );
       expect(response.status).toBe(200);

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import { apiBeside, apiHarness, call, userInput } from '../helpers/api';
+import { apiBeside, apiHarness, call, userInput, waitRun } from '../helpers/api';
 import { readSse } from '../helpers/sse';
 import { testConfig } from '../helpers/temporal';
 
@@ -63,12 +63,7 @@ describe('the door', () => {
         });
       }
       // The thread is as it was, and answers.
-      const answered = await call(
-        harness.base,
-        'POST',
-        `/threads/${threadId}/runs/wait`,
-        userInput('still here?'),
-      );
+      const answered = await waitRun(harness.base, threadId, userInput('still here?'));
       expect(answered.status).toBe(200);
     });
 

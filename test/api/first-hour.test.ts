@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { Thread } from '../../common/thread';
-import { apiHarness, call, freePort, userInput } from '../helpers/api';
+import { apiHarness, call, freePort, userInput, waitRun } from '../helpers/api';
 import { readSse } from '../helpers/sse';
 import { startWorkerProcess } from '../helpers/worker-process';
 import { workflowIdFor } from '../../common/thread';
@@ -56,23 +56,13 @@ describe('the API in the first hour', () => {
         expect(streamed.events.filter((event) => event.event === 'message.delta').length).toBeGreaterThan(12);
         expect(streamed.events.at(-1)?.event).toBe('end');
       }
-      const waited = await call(
-        base,
-        'POST',
-        `/threads/${threadId}/runs/wait?timeout_s=60`,
-        userInput('waited'),
-      );
+      const waited = await waitRun(base, threadId, userInput('waited'), 'timeout_s=60');
       expect(waited.status).toBe(200);
       // More waits at once than Node's default listener limit: each listens for the API's stop.
       const waits = await Promise.all(
         Array.from({ length: 12 }, async () => {
           const thread = await call<Thread>(base, 'POST', '/threads', {});
-          return call(
-            base,
-            'POST',
-            `/threads/${thread.body.thread_id}/runs/wait?timeout_s=60`,
-            userInput('think: 1\nhello'),
-          );
+          return waitRun(base, thread.body.thread_id, userInput('think: 1\nhello'), 'timeout_s=60');
         }),
       );
       expect(waits.map((answer) => answer.status)).toEqual(Array.from({ length: 12 }, () => 200));
@@ -157,12 +147,7 @@ describe('the API in the first hour', () => {
     const again = await call<Thread>(harness.base, 'POST', '/threads', { thread_id: threadId });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ thread_id: threadId, status: 'idle', messages_count: 0 });
-    const answered = await call(
-      harness.base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
-      userInput('new life'),
-    );
+    const answered = await waitRun(harness.base, threadId, userInput('new life'));
     expect(answered.status).toBe(200);
     expect(JSON.stringify(answered.body)).not.toContain('before-deletion');
     const state = await call<{ values: { messages: unknown[] } }>(

@@ -12,7 +12,7 @@ import { workflowIdFor } from '../../common/thread';
 import { loadDataConverter } from '../../codec/data-converter';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-server';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server';
-import { apiHarness, call, userInput, type ApiHarness } from '../helpers/api';
+import { apiHarness, call, userInput, type ApiHarness, waitRun } from '../helpers/api';
 import { longQuestion, streamLongAnswer } from '../helpers/long-answer';
 import { eventually, startTestWorker } from '../helpers/temporal';
 
@@ -130,10 +130,9 @@ describe('Stop keeps what was said', () => {
   ])('goes on to a next turn on %s whose request holds the stopped text', async (model, lastMessages) => {
     const { base } = harness;
     const { threadId } = await stopMidStream(30);
-    const next = await call<{ messages: AiView[] }>(
+    const next = await waitRun<{ messages: AiView[] }>(
       base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
+      threadId,
       userInput('go on, please', { config: { model } }),
     );
     expect(next.status).toBe(200);
@@ -147,10 +146,9 @@ describe('Stop keeps what was said', () => {
   it('keeps the answer a new message interrupted (multitask_strategy interrupt), before the new turn', async () => {
     const { base } = harness;
     const { threadId, runId, streamed } = await streamLongAnswer(harness.base, 40);
-    const next = await call<{ messages: AiView[] }>(
+    const next = await waitRun<{ messages: AiView[] }>(
       base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
+      threadId,
       userInput('never mind, say hi', { multitask_strategy: 'interrupt' }),
     );
     expect(next.status).toBe(200);
@@ -233,10 +231,9 @@ describe('Stop keeps what was said by a local model call (a waited run, KEEL_LOC
       tokenDelayMs: 100,
       onSent: (piece) => (sent += piece),
     });
-    const waited = call<{ messages: AiView[] }>(
+    const waited = waitRun<{ messages: AiView[] }>(
       base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
+      threadId,
       userInput('a long answer, please', { run_id: runId }),
     );
     await eventually(() => Promise.resolve(sent.length >= 50 ? sent : undefined), 60_000, 'ten words');

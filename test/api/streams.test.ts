@@ -1,7 +1,7 @@
 /** SSE over the durable event log: order, offsets, cursors, replays, and disconnects that cancel nothing. */
 import { getStreamBaseQuery } from '../../common/messages';
 import type { Run } from '../../common/run';
-import { apiHarness, call, createThread, userInput } from '../helpers/api';
+import { apiHarness, call, createThread, userInput, waitRun } from '../helpers/api';
 import { deltaText, durable, idsIncrease, readSse } from '../helpers/sse';
 import { eventually } from '../helpers/temporal';
 import { workflowIdFor } from '../../common/thread';
@@ -154,12 +154,7 @@ describe('SSE streams', () => {
     const second = await newThread();
     const running = (await call<Run>(base, 'POST', `/threads/${first}/runs`, userInput('think: 6'))).body;
     const queued = (await call<Run>(base, 'POST', `/threads/${first}/runs`, userInput('next'))).body;
-    const deferred = await call<Run>(
-      base,
-      'POST',
-      `/threads/${second}/runs/wait?timeout_s=1`,
-      userInput('think: 6'),
-    );
+    const deferred = await waitRun<Run>(base, second, userInput('think: 6'), 'timeout_s=1');
     expect(deferred.status).toBe(202);
     const ids = (runs: Run[]) => runs.map((run) => run.run_id).sort();
     const active = await eventually(

@@ -84,6 +84,16 @@ export async function createThread(
   return threadId;
 }
 
+/** `POST /threads/{threadId}/runs/wait` with `body`; `query` is what follows the `?` (`timeout_s=60`). */
+export function waitRun<T = Record<string, unknown>>(
+  base: string,
+  threadId: string,
+  body: unknown,
+  query = '',
+): Promise<JsonResponse<T>> {
+  return call<T>(base, 'POST', `/threads/${threadId}/runs/wait${query === '' ? '' : `?${query}`}`, body);
+}
+
 export const userInput = (content: string, extra: Record<string, unknown> = {}) => ({
   input: { messages: [{ role: 'user', content }] },
   ...extra,
