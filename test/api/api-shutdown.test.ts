@@ -4,7 +4,7 @@
  * state dump.
  */
 import type { RunningApi } from '../../api/server';
-import { call, startTestApi, userInput } from '../helpers/api';
+import { call, startTestApi, userInput, waitRun } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 import { workerHarness } from '../helpers/worker-harness';
 import * as messages from '../../common/messages';
@@ -21,11 +21,11 @@ describe('the API', () => {
   it('answers a waiting runs/wait with 202 and the run deferred when it stops, and the run still completes', async () => {
     const api = await startTestApi(setup.client, setup.config);
     const threadId = await newThread(api);
-    const waiting = call<{ run_id: string; status: string }>(
+    const waiting = waitRun<{ run_id: string; status: string }>(
       api.url,
-      'POST',
-      `/threads/${threadId}/runs/wait?timeout_s=120`,
+      threadId,
       userInput('think: 15'),
+      'timeout_s=120',
     );
     const handle = setup.client.workflow.getHandle(workflowIdFor(threadId));
     await eventually(

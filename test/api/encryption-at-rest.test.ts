@@ -18,7 +18,7 @@ import { loadDataConverter } from '../../codec/data-converter';
 import { type KeelConfig, parseConfig } from '../../platform/config';
 import { workflowIdFor } from '../../common/thread';
 import { createKeelWorker } from '../../worker/create-worker';
-import { call, freePort, startTestApi, userInput } from '../helpers/api';
+import { call, freePort, startTestApi, userInput, waitRun } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 import { guardedInterceptors } from '../../api/gateway/grpc-closed-guard';
 
@@ -149,12 +149,7 @@ describe('encryption at rest', () => {
     return created.body.thread_id;
   };
   const ask = async (keel: Keel, threadId: string, text: string) => {
-    const response = await call(
-      keel.base,
-      'POST',
-      `/threads/${threadId}/runs/wait?timeout_s=30`,
-      userInput(text),
-    );
+    const response = await waitRun(keel.base, threadId, userInput(text), 'timeout_s=30');
     expect(response.status).toBe(200);
     return JSON.stringify(response.body);
   };

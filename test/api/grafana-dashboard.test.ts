@@ -3,7 +3,7 @@
  * Keel exports: every query's metric names are found on a real worker's or API's `/metrics`,
  * scraped from `keel worker` and `keel api` processes after a turn with a tool.
  */
-import { call, freePort, userInput } from '../helpers/api';
+import { call, freePort, userInput, waitRun } from '../helpers/api';
 import { dashboardQueries, exportedByAll, unexportedQueries } from '../helpers/dashboard';
 import { metricNames } from '../helpers/promql';
 import { testConfig } from '../helpers/temporal';
@@ -31,12 +31,7 @@ describe('the Grafana dashboard', () => {
     );
     const api = `http://127.0.0.1:${apiPort}`;
     const thread = await call<{ thread_id: string }>(api, 'POST', '/threads', {});
-    const waited = await call(
-      api,
-      'POST',
-      `/threads/${thread.body.thread_id}/runs/wait`,
-      userInput('run: echo hi'),
-    );
+    const waited = await waitRun(api, thread.body.thread_id, userInput('run: echo hi'));
     expect(waited.status).toBe(200);
     const texts = await Promise.all(
       [`http://127.0.0.1:${metricsPort}/metrics`, `${api}/metrics`].map(async (url) => {

@@ -10,7 +10,7 @@ import { loadEncryptionKeys } from '../../codec/keys';
 import { LiveTextKeys, liveTokenLifetimeMs } from '../../codec/live-text-token';
 import type { AssistantMessage } from '../../common/transcript';
 import { workflowIdFor } from '../../common/thread';
-import { apiHarness, call, userInput } from '../helpers/api';
+import { apiHarness, call, userInput, waitRun } from '../helpers/api';
 import { deltaText, durable, readSse, type SseEvent } from '../helpers/sse';
 import { eventually } from '../helpers/temporal';
 
@@ -90,12 +90,7 @@ describe('model text on the live channel', () => {
     for (const model of ['scripted:demo', 'scripted:typewriter']) {
       const threadId = `h-${randomUUID()}`;
       await call(harness.base, 'POST', '/threads', { thread_id: threadId });
-      const waited = await call(
-        harness.base,
-        'POST',
-        `/threads/${threadId}/runs/wait`,
-        userInput(words(60), { config: { model } }),
-      );
+      const waited = await waitRun(harness.base, threadId, userInput(words(60), { config: { model } }));
       expect(waited.status).toBe(200);
       const events = await historyOf(harness.client, threadId);
       expect(signalled(events)).toBe(0);

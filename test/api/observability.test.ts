@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KeelConfig } from '../../platform/config';
 import { startFakeAnthropic, toolUsingResponder, type FakeAnthropic } from '../fakes/anthropic-server';
-import { call, freePort, userInput } from '../helpers/api';
+import { call, freePort, userInput, waitRun } from '../helpers/api';
 import { startCollector, type Collector, type StoredSpan } from '../helpers/otel-collector';
 import { scrape } from '../helpers/prometheus';
 import { eventually, testConfig } from '../helpers/temporal';
@@ -187,12 +187,7 @@ describe('traces and metrics in real backends', () => {
       metadata: { title: `about ${secret}` },
     });
     const threadId = thread.body.thread_id;
-    const waited = await call(
-      base,
-      'POST',
-      `/threads/${threadId}/runs/wait?timeout_s=120`,
-      userInput(`run: echo ${secret}`),
-    );
+    const waited = await waitRun(base, threadId, userInput(`run: echo ${secret}`), 'timeout_s=120');
     expect(waited.status).toBe(200);
     const runs = await call<RunView[]>(base, 'GET', `/threads/${threadId}/runs`);
     const spans = await traceOf(runs.body[0]!.run_id, (trace) =>
@@ -376,12 +371,7 @@ describe('traces and metrics in real backends', () => {
     const thread = await call<{ thread_id: string }>(base, 'POST', '/threads', {});
     const threadId = thread.body.thread_id;
     const requests = fake.requests.length;
-    const waiting = call(
-      base,
-      'POST',
-      `/threads/${threadId}/runs/wait?timeout_s=150`,
-      userInput('survive this'),
-    );
+    const waiting = waitRun(base, threadId, userInput('survive this'), 'timeout_s=150');
     await fake.waitForRequests(requests + 1, 30_000);
     // The only worker has the call; a new one retries it once the heartbeat timeout passes.
     await new Promise((resolve) => setTimeout(resolve, 500));

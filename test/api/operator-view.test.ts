@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { workflowIdFor } from '../../common/thread';
-import { apiHarness, call, userInput } from '../helpers/api';
+import { apiHarness, call, userInput, waitRun } from '../helpers/api';
 import { outlineHistory } from '../helpers/history';
 
 jest.setTimeout(120_000);
@@ -38,10 +38,9 @@ describe('a thread in the Temporal Web UI', () => {
 
   it('is summarized by its first message when a run creates it', async () => {
     const threadId = randomUUID();
-    const run = await call(
+    const run = await waitRun(
       harness.base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
+      threadId,
       userInput('Where is my parcel?', { if_not_exists: 'create' }),
     );
     expect(run.status).toBe(200);
@@ -55,12 +54,7 @@ describe('a thread in the Temporal Web UI', () => {
   it('holds two patch markers per workflow run, and a visibility write only when the status changes', async () => {
     const threadId = randomUUID();
     for (const text of ['Where is my parcel?', 'run: echo tracking']) {
-      const run = await call(
-        harness.base,
-        'POST',
-        `/threads/${threadId}/runs/wait`,
-        userInput(text, { if_not_exists: 'create' }),
-      );
+      const run = await waitRun(harness.base, threadId, userInput(text, { if_not_exists: 'create' }));
       expect(run.status).toBe(200);
     }
     const history = await harness.client.workflow.getHandle(workflowIdFor(threadId)).fetchHistory();

@@ -12,7 +12,7 @@ import type { RunningApi } from '../../api/server';
 import { threadRef } from '../../api/threads/thread-ref';
 import type { KeelConfig } from '../../platform/config';
 import type { Run } from '../../common/run';
-import { call, startTestApi, userInput } from '../helpers/api';
+import { call, startTestApi, userInput, waitRun } from '../helpers/api';
 import {
   closeTestClient,
   startTestWorker,
@@ -45,10 +45,9 @@ describe('a read within a caller’s wait', () => {
 
   it('outlasts the read timeout and answers once a worker is back, where a plain read gives up', async () => {
     const threadId = randomUUID();
-    const finished = await call<{ messages: unknown[] }>(
+    const finished = await waitRun<{ messages: unknown[] }>(
       api.url,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
+      threadId,
       userInput('hello', { if_not_exists: 'create' }),
     );
     expect(finished.status).toBe(200);

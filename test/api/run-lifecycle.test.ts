@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Run } from '../../common/run';
 import { fakeAnthropicApi, retriedMidway } from '../helpers/anthropic';
-import { apiHarness, call, createThread, userInput } from '../helpers/api';
+import { apiHarness, call, createThread, userInput, waitRun } from '../helpers/api';
 import { deltaText, durable, readSse } from '../helpers/sse';
 import { eventually } from '../helpers/temporal';
 
@@ -75,11 +75,11 @@ describe('run lifecycle with the Anthropic provider', () => {
         firstTokenDelayMs: 3_000,
       });
       const threadId = await newThread();
-      const waited = await call<Run>(
+      const waited = await waitRun<Run>(
         base,
-        'POST',
-        `/threads/${threadId}/runs/wait?timeout_s=1`,
+        threadId,
         userInput('take your time', { webhook: receiver.url }),
+        'timeout_s=1',
       );
       expect(waited.status).toBe(202);
       expect(waited.body.status).toBe('deferred');
@@ -221,12 +221,7 @@ describe('run lifecycle with the Anthropic provider', () => {
   it('makes exactly one model request for a run created together with its thread', async () => {
     const before = anthropic.server.requests.length;
     const threadId = `l-${randomUUID()}`;
-    const waited = await call(
-      base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
-      userInput('hi', { if_not_exists: 'create' }),
-    );
+    const waited = await waitRun(base, threadId, userInput('hi', { if_not_exists: 'create' }));
     expect(waited.status).toBe(200);
     expect(anthropic.server.requests.length - before).toBe(1);
   });

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LangChainMessage, ToolMessage } from '../../api/protocol/langchain-messages';
-import { call, processApiHarness, userInput } from '../helpers/api';
+import { call, processApiHarness, userInput, waitRun } from '../helpers/api';
 import { expectProbeRefused, proxyProbeCommand } from '../helpers/proxy-probe';
 
 jest.setTimeout(120_000);
@@ -33,10 +33,9 @@ afterAll(() => {
 
 /** The output of one `curl` the scripted model runs in the thread. */
 async function curl(base: string, threadId: string): Promise<ToolMessage> {
-  const response = await call<{ messages: LangChainMessage[] }>(
+  const response = await waitRun<{ messages: LangChainMessage[] }>(
     base,
-    'POST',
-    `/threads/${threadId}/runs/wait`,
+    threadId,
     userInput(`run: curl -sS --max-time 10 http://localhost:${port}/`),
   );
   expect(response.status).toBe(200);
@@ -151,10 +150,9 @@ describe('network hosts through the API', () => {
     });
     expect(created.status).toBe(200);
     const command = proxyProbeCommand(secretPort, port);
-    const response = await call<{ messages: LangChainMessage[] }>(
+    const response = await waitRun<{ messages: LangChainMessage[] }>(
       harness.base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
+      threadId,
       userInput(`run: ${command}`),
     );
     expect(response.status).toBe(200);

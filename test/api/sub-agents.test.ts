@@ -4,7 +4,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import type { Run } from '../../common/run';
 import type { Thread } from '../../common/thread';
 import type { LangChainMessage } from '../../api/protocol/langchain-messages';
-import { apiHarness, call, createThread, userInput } from '../helpers/api';
+import { apiHarness, call, createThread, userInput, waitRun } from '../helpers/api';
 import { durable, readSse } from '../helpers/sse';
 import { eventually } from '../helpers/temporal';
 import { workflowIdFor } from '../../common/thread';
@@ -41,10 +41,9 @@ describe('sub-agents', () => {
 
   it('waits for a foreground child and answers with its result in the same step', async () => {
     const threadId = await newThread();
-    const waited = await call<{ messages: LangChainMessage[] }>(
+    const waited = await waitRun<{ messages: LangChainMessage[] }>(
       base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
+      threadId,
       userInput('spawn: count the stars'),
     );
     expect(waited.status).toBe(200);
@@ -64,12 +63,7 @@ describe('sub-agents', () => {
 
   it("is left out of LangGraph clients' thread lists, and found by the keel_child_of its memo holds", async () => {
     const threadId = await newThread();
-    const waited = await call(
-      base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
-      userInput('spawn: name a colour'),
-    );
+    const waited = await waitRun(base, threadId, userInput('spawn: name a colour'));
     expect(waited.status).toBe(200);
     const [run] = await runs(threadId);
     const stream = await readSse(`${base}/threads/${threadId}/runs/${run!.run_id}/stream?stream_mode=keel`);
@@ -100,10 +94,9 @@ describe('sub-agents', () => {
 
   it('lets a slow foreground child go on in the background and turns its result into a continuation run', async () => {
     const threadId = await newThread();
-    const waited = await call<{ messages: LangChainMessage[] }>(
+    const waited = await waitRun<{ messages: LangChainMessage[] }>(
       base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
+      threadId,
       userInput('tool: spawn_agent {"task": "think: 4", "timeout_s": 1}'),
     );
     expect(waited.status).toBe(200);
@@ -130,10 +123,9 @@ describe('sub-agents', () => {
 
   it('returns at once for a background child, and its result arrives as a continuation run', async () => {
     const threadId = await newThread();
-    const waited = await call<{ messages: LangChainMessage[] }>(
+    const waited = await waitRun<{ messages: LangChainMessage[] }>(
       base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
+      threadId,
       userInput('tool: spawn_agent {"task": "think: 2", "background": true}'),
     );
     expect(toolResultText(waited.body.messages)).toContain('started in the background');

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { workflowIdFor } from '../../common/thread';
-import { apiHarness, call, userInput } from '../helpers/api';
+import { apiHarness, call, userInput, waitRun } from '../helpers/api';
 import { eventually } from '../helpers/temporal';
 import { deltaText, readSse } from '../helpers/sse';
 
@@ -31,20 +31,10 @@ describe('a run whose caller waits', () => {
 
   it('is one update, with its model calls as local activities and its tools as ordinary ones', async () => {
     const threadId = randomUUID();
-    const first = await call(
-      harness.base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
-      userInput('hello', { if_not_exists: 'create' }),
-    );
+    const first = await waitRun(harness.base, threadId, userInput('hello', { if_not_exists: 'create' }));
     expect(first.status).toBe(200);
     const before = (await history(threadId)).length;
-    const tool = await call(
-      harness.base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
-      userInput('run: echo waited'),
-    );
+    const tool = await waitRun(harness.base, threadId, userInput('run: echo waited'));
     expect(tool.status).toBe(200);
     expect(JSON.stringify(tool.body)).toContain('waited');
     const turn = (await history(threadId)).slice(before);
@@ -57,12 +47,7 @@ describe('a run whose caller waits', () => {
 
   it('answers a read of the thread while its model call runs, instead of refusing it', async () => {
     const threadId = randomUUID();
-    const waiting = call(
-      harness.base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
-      userInput('think: 6', { if_not_exists: 'create' }),
-    );
+    const waiting = waitRun(harness.base, threadId, userInput('think: 6', { if_not_exists: 'create' }));
     // The model thinks inside the workflow task that took the input; reads wait for that task.
     await eventually(
       async () => ((await history(threadId)).length > 0 ? true : undefined),
@@ -79,11 +64,11 @@ describe('a run whose caller waits', () => {
 
   it('with a short timeout, runs as a background run does: ordinary activities, deferred at once', async () => {
     const threadId = randomUUID();
-    const response = await call(
+    const response = await waitRun(
       harness.base,
-      'POST',
-      `/threads/${threadId}/runs/wait?timeout_s=1`,
+      threadId,
       userInput('think: 4\nrun: echo later', { if_not_exists: 'create' }),
+      'timeout_s=1',
     );
     expect(response.status).toBe(202);
     expect(response.body).toMatchObject({ status: 'deferred', thread_id: threadId });
@@ -102,10 +87,9 @@ describe('a run whose caller waits', () => {
   it('can be cancelled while its model call runs', async () => {
     const threadId = randomUUID();
     const runId = randomUUID();
-    const waiting = call(
+    const waiting = waitRun(
       harness.base,
-      'POST',
-      `/threads/${threadId}/runs/wait`,
+      threadId,
       userInput('think: 60', { if_not_exists: 'create', run_id: runId }),
     );
     await eventually(
