@@ -13,7 +13,7 @@ import { matchesFilter, unknownOperator } from './filter';
 import { openPostgresStore } from './postgres';
 import { StoreSealer } from './sealing';
 import { openSqliteStore } from './sqlite';
-import { indexedTexts, indexedWords, wordsOf } from './terms';
+import { indexedTexts, indexedWords, wordsOf, type IndexFields } from './terms';
 import { cosine, type Embedder } from './embeddings';
 
 /** The largest value stored, as JSON: a memory, not a file store. */
@@ -62,10 +62,7 @@ export interface StoreOptions {
 }
 
 /** The fields the longest declared prefix holding `namespace` names; the whole value (null) when none does. */
-export function declaredIndex(
-  rules: readonly StoreIndexRule[],
-  namespace: readonly string[],
-): false | readonly string[] | null {
+export function declaredIndex(rules: readonly StoreIndexRule[], namespace: readonly string[]): IndexFields {
   const rule = rules.find((candidate) => candidate.prefix.every((label, at) => namespace[at] === label));
   return rule === undefined ? null : rule.fields;
 }
@@ -149,7 +146,7 @@ export class Store {
     namespace: readonly string[];
     key: string;
     value: Record<string, unknown>;
-    index: false | readonly string[] | null;
+    index: IndexFields;
     ttl: number | null;
   }): Promise<void> {
     const bytes = Buffer.byteLength(JSON.stringify(input.value), 'utf8');

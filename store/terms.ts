@@ -57,11 +57,11 @@ function valuesAt(value: unknown, segments: readonly string[]): unknown[] {
   return current;
 }
 
+/** What an item is indexed by, as LangGraph's `index`: field paths, `false` for none, `null` for the whole value. */
+export type IndexFields = false | readonly string[] | null;
+
 /** The texts at the paths `index` names (the whole value for null); none when it is false. */
-export function indexedTexts(
-  value: Record<string, unknown>,
-  index: false | readonly string[] | null,
-): string[] {
+export function indexedTexts(value: Record<string, unknown>, index: IndexFields): string[] {
   if (index === false) return [];
   const texts: string[] = [];
   if (index === null) textsUnder(value, texts);
@@ -71,9 +71,6 @@ export function indexedTexts(
 }
 
 /** The words an item is indexed under; none when `index` is false. */
-export function indexedWords(
-  value: Record<string, unknown>,
-  index: false | readonly string[] | null,
-): string[] {
+export function indexedWords(value: Record<string, unknown>, index: IndexFields): string[] {
   return indexedTexts(value, index).flatMap(wordsOf).slice(0, maxTermsPerItem);
 }
